@@ -1,0 +1,11 @@
+/** Injection token of the validated, defaults-merged options (`ResolvedOutboxOptions`). */
+export const OUTBOX_RESOLVED_OPTIONS = Symbol('outbox:resolved_options');
+/** Injection token of the Mongoose connection the outbox uses (the app's own, possibly named). */
+export const OUTBOX_CONNECTION = Symbol('outbox:connection');
+/** Injection token of the publisher the relay sends through (see `OutboxPublisher`). */
+export const OUTBOX_PUBLISHER = Symbol('outbox:publisher');
+
+/** Metadata keys, namespaced so they never collide with other libraries'. */
+export const EMITS_EVENT_METADATA = 'outbox:emits_event';
+export const TRANSACTIONAL_METADATA = 'outbox:transactional';
+export const IDEMPOTENT_HANDLER_METADATA = 'outbox:idempotent_handler';

@@ -1,0 +1,2 @@
+export * from './outbox-options.interface';
+export * from './resolved-options';
