@@ -1,1 +1,14 @@
-export {};
+export * from './errors';
+export * from './emits-event.decorator';
+export type { DeclaredEvent, EmitsEventOptions, EventValue } from './emits-event.interface';
+export {
+  AGGREGATE_ID_PATTERN,
+  EVENT_NAME_PATTERN,
+  HEADER_NAME_PATTERN,
+  MAX_HEADERS,
+  MAX_HEADER_VALUE_LENGTH,
+} from './event.validator';
+export { OutboxEventSchema, getOutboxEventModel } from './outbox-event.schema';
+export { OUTBOX_EVENT_WRITER } from './outbox-event.writer';
+export type { NewOutboxEvent, OutboxEventWriter } from './outbox-event.writer';
+export * from './outbox.emitter';

@@ -1,0 +1,3 @@
+export * from './invalid-outbox-event.error';
+export * from './payload-too-large.error';
+export * from './unserializable-payload.error';

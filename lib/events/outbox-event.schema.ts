@@ -1,0 +1,48 @@
+import { Schema } from 'mongoose';
+import type { Connection, Model } from 'mongoose';
+import type { OutboxEventRecord } from '../common/envelope';
+
+/**
+ * The outbox document (fields: `OutboxEventRecord` in lib/common/envelope.ts). The write side
+ * inserts `pending` rows; the relay owns every later change and its own indexes.
+ * `autoIndex`/`autoCreate` are off: indexes are created at bootstrap when `createIndexes` is true.
+ */
+export const OutboxEventSchema = new Schema<OutboxEventRecord>(
+  {
+    eventId: { type: String, required: true },
+    aggregateType: { type: String, required: true },
+    aggregateId: { type: String, required: true },
+    eventType: { type: String, required: true },
+    payload: { type: Schema.Types.Mixed, required: true },
+    headers: { type: Schema.Types.Mixed },
+    occurredAt: { type: Date, required: true },
+    status: { type: String, required: true, enum: ['pending', 'published'], default: 'pending' },
+    attempts: { type: Number, required: true, default: 0 },
+    nextAttemptAt: { type: Date },
+    lastError: { type: String },
+    publishedAt: { type: Date },
+  },
+  {
+    versionKey: false,
+    minimize: false,
+    strict: false,
+    autoIndex: false,
+    autoCreate: false,
+  },
+);
+OutboxEventSchema.index({ eventId: 1 }, { unique: true, name: 'outbox_event_id_unique' });
+
+const MODEL_PREFIX = 'NestjsOutboxEvent';
+
+/**
+ * The outbox Model of `connection` for `collection` (created once, then reused). Writes through it
+ * pick up the session of the current `connection.transaction()` via Mongoose's AsyncLocalStorage.
+ */
+export function getOutboxEventModel(
+  connection: Connection,
+  collection: string,
+): Model<OutboxEventRecord> {
+  const name = `${MODEL_PREFIX}:${collection}`;
+  const existing = connection.models[name] as Model<OutboxEventRecord> | undefined;
+  return existing ?? connection.model<OutboxEventRecord>(name, OutboxEventSchema, collection);
+}

@@ -1,0 +1,43 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ClientSession } from 'mongoose';
+import type { OutboxEventRecord } from '../common/envelope';
+import { OutboxConnectionHost } from '../common/outbox-connection.host';
+import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { getOutboxEventModel } from './outbox-event.schema';
+
+/** A new outbox row, as the write side inserts it. */
+export type NewOutboxEvent = Omit<OutboxEventRecord, '_id'>;
+
+/** Where the write side puts outbox rows. The seam unit tests replace. */
+export interface OutboxEventWriter {
+  /** Inserts `events` in the transaction of `session` (one round trip). */
+  insert(events: NewOutboxEvent[], session: ClientSession): Promise<void>;
+  /** Creates the write side's indexes (unique `eventId`). */
+  ensureIndexes(): Promise<void>;
+}
+
+/** Injection token of the `OutboxEventWriter`. */
+export const OUTBOX_EVENT_WRITER = Symbol('outbox:event_writer');
+
+/** The default writer: one `insertMany` through the outbox Model, in the given session. */
+@Injectable()
+export class MongooseOutboxEventWriter implements OutboxEventWriter {
+  constructor(
+    private readonly host: OutboxConnectionHost,
+    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+  ) {}
+
+  async insert(events: NewOutboxEvent[], session: ClientSession): Promise<void> {
+    // lean: the rows are complete and validated already; skips hydration and casting.
+    await this.model().insertMany(events, { session, lean: true, ordered: true });
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.model().createIndexes();
+  }
+
+  private model() {
+    return getOutboxEventModel(this.host.connection, this.options.collections.outbox);
+  }
+}

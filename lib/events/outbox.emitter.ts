@@ -1,0 +1,68 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { v7 as uuidv7 } from 'uuid';
+import type { OutboxEventInput } from '../common/envelope';
+import { OutboxError } from '../common/errors/outbox.error';
+import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OutboxTransactionRequiredError } from '../transaction/errors/outbox-transaction-required.error';
+import { TransactionRunner } from '../transaction/transaction.runner';
+import { validateOutboxEvent } from './event.validator';
+import type { NewOutboxEvent } from './outbox-event.writer';
+
+/**
+ * Emits events decided in a method body. Must be called inside a transaction (a `@Transactional()`
+ * method or `TransactionRunner.run()`); the events are inserted into the outbox in that
+ * transaction, just before it commits. Synchronous on purpose: a bad event throws right here,
+ * inside the transaction, which then rolls back; nothing can be forgotten un-awaited.
+ */
+@Injectable()
+export class OutboxEmitter {
+  constructor(
+    private readonly runner: TransactionRunner,
+    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+  ) {}
+
+  /** Emits one event; returns its `eventId` (UUIDv7). */
+  emit(event: OutboxEventInput): string;
+  /** Emits several events, in this order; returns their `eventId`s. All or none are accepted. */
+  emit(events: readonly OutboxEventInput[]): string[];
+  emit(input: OutboxEventInput | readonly OutboxEventInput[]): string | string[] {
+    const list: readonly OutboxEventInput[] = Array.isArray(input)
+      ? input
+      : [input as OutboxEventInput];
+    const context = this.runner.currentContext();
+    if (!context) {
+      throw new OutboxTransactionRequiredError(list[0]?.eventType);
+    }
+    if (context.closed) {
+      throw new OutboxError(
+        'Cannot emit an event: its transaction body already returned (the event would be lost).' +
+          ' Await every call that emits before the @Transactional() method returns.',
+        'OUTBOX_TRANSACTION_CLOSED',
+        { eventType: list[0]?.eventType },
+      );
+    }
+    const limits = {
+      maxPayloadBytes: this.options.maxPayloadBytes,
+      allowBigInt: this.options.allowBigInt,
+    };
+    // Validate all first: one bad event rejects the whole call.
+    const rows: NewOutboxEvent[] = list.map((event) => {
+      const valid = validateOutboxEvent(event, limits);
+      return {
+        eventId: uuidv7(),
+        eventType: valid.eventType,
+        aggregateType: valid.aggregateType,
+        aggregateId: valid.aggregateId,
+        payload: valid.payload,
+        ...(valid.headers ? { headers: valid.headers } : {}),
+        occurredAt: new Date(),
+        status: 'pending',
+        attempts: 0,
+      };
+    });
+    context.events.push(...rows);
+    const ids = rows.map((row) => row.eventId);
+    return Array.isArray(input) ? ids : ids[0];
+  }
+}

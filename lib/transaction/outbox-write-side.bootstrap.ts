@@ -1,0 +1,78 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { OutboxConnectionHost } from '../common/outbox-connection.host';
+import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
+import type { OutboxEventWriter } from '../events/outbox-event.writer';
+import { OutboxEmitter } from '../events/outbox.emitter';
+import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OutboxReplicaSetRequiredError } from './errors/outbox-replica-set-required.error';
+import { TransactionRunner } from './transaction.runner';
+import { OutboxRuntimeHost } from './transaction-runtime.host';
+import type { OutboxRuntime } from './transaction-runtime.host';
+
+/**
+ * Readies the write side in `onModuleInit` (before the importing modules' own hooks):
+ * 1. the server must be a replica set or a sharded cluster (transactions, change streams);
+ * 2. Mongoose's `transactionAsyncLocalStorage` is switched on if the app did not do it, so models
+ *    used in `@Transactional()` methods join the transaction without a `session` option;
+ * 3. the outbox indexes are created (`createIndexes` option);
+ * 4. `@Transactional()` / `@EmitsEvent()` methods are connected to this module.
+ * Step 4 is undone in `onModuleDestroy`.
+ */
+@Injectable()
+export class OutboxWriteSideBootstrap implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(OutboxWriteSideBootstrap.name);
+  private runtime?: OutboxRuntime;
+
+  constructor(
+    private readonly host: OutboxConnectionHost,
+    private readonly runner: TransactionRunner,
+    private readonly emitter: OutboxEmitter,
+    @Inject(OUTBOX_EVENT_WRITER) private readonly writer: OutboxEventWriter,
+    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.checkTopology();
+    this.enableTransactionStorage();
+    if (this.options.createIndexes) {
+      await this.writer.ensureIndexes();
+    }
+    const runtime: OutboxRuntime = {
+      runner: this.runner,
+      emitter: { emit: (events) => this.emitter.emit(events) },
+    };
+    OutboxRuntimeHost.register(this.options.connectionName, runtime);
+    this.runtime = runtime;
+  }
+
+  onModuleDestroy(): void {
+    if (this.runtime) {
+      OutboxRuntimeHost.unregister(this.options.connectionName, this.runtime);
+      this.runtime = undefined;
+    }
+  }
+
+  private async checkTopology(): Promise<void> {
+    const connection = this.host.connection;
+    if (connection.readyState !== 1) await connection.asPromise();
+    const hello = (await connection.db!.command({ hello: 1 })) as {
+      setName?: string;
+      msg?: string;
+    };
+    if (!hello.setName && hello.msg !== 'isdbgrid') {
+      throw new OutboxReplicaSetRequiredError(this.options.connectionName);
+    }
+  }
+
+  private enableTransactionStorage(): void {
+    const mongoose = this.host.connection.base;
+    if (mongoose.get('transactionAsyncLocalStorage')) return;
+    // Mongoose reads the storage at every operation, so enabling it now covers existing models.
+    mongoose.set('transactionAsyncLocalStorage', true);
+    this.logger.log(
+      "Enabled Mongoose's transactionAsyncLocalStorage, so models used in @Transactional() methods join the transaction. " +
+        "Set it yourself (mongoose.set('transactionAsyncLocalStorage', true)) to silence this message.",
+    );
+  }
+}

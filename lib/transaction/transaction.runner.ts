@@ -1,0 +1,149 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ClientSession, Connection } from 'mongoose';
+import { OutboxConnectionHost } from '../common/outbox-connection.host';
+import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
+import type { OutboxEventWriter } from '../events/outbox-event.writer';
+import { TransactionPropagationError } from './errors/transaction-propagation.error';
+import { Propagation } from './propagation';
+import { outboxTransactionStorage } from './transaction-context';
+import type { OutboxTransactionContext } from './transaction-context';
+import type { TransactionalOptions } from './transactional-options.interface';
+
+/**
+ * Runs functions in a MongoDB transaction of the app's Mongoose connection, on Mongoose's own
+ * AsyncLocalStorage: models used inside pick up the session without passing it around.
+ *
+ * - A transaction is started with `connection.transaction(fn)`, which retries the whole `fn` on
+ *   TransientTransactionError and the commit on UnknownTransactionCommitResult.
+ * - Nested calls JOIN the running transaction (never a second, independent one). A call made inside
+ *   a transaction the app started itself with `connection.transaction()` joins that one too.
+ * - Events emitted in an attempt are inserted with one `insertMany`, in the session, right before
+ *   the outermost function of the attempt returns, so they commit (or abort) with the data.
+ */
+/** Mongoose sets this property when `transactionAsyncLocalStorage` is on (not in its typings). */
+interface MongooseWithStorage {
+  transactionAsyncLocalStorage?: { getStore(): { session?: ClientSession } | undefined };
+}
+
+@Injectable()
+export class TransactionRunner {
+  constructor(
+    private readonly host: OutboxConnectionHost,
+    @Inject(OUTBOX_EVENT_WRITER) private readonly writer: OutboxEventWriter,
+  ) {}
+
+  /** Runs `fn` according to `options.propagation` (default `Required`: join or start). */
+  async run<T>(
+    fn: () => Promise<T>,
+    options: TransactionalOptions = {},
+    label?: string,
+  ): Promise<T> {
+    const propagation = options.propagation ?? Propagation.Required;
+    const connection = this.host.connection;
+    const own = this.ownContext(connection);
+    if (own) {
+      if (propagation === Propagation.Never) {
+        throw new TransactionPropagationError(
+          propagation,
+          'a transaction is already running',
+          label,
+        );
+      }
+      return fn();
+    }
+    const foreign = this.foreignSession(connection);
+    if (foreign) {
+      if (propagation === Propagation.Never) {
+        throw new TransactionPropagationError(
+          propagation,
+          'a transaction is already running',
+          label,
+        );
+      }
+      return this.runAttempt(connection, foreign, fn);
+    }
+    switch (propagation) {
+      case Propagation.Required:
+        return connection.transaction(
+          (session) => this.runAttempt(connection, session, fn),
+          options.transactionOptions,
+        );
+      case Propagation.Mandatory:
+        throw new TransactionPropagationError(
+          propagation,
+          'no transaction is running; call it from a @Transactional() method or TransactionRunner.run()',
+          label,
+        );
+      case Propagation.Never:
+      case Propagation.Supports:
+        return fn();
+      default:
+        throw new TransactionPropagationError(
+          String(propagation),
+          'is not a known propagation',
+          label,
+        );
+    }
+  }
+
+  /** True inside a transaction of this runner's connection. */
+  isActive(): boolean {
+    return this.currentSession() !== undefined;
+  }
+
+  /** The session of the running transaction (or undefined outside one). */
+  currentSession(): ClientSession | undefined {
+    const connection = this.host.connection;
+    return this.ownContext(connection)?.session ?? this.foreignSession(connection);
+  }
+
+  /**
+   * The attempt context to buffer events in (possibly `closed`: its body already returned), or
+   * undefined outside a transaction. Inside a transaction the app started itself
+   * (`connection.transaction()` without this runner) there is none; `@Transactional()`/`run()`
+   * join such a transaction and make one.
+   * @internal used by `OutboxEmitter`.
+   */
+  currentContext(): OutboxTransactionContext | undefined {
+    const context = outboxTransactionStorage.getStore();
+    return context?.connection === this.host.connection ? context : undefined;
+  }
+
+  /** One attempt: fresh buffer, run `fn`, flush the buffer into the session, close. */
+  private async runAttempt<T>(
+    connection: Connection,
+    session: ClientSession,
+    fn: () => Promise<T>,
+  ): Promise<T> {
+    const context: OutboxTransactionContext = { connection, session, events: [], closed: false };
+    return outboxTransactionStorage.run(context, async () => {
+      try {
+        const result = await fn();
+        if (context.events.length > 0) {
+          await this.writer.insert(context.events, session);
+        }
+        return result;
+      } finally {
+        context.closed = true;
+      }
+    });
+  }
+
+  private ownContext(connection: Connection): OutboxTransactionContext | undefined {
+    const context = outboxTransactionStorage.getStore();
+    if (!context || context.closed || context.connection !== connection) return undefined;
+    return context;
+  }
+
+  /** A transaction started with `connection.transaction()` outside this runner. */
+  private foreignSession(connection: Connection): ClientSession | undefined {
+    const base = connection.base as unknown as MongooseWithStorage | undefined;
+    const store = base?.transactionAsyncLocalStorage?.getStore();
+    const session = store?.session;
+    if (!session || !session.inTransaction()) return undefined;
+    // Mongoose's storage is shared by all connections of one Mongoose instance: check the client.
+    const client = (session as unknown as { client?: unknown }).client;
+    if (client !== undefined && client !== connection.getClient()) return undefined;
+    return session;
+  }
+}
