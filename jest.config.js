@@ -1,18 +1,21 @@
 /** Unit specs live next to the code (lib/**\/*.spec.ts); integration and e2e specs under test/. */
 const transform = {
-  '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }],
+  '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }],
 };
 const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
   reporters: ['default', '<rootDir>/test/harness/skip-reporter.js'],
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/lib/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/lib/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.ts'],
+    },
     {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
-      setupFiles: ['<rootDir>/test/harness/setup-env.js'],
       testTimeout: 120000,
     },
   ],

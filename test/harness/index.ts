@@ -1,0 +1,3 @@
+export * from './servers';
+export * from './requirements';
+export * from './kafka';

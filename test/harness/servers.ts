@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+
+export type MongoKind = 'mongodb' | 'poppydb' | 'none';
+
+export interface TestServers {
+  /** The replica set's URI (no database), when there is one. */
+  mongoUri?: string;
+  /** `mongodb`: a real mongod; `poppydb`: the PoppyDB stand-in; `none`: no MongoDB on this machine. */
+  mongoKind: MongoKind;
+  /** Why there is no MongoDB, when `mongoKind` is `none`. */
+  mongoReason?: string;
+  kafkaBrokers: string[];
+  /** Set when the runner manages the broker (tests may stop and restart it). */
+  kafkaStateFile?: string;
+}
+
+/**
+ * What the runner (`scripts/run-with-servers.js`) started. Without the runner, MONGODB_URI and
+ * KAFKA_BROKERS are taken as given and the server is assumed to be a real mongod.
+ */
+export function testServers(): TestServers {
+  const env = process.env;
+  const mongoUri = env.MONGODB_URI || undefined;
+  const kind =
+    (env.OUTBOX_TEST_MONGODB_KIND as MongoKind | undefined) || (mongoUri ? 'mongodb' : 'none');
+  return {
+    mongoUri,
+    mongoKind: mongoUri ? kind : 'none',
+    mongoReason:
+      env.OUTBOX_TEST_MONGODB_REASON || (mongoUri ? undefined : 'MONGODB_URI is not set'),
+    kafkaBrokers: (env.KAFKA_BROKERS ?? '')
+      .split(',')
+      .map((b) => b.trim())
+      .filter(Boolean),
+    kafkaStateFile: env.OUTBOX_TEST_STATE || undefined,
+  };
+}
+
+/** A name unique to this run, safe as a database, topic or group id: [a-z0-9_-]. */
+export function uniqueName(prefix: string): string {
+  const clean = prefix.toLowerCase().replace(/[^a-z0-9_-]/g, '-');
+  return `${clean}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The test replica set's URI pointing at `dbName` (keeps the query string). */
+export function mongoUriFor(dbName: string): string {
+  const uri = testServers().mongoUri;
+  if (!uri)
+    throw new Error('mongoUriFor: no MongoDB in this run (guard the test with describeWith)');
+  const url = new URL(uri);
+  url.pathname = `/${dbName}`;
+  return url.toString();
+}
