@@ -1,5 +1,6 @@
 import type { Provider } from '@nestjs/common';
+import { IdempotentHandlerRuntime } from './idempotent-handler.runtime';
 
 /** Providers `OutboxModule` registers for `@IdempotentHandler` (owned by lib/consumer). */
-export const CONSUMER_PROVIDERS: Provider[] = [];
+export const CONSUMER_PROVIDERS: Provider[] = [IdempotentHandlerRuntime];
 export const CONSUMER_EXPORTS: Provider[] = [];

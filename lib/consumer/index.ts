@@ -1,1 +1,12 @@
 export * from './consumer.options';
+export type { ConsumedMessage } from './consumed-message';
+export type { EventIdFallback } from './event-id.extractor';
+export { FORBIDDEN_PAYLOAD_KEYS } from './payload.decoder';
+export type { PayloadValidateOption } from './payload.validator';
+export type { DeadLetterReason, FailureInfo } from './idempotent-consume.flow';
+export type { ConsumerDeadLetterDocument } from './consumer-failure.store';
+export type { ProcessedEventDocument } from './processed-event.store';
+export { DEAD_LETTER_HEADERS } from './dead-letter.publisher';
+export { IdempotentHandler } from './idempotent-handler.decorator';
+export type { IdempotentHandlerOptions } from './idempotent-handler.options';
+export * from './errors';

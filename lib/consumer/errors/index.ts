@@ -1,0 +1,2 @@
+export * from './consumer-retry.error';
+export * from './idempotent-handler-options.error';

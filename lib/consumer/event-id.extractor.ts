@@ -1,0 +1,69 @@
+import type { ConsumedMessage } from './consumed-message';
+
+/** Computes an event id when the message has no id header (e.g. from another producer's field). */
+export type EventIdFallback = (message: ConsumedMessage, payload: unknown) => string | undefined;
+
+export const MAX_EVENT_ID_LENGTH = 256;
+
+export type EventIdResult =
+  | { ok: true; eventId: string; source: 'header' | 'fallback' }
+  | { ok: false; reason: 'missing-event-id' | 'invalid-event-id'; detail: string };
+
+/**
+ * The event id of a message: the `header` (the relay writes `ce_id`), else `fallback`
+ * (called with the decoded payload, or `undefined` when the value did not decode).
+ * An id must be a non-empty string of at most 256 characters without control characters.
+ */
+export function extractEventId(
+  message: ConsumedMessage,
+  header: string,
+  fallback: EventIdFallback | undefined,
+  payload: unknown,
+): EventIdResult {
+  const fromHeader = message.headers[header];
+  if (fromHeader !== undefined) return checkEventId(fromHeader, 'header', `header "${header}"`);
+  if (!fallback) {
+    return {
+      ok: false,
+      reason: 'missing-event-id',
+      detail: `message has no "${header}" header and no eventId fallback is configured`,
+    };
+  }
+  let computed: unknown;
+  try {
+    computed = fallback(message, payload);
+  } catch (error) {
+    return {
+      ok: false,
+      reason: 'missing-event-id',
+      detail: `no "${header}" header, and the eventId fallback threw: ${(error as Error)?.message ?? String(error)}`,
+    };
+  }
+  if (computed === undefined || computed === null) {
+    return {
+      ok: false,
+      reason: 'missing-event-id',
+      detail: `message has no "${header}" header and the eventId fallback returned none`,
+    };
+  }
+  return checkEventId(computed, 'fallback', 'eventId fallback');
+}
+
+function checkEventId(value: unknown, source: 'header' | 'fallback', where: string): EventIdResult {
+  if (typeof value !== 'string') {
+    return { ok: false, reason: 'invalid-event-id', detail: `${where} gave a ${typeof value}` };
+  }
+  // eslint-disable-next-line no-control-regex
+  if (
+    value.length === 0 ||
+    value.length > MAX_EVENT_ID_LENGTH ||
+    /[\u0000-\u001f\u007f]/.test(value)
+  ) {
+    return {
+      ok: false,
+      reason: 'invalid-event-id',
+      detail: `${where} is not a usable event id (1-${MAX_EVENT_ID_LENGTH} printable characters)`,
+    };
+  }
+  return { ok: true, eventId: value, source };
+}
