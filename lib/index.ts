@@ -6,4 +6,5 @@ export * from './events';
 export * from './publisher';
 export * from './relay';
 export * from './consumer';
+export * from './transport';
 export { OutboxModule } from './outbox.module';

@@ -1,0 +1,2 @@
+export * from './event-type.deserializer';
+export * from './outbox-kafka.server';

@@ -1,0 +1,75 @@
+import { Logger } from '@nestjs/common';
+import { KafkaContext, KafkaOptions, ServerKafka } from '@nestjs/microservices';
+import type { Consumer } from 'kafkajs';
+import { OutboxError } from '../common/errors/outbox.error';
+import { EventTypeDeserializer } from './event-type.deserializer';
+
+export type OutboxKafkaServerOptions = NonNullable<KafkaOptions['options']> & {
+  /**
+   * Topics to consume (e.g. one per aggregate type: `['Order']`). Every event of an aggregate stays
+   * on one topic and partition, in commit order; handlers are still chosen by event type.
+   */
+  topics: string[];
+  /** Header naming the event type. Default `ce_type` (what the relay writes). */
+  eventTypeHeader?: string;
+};
+
+/**
+ * Nest's Kafka transport, for outbox events: subscribes to the given topics and dispatches each
+ * message to the `@EventPattern(eventType)` handler named by its `ce_type` header. Events nobody
+ * handles are acknowledged and skipped (logged at debug), so one service can consume a topic
+ * carrying more event types than it cares about.
+ *
+ * ```ts
+ * app.connectMicroservice({
+ *   strategy: new OutboxKafkaServer({
+ *     client: { brokers: ['127.0.0.1:9092'] },
+ *     consumer: { groupId: 'order-summaries' },
+ *     topics: ['Order'],
+ *   }),
+ * });
+ * ```
+ */
+export class OutboxKafkaServer extends ServerKafka {
+  private readonly topics: string[];
+  protected override readonly logger = new Logger(OutboxKafkaServer.name);
+
+  constructor(options: OutboxKafkaServerOptions) {
+    const { topics, eventTypeHeader, ...kafkaOptions } = options;
+    if (
+      !Array.isArray(topics) ||
+      topics.length === 0 ||
+      topics.some((t) => typeof t !== 'string' || !t)
+    ) {
+      throw new OutboxError(
+        'OutboxKafkaServer needs "topics": the non-empty list of topics to consume, e.g. ["Order"].',
+        'OUTBOX_INVALID_TRANSPORT_OPTIONS',
+        { topics },
+      );
+    }
+    super({
+      ...kafkaOptions,
+      deserializer: kafkaOptions.deserializer ?? new EventTypeDeserializer(eventTypeHeader),
+    });
+    this.topics = [...topics];
+  }
+
+  override async bindEvents(consumer: Consumer): Promise<void> {
+    await consumer.subscribe({ ...(this.options.subscribe ?? {}), topics: this.topics });
+    await consumer.run({ ...(this.options.run ?? {}), eachMessage: this.getMessageHandler() });
+  }
+
+  override async handleEvent(
+    pattern: string,
+    packet: { pattern: string; data: unknown },
+    context: KafkaContext,
+  ): Promise<any> {
+    if (!this.getHandlerByPattern(pattern)) {
+      this.logger.debug(
+        `No @EventPattern('${pattern}') here; skipping ${context.getTopic()}/${context.getPartition()}@${context.getMessage().offset}`,
+      );
+      return;
+    }
+    return super.handleEvent(pattern, packet, context);
+  }
+}
