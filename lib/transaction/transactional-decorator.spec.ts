@@ -18,6 +18,11 @@ import { Transactional } from './transactional.decorator';
 
 const MARK = 'test:mark';
 
+interface Order {
+  id: string;
+  total: number;
+}
+
 @Injectable()
 class OrderService {
   constructor(private readonly connection: FakeConnection) {}
@@ -28,10 +33,10 @@ class OrderService {
     return { id, total: 10 };
   }
 
-  @EmitsEvent('OrderCreated', {
+  @EmitsEvent<Order>('OrderCreated', {
     aggregateType: 'Order',
-    aggregateId: (order: { id: string }) => order.id,
-    payload: (order: { id: string; total: number }, note: string) => ({ total: order.total, note }),
+    aggregateId: (order) => order.id,
+    payload: (order, note: string) => ({ total: order.total, note }),
     headers: { traceparent: '00-1-2-01' },
   })
   @EmitsEvent('OrderAudited', {
@@ -39,7 +44,7 @@ class OrderService {
     aggregateId: 'fixed',
     payload: { ok: true },
   })
-  async placeWithEvents(_note: string): Promise<{ id: string; total: number }> {
+  async placeWithEvents(_note: string): Promise<Order> {
     await this.connection.insert('orders', { _id: 'o1' });
     return { id: 'o1', total: 10 };
   }

@@ -50,6 +50,11 @@ export class FakeConnection {
     set(key: string, value: unknown): void;
   };
   readonly db = { command: async (_cmd: object) => this.hello };
+  /**
+   * Models other parts of the library create at bootstrap (e.g. the consumer's): inert stand-ins
+   * whose every method resolves to undefined. The write side itself goes through the fake writer.
+   */
+  readonly models: Record<string, unknown> = {};
 
   constructor(options: { alsEnabled?: boolean } = {}) {
     const settings = this.settings;
@@ -70,6 +75,10 @@ export class FakeConnection {
 
   get asConnection(): Connection {
     return this as unknown as Connection;
+  }
+
+  model(name: string): unknown {
+    return (this.models[name] ??= inert());
   }
 
   getClient(): object {
@@ -133,6 +142,16 @@ export class FakeConnection {
   docs(collection: string): Record<string, unknown>[] {
     return this.committed.filter((w) => w.collection === collection).map((w) => w.doc);
   }
+}
+
+/** A callable object whose every property is another one, and whose calls resolve to undefined. */
+function inert(): unknown {
+  const target = function () {
+    return Promise.resolve(undefined);
+  };
+  return new Proxy(target, {
+    get: (_t, key) => (key === 'then' ? undefined : inert()),
+  });
 }
 
 /** Records outbox rows in the fake session (committed with it); counts insert calls. */
