@@ -12,7 +12,15 @@ export function consumerNameProblem(name: unknown): string | undefined {
   if (name.length > MAX_CONSUMER_NAME_LENGTH) {
     return `must be at most ${MAX_CONSUMER_NAME_LENGTH} characters`;
   }
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(name)) return 'must not contain control characters';
+  if (hasControlCharacters(name)) return 'must not contain control characters';
   return undefined;
+}
+
+/** True when `text` has a C0 control character or DEL. */
+export function hasControlCharacters(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
 }

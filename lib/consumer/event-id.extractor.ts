@@ -1,3 +1,4 @@
+import { hasControlCharacters } from './consumer-name';
 import type { ConsumedMessage } from './consumed-message';
 
 /** Computes an event id when the message has no id header (e.g. from another producer's field). */
@@ -53,12 +54,7 @@ function checkEventId(value: unknown, source: 'header' | 'fallback', where: stri
   if (typeof value !== 'string') {
     return { ok: false, reason: 'invalid-event-id', detail: `${where} gave a ${typeof value}` };
   }
-  // eslint-disable-next-line no-control-regex
-  if (
-    value.length === 0 ||
-    value.length > MAX_EVENT_ID_LENGTH ||
-    /[\u0000-\u001f\u007f]/.test(value)
-  ) {
+  if (value.length === 0 || value.length > MAX_EVENT_ID_LENGTH || hasControlCharacters(value)) {
     return {
       ok: false,
       reason: 'invalid-event-id',

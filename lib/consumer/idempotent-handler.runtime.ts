@@ -50,28 +50,16 @@ export class IdempotentHandlerRuntime
   ) {}
 
   async onModuleInit(): Promise<void> {
-    const connection = this.connectionHost.connection;
-    const { collections, consumer } = this.options;
-    const processedModel: Model<ProcessedEventDocument> = processedEventModel(
-      connection,
-      collections.processedEvents,
-    );
-    const deadLetterModel: Model<ConsumerDeadLetterDocument> = consumerDeadLetterModel(
-      connection,
-      collections.consumerDeadLetters,
-    );
-    if (this.options.createIndexes && IdempotentHandlerHost.hasDeclaredHandlers()) {
-      await ensureProcessedEventIndexes(processedModel, consumer.processedRetentionSeconds);
-      await ensureConsumerDeadLetterIndexes(deadLetterModel);
+    if (IdempotentHandlerHost.hasDeclaredHandlers()) {
+      const { processedModel, deadLetterModel } = this.models();
+      if (this.options.createIndexes) {
+        await ensureProcessedEventIndexes(
+          processedModel,
+          this.options.consumer.processedRetentionSeconds,
+        );
+        await ensureConsumerDeadLetterIndexes(deadLetterModel);
+      }
     }
-    this.processed = new MongooseProcessedEventStore(processedModel, () =>
-      this.runner.currentSession(),
-    );
-    this.failures = new MongooseConsumerFailureStore(
-      deadLetterModel,
-      consumer.errorHistoryLimit,
-      consumer.processedRetentionSeconds,
-    );
     IdempotentHandlerHost.register(this);
   }
 
@@ -85,17 +73,45 @@ export class IdempotentHandlerRuntime
     invoke: (payload: unknown) => unknown,
     producer: unknown,
   ): Promise<ConsumeOutcome> {
-    if (!this.processed || !this.failures) {
-      throw new Error('IdempotentHandlerRuntime used before onModuleInit');
-    }
+    const { processed, failures } = this.stores();
     return consumeIdempotently(message, mergeWithDefaults(handler, this.options.consumer), invoke, {
       runner: this.runner,
-      processed: this.processed,
-      failures: this.failures,
+      processed,
+      failures,
       deadLetterPublisher: isProducerLike(producer)
         ? new ProducerDeadLetterPublisher(producer)
         : undefined,
       logger: this.logger,
     });
+  }
+
+  private models(): {
+    processedModel: Model<ProcessedEventDocument>;
+    deadLetterModel: Model<ConsumerDeadLetterDocument>;
+  } {
+    const connection = this.connectionHost.connection;
+    const { collections } = this.options;
+    return {
+      processedModel: processedEventModel(connection, collections.processedEvents),
+      deadLetterModel: consumerDeadLetterModel(connection, collections.consumerDeadLetters),
+    };
+  }
+
+  private stores(): {
+    processed: MongooseProcessedEventStore;
+    failures: MongooseConsumerFailureStore;
+  } {
+    if (!this.processed || !this.failures) {
+      const { processedModel, deadLetterModel } = this.models();
+      this.processed = new MongooseProcessedEventStore(processedModel, () =>
+        this.runner.currentSession(),
+      );
+      this.failures = new MongooseConsumerFailureStore(
+        deadLetterModel,
+        this.options.consumer.errorHistoryLimit,
+        this.options.consumer.processedRetentionSeconds,
+      );
+    }
+    return { processed: this.processed, failures: this.failures };
   }
 }
