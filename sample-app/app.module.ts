@@ -1,0 +1,50 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { MongooseModule } from '@nestjs/mongoose';
+import { OutboxModule, type OutboxModuleOptions } from '../lib';
+import type { SampleConfig } from './config';
+import { OrderSummariesModule } from './order-summaries/order-summaries.module';
+import { OrdersModule } from './orders/orders.module';
+
+/** Configuration reaches the modules through this token (filled from environment variables). */
+export const SAMPLE_CONFIG = 'SAMPLE_CONFIG';
+
+@Module({})
+class SampleConfigModule {}
+
+/**
+ * The sample app. Which parts run (HTTP API, relay, consumer) is decided by `config.parts`; the
+ * outbox itself is configured with `forRootAsync`, from the same configuration.
+ */
+@Module({})
+export class AppModule {
+  static register(config: SampleConfig): DynamicModule {
+    const configModule: DynamicModule = {
+      module: SampleConfigModule,
+      providers: [{ provide: SAMPLE_CONFIG, useValue: config }],
+      exports: [SAMPLE_CONFIG],
+    };
+    return {
+      module: AppModule,
+      imports: [
+        MongooseModule.forRoot(config.mongoUri),
+        OutboxModule.forRootAsync({
+          isGlobal: true,
+          imports: [configModule],
+          inject: [SAMPLE_CONFIG],
+          useFactory: (cfg: SampleConfig): OutboxModuleOptions => ({
+            relay: cfg.parts.has('relay')
+              ? {
+                  kafka: { brokers: cfg.kafkaBrokers, clientId: 'orders-relay' },
+                  // Topic per aggregate type (`Order`): every event of an order on one partition, in order.
+                  sweepGraceMs: 5_000,
+                }
+              : false,
+            consumer: { maxFailures: 3 },
+          }),
+        }),
+        ...(config.parts.has('api') ? [OrdersModule] : []),
+        ...(config.parts.has('consumer') ? [OrderSummariesModule] : []),
+      ],
+    };
+  }
+}
