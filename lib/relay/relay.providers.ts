@@ -1,6 +1,35 @@
 import type { Provider } from '@nestjs/common';
+import { OUTBOX_PUBLISHER, OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { KafkaPublisher } from '../publisher/kafka.publisher';
+import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
+import { OutboxRelay } from './outbox.relay';
+import { OutboxRelayMetrics } from './relay.metrics';
+
+/** The relay's publisher: `relay.publisher` if given, else a `KafkaPublisher`; null without a relay. */
+export function createOutboxPublisher(options: ResolvedOutboxOptions): OutboxPublisher | null {
+  const relay = options.relay;
+  if (relay === false) return null;
+  if (relay.publisher) return relay.publisher;
+  if (!relay.kafka) return null;
+  return new KafkaPublisher({
+    ...relay.kafka,
+    topic: relay.topic,
+    topicPrefix: relay.topicPrefix,
+    source: relay.source,
+    allowAutoTopicCreation: relay.allowAutoTopicCreation,
+  });
+}
 
 /** Providers `OutboxModule` registers for the relay (owned by lib/relay). */
-export const RELAY_PROVIDERS: Provider[] = [];
+export const RELAY_PROVIDERS: Provider[] = [
+  {
+    provide: OUTBOX_PUBLISHER,
+    useFactory: createOutboxPublisher,
+    inject: [OUTBOX_RESOLVED_OPTIONS],
+  },
+  OutboxRelayMetrics,
+  OutboxRelay,
+];
 /** Of those, the ones the module exports (e.g. the relay and its metrics service). */
-export const RELAY_EXPORTS: Provider[] = [];
+export const RELAY_EXPORTS: Provider[] = [OutboxRelay, OutboxRelayMetrics];

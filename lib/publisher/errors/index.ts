@@ -1,0 +1,2 @@
+export * from './invalid-topic.error';
+export * from './publish-rejected.error';

@@ -1,0 +1,40 @@
+import type { OutboxEventRecord } from '../common/envelope';
+import { KAFKA_HEADERS } from '../common/envelope';
+
+/** The message of one event, in kafkajs' shape (`Message`). */
+export interface OutboxKafkaMessage {
+  key: string;
+  value: string;
+  headers: Record<string, string>;
+}
+
+/** `ce_source` of an event: a fixed string, a function, or (default) the aggregate type. */
+export type CloudEventSource = string | ((event: OutboxEventRecord) => string);
+
+/**
+ * The Kafka message of an event: key = aggregateId, value = payload as JSON, headers = the
+ * CloudEvents Kafka binding (binary mode) plus the event's own headers (trace context...).
+ * Envelope headers win over user headers of the same name.
+ */
+export function toKafkaMessage(
+  event: OutboxEventRecord,
+  source?: CloudEventSource,
+): OutboxKafkaMessage {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    if (typeof value === 'string') headers[name] = value;
+  }
+  headers[KAFKA_HEADERS.specVersion] = '1.0';
+  headers[KAFKA_HEADERS.id] = event.eventId;
+  headers[KAFKA_HEADERS.type] = event.eventType;
+  headers[KAFKA_HEADERS.source] =
+    source === undefined
+      ? event.aggregateType
+      : typeof source === 'string'
+        ? source
+        : source(event);
+  headers[KAFKA_HEADERS.subject] = event.aggregateId;
+  headers[KAFKA_HEADERS.time] = new Date(event.occurredAt).toISOString();
+  headers[KAFKA_HEADERS.contentType] = 'application/json';
+  return { key: event.aggregateId, value: JSON.stringify(event.payload), headers };
+}

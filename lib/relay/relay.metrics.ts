@@ -1,0 +1,54 @@
+import { Injectable } from '@nestjs/common';
+
+export interface OutboxRelayMetricsSnapshot {
+  /** Events acknowledged by the broker (counted once per publish, duplicates included). */
+  published: number;
+  /** Failed publish attempts that were scheduled for a retry. */
+  retried: number;
+  /** Events moved to the dead-letter collection. */
+  deadLettered: number;
+  /** Times the resume position was lost and the relay recovered from the collection. */
+  recoveries: number;
+  /** Times publishing paused because the broker was unavailable. */
+  outages: number;
+  /** Pending events in the outbox (refreshed by each sweep). */
+  pendingCount: number | undefined;
+  /** Age of the oldest pending event, ms (refreshed by each sweep). */
+  oldestPendingAgeMs: number | undefined;
+  /** Time since the last checkpoint write, ms. */
+  checkpointAgeMs: number | undefined;
+  /** Whether this instance holds the lease and publishes. */
+  leader: boolean;
+}
+
+/** Counters and gauges of the relay; inject it to export them to your monitoring. */
+@Injectable()
+export class OutboxRelayMetrics {
+  published = 0;
+  retried = 0;
+  deadLettered = 0;
+  recoveries = 0;
+  outages = 0;
+  pendingCount: number | undefined;
+  oldestPendingAgeMs: number | undefined;
+  lastCheckpointAt: number | undefined;
+  leader = false;
+
+  get checkpointAgeMs(): number | undefined {
+    return this.lastCheckpointAt === undefined ? undefined : Date.now() - this.lastCheckpointAt;
+  }
+
+  snapshot(): OutboxRelayMetricsSnapshot {
+    return {
+      published: this.published,
+      retried: this.retried,
+      deadLettered: this.deadLettered,
+      recoveries: this.recoveries,
+      outages: this.outages,
+      pendingCount: this.pendingCount,
+      oldestPendingAgeMs: this.oldestPendingAgeMs,
+      checkpointAgeMs: this.checkpointAgeMs,
+      leader: this.leader,
+    };
+  }
+}
