@@ -1,0 +1,171 @@
+/**
+ * Write-side benchmark: what do `@Transactional` + `@EmitsEvent` cost over a hand-written
+ * `session.withTransaction` doing the same two inserts (one domain row, one outbox row)?
+ * Prints median latency, calls/s and the ratio, at concurrency 1 and (real MongoDB only) 16.
+ */
+import 'reflect-metadata';
+import { Injectable, Module } from '@nestjs/common';
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { getConnectionToken, InjectModel, MongooseModule } from '@nestjs/mongoose';
+import { Schema } from 'mongoose';
+import type { Connection, Model } from 'mongoose';
+import { v7 as uuidv7 } from 'uuid';
+import { EmitsEvent, OutboxModule, getOutboxEventModel } from '../lib';
+
+export interface BenchContext {
+  mongoUri?: string;
+  mongoKind: 'mongodb' | 'poppydb' | 'none';
+  kafkaBrokers: string[];
+}
+
+interface Item {
+  _id: string;
+  n: number;
+}
+const ItemSchema = new Schema<Item>({ _id: String, n: Number }, { versionKey: false });
+
+@Injectable()
+class BenchService {
+  constructor(@InjectModel('BenchItem') private readonly items: Model<Item>) {}
+
+  @EmitsEvent<Item>('ItemCreated', {
+    aggregateType: 'Item',
+    aggregateId: (item) => item._id,
+    payload: (item) => ({ n: item.n }),
+  })
+  async create(id: string, n: number): Promise<Item> {
+    await this.items.create([{ _id: id, n }]);
+    return { _id: id, n };
+  }
+}
+
+@Module({
+  imports: [MongooseModule.forFeature([{ name: 'BenchItem', schema: ItemSchema }])],
+  providers: [BenchService],
+})
+class BenchItemsModule {}
+
+/** The baseline: what a careful user writes by hand without the library. */
+function handWritten(connection: Connection, items: Model<Item>) {
+  const outbox = getOutboxEventModel(connection, 'outbox');
+  return async (id: string, n: number): Promise<void> => {
+    const session = await connection.startSession();
+    try {
+      await session.withTransaction(async () => {
+        await items.create([{ _id: id, n }], { session });
+        await outbox.insertMany(
+          [
+            {
+              eventId: uuidv7(),
+              eventType: 'ItemCreated',
+              aggregateType: 'Item',
+              aggregateId: id,
+              payload: { n },
+              occurredAt: new Date(),
+              status: 'pending',
+              attempts: 0,
+            },
+          ],
+          { session, lean: true },
+        );
+      });
+    } finally {
+      await session.endSession();
+    }
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+interface Measurement {
+  medianMs: number;
+  callsPerSecond: number;
+}
+
+let counter = 0;
+async function measure(
+  call: (id: string, n: number) => Promise<unknown>,
+  calls: number,
+  concurrency: number,
+): Promise<Measurement> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < calls) {
+        next++;
+        const id = `item-${++counter}`;
+        const t0 = process.hrtime.bigint();
+        await call(id, counter);
+        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return { medianMs: median(latencies), callsPerSecond: calls / seconds };
+}
+
+export async function runBench(ctx: BenchContext): Promise<void> {
+  if (ctx.mongoKind === 'none' || !ctx.mongoUri) {
+    console.log('write-side bench: skipped, no MongoDB replica set in this run (set MONGODB_URI).');
+    return;
+  }
+  const url = new URL(ctx.mongoUri);
+  url.pathname = `/bench_ws_${Date.now().toString(36)}`;
+  const app: INestApplicationContext = await NestFactory.createApplicationContext(
+    {
+      module: class WriteSideBenchModule {},
+      imports: [
+        MongooseModule.forRoot(url.toString()),
+        OutboxModule.forRoot({ relay: false }),
+        BenchItemsModule,
+      ],
+    },
+    { logger: ['error', 'warn'] },
+  );
+  const connection = app.get<Connection>(getConnectionToken());
+  try {
+    const service = app.get(BenchService);
+    const decorated = (id: string, n: number) => service.create(id, n);
+    const baseline = handWritten(connection, connection.model<Item>('BenchItem'));
+    const levels = ctx.mongoKind === 'mongodb' ? [1, 16] : [1];
+    console.log(
+      `write-side bench on ${ctx.mongoKind === 'mongodb' ? 'real MongoDB' : 'PoppyDB (not MongoDB: numbers are indicative only; concurrency 16 skipped, its transactions are not concurrent)'}`,
+    );
+    await measure(decorated, 30, 1); // warm-up
+    await measure(baseline, 30, 1);
+    for (const concurrency of levels) {
+      const calls = concurrency === 1 ? 200 : 800;
+      const rounds: { decorated: Measurement[]; baseline: Measurement[] } = {
+        decorated: [],
+        baseline: [],
+      };
+      // Interleaved rounds, so drift (cache, journal) hits both alike.
+      for (let round = 0; round < 3; round++) {
+        rounds.baseline.push(await measure(baseline, calls, concurrency));
+        rounds.decorated.push(await measure(decorated, calls, concurrency));
+      }
+      const summarize = (ms: Measurement[]) => ({
+        medianMs: median(ms.map((m) => m.medianMs)),
+        callsPerSecond: median(ms.map((m) => m.callsPerSecond)),
+      });
+      const d = summarize(rounds.decorated);
+      const b = summarize(rounds.baseline);
+      console.log(
+        `  concurrency ${String(concurrency).padStart(2)}: ` +
+          `@Transactional+@EmitsEvent median ${d.medianMs.toFixed(2)} ms, ${d.callsPerSecond.toFixed(0)} calls/s | ` +
+          `hand-written withTransaction median ${b.medianMs.toFixed(2)} ms, ${b.callsPerSecond.toFixed(0)} calls/s | ` +
+          `latency ratio ${(d.medianMs / b.medianMs).toFixed(2)}x, throughput ratio ${(d.callsPerSecond / b.callsPerSecond).toFixed(2)}x`,
+      );
+    }
+  } finally {
+    await connection.dropDatabase().catch(() => undefined);
+    await app.close();
+  }
+}
