@@ -2,6 +2,7 @@ import type { OutboxConnectionHost } from '../common/outbox-connection.host';
 import type { OutboxEventInput } from '../common/envelope';
 import { FakeConnection, FakeOutboxWriter } from '../../test/write-side/fakes/fake-connection';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
+import { OutboxTransactionClosedError } from '../transaction/errors/outbox-transaction-closed.error';
 import { OutboxTransactionRequiredError } from '../transaction/errors/outbox-transaction-required.error';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import { InvalidOutboxEventError } from './errors/invalid-outbox-event.error';
@@ -146,7 +147,7 @@ describe('events commit with their transaction attempt', () => {
       late = gate.then(() => emitter.emit(event(1)));
     });
     release();
-    await expect(late).rejects.toMatchObject({ code: 'OUTBOX_TRANSACTION_CLOSED' });
+    await expect(late).rejects.toThrow(OutboxTransactionClosedError);
   });
 
   it('inside a transaction the app started itself, emit needs a @Transactional/run() boundary', async () => {

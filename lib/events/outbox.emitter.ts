@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
 import type { OutboxEventInput } from '../common/envelope';
-import { OutboxError } from '../common/errors/outbox.error';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OutboxTransactionClosedError } from '../transaction/errors/outbox-transaction-closed.error';
 import { OutboxTransactionRequiredError } from '../transaction/errors/outbox-transaction-required.error';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import { validateOutboxEvent } from './event.validator';
@@ -35,12 +35,7 @@ export class OutboxEmitter {
       throw new OutboxTransactionRequiredError(list[0]?.eventType);
     }
     if (context.closed) {
-      throw new OutboxError(
-        'Cannot emit an event: its transaction body already returned (the event would be lost).' +
-          ' Await every call that emits before the @Transactional() method returns.',
-        'OUTBOX_TRANSACTION_CLOSED',
-        { eventType: list[0]?.eventType },
-      );
+      throw new OutboxTransactionClosedError(list[0]?.eventType);
     }
     const limits = {
       maxPayloadBytes: this.options.maxPayloadBytes,
