@@ -15,27 +15,31 @@ const DEFAULT_KEY = '\u0000default';
  * `onModuleDestroy`, so a closed app leaves nothing behind.
  */
 export class OutboxRuntimeHost {
-  private static readonly runtimes = new Map<string, OutboxRuntime>();
+  /** Per connection name, the running modules, latest last (apps may overlap, e.g. in tests). */
+  private static readonly runtimes = new Map<string, OutboxRuntime[]>();
 
   static register(connectionName: string | undefined, runtime: OutboxRuntime): void {
-    this.runtimes.set(connectionName ?? DEFAULT_KEY, runtime);
+    const key = connectionName ?? DEFAULT_KEY;
+    this.runtimes.set(key, [...(this.runtimes.get(key) ?? []), runtime]);
   }
 
-  /** Removes `runtime` (only if it is still the registered one: apps may overlap in tests). */
+  /** Removes `runtime`; an app closing never disconnects another one still running. */
   static unregister(connectionName: string | undefined, runtime: OutboxRuntime): void {
     const key = connectionName ?? DEFAULT_KEY;
-    if (this.runtimes.get(key) === runtime) this.runtimes.delete(key);
+    const left = (this.runtimes.get(key) ?? []).filter((r) => r !== runtime);
+    if (left.length > 0) this.runtimes.set(key, left);
+    else this.runtimes.delete(key);
   }
 
   /**
-   * The runtime of `connectionName`; without a name, the default connection's, or the only one
-   * registered. Undefined when none fits.
+   * The runtime of `connectionName` (the latest registered); without a name, the default
+   * connection's, or the one of the only connection registered. Undefined when none fits.
    */
   static resolve(connectionName?: string): OutboxRuntime | undefined {
-    if (connectionName !== undefined) return this.runtimes.get(connectionName);
+    if (connectionName !== undefined) return this.runtimes.get(connectionName)?.at(-1);
     const byDefault = this.runtimes.get(DEFAULT_KEY);
-    if (byDefault) return byDefault;
-    if (this.runtimes.size === 1) return this.runtimes.values().next().value;
+    if (byDefault) return byDefault.at(-1);
+    if (this.runtimes.size === 1) return this.runtimes.values().next().value?.at(-1);
     return undefined;
   }
 

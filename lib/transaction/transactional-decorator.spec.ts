@@ -226,6 +226,18 @@ describe('@Transactional and @EmitsEvent', () => {
     }).toThrow(InvalidOutboxEventError);
   });
 
+  it('an app closing does not disconnect another app still running', async () => {
+    const first = start();
+    const second = start();
+    OutboxRuntimeHost.unregister(undefined, second.runtime);
+    await new OrderService(first.connection).create('a');
+    expect(first.connection.docs('orders')).toHaveLength(1);
+    OutboxRuntimeHost.unregister(undefined, first.runtime);
+    await expect(new OrderService(first.connection).create('b')).rejects.toThrow(
+      OutboxNotInitializedError,
+    );
+  });
+
   it('resolves the runtime by connection name', async () => {
     const { runtime } = start();
     OutboxRuntimeHost.reset();
