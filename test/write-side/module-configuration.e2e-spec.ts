@@ -63,7 +63,11 @@ describeWith(['mongodb'], 'OutboxModule configuration', () => {
     const build = Test.createTestingModule({
       imports: [
         MongooseModule.forRoot(mongoUriFor(uniqueName('ws'))),
-        OutboxModule.forRoot({ relay: false, collections: { outbox: 'bad$name' } }),
+        OutboxModule.forRoot({
+          isGlobal: true,
+          relay: false,
+          collections: { outbox: 'bad$name' },
+        }),
         OrdersModule,
       ],
     }).compile();
