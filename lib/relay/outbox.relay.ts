@@ -49,6 +49,8 @@ interface Term {
   /** Token the stream resumes from (last checkpoint, then last safe position). */
   resumeToken?: unknown;
   draining: boolean;
+  /** Change events received in this term (to tell a flaky stream from an unusable position). */
+  delivered: number;
 }
 
 class PositionLostError extends Error {}
@@ -240,6 +242,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       tracker: new CheckpointTracker<unknown>(),
       lastSaveAt: Date.now(),
       draining: false,
+      delivered: 0,
     };
     this.term = term;
     this.metrics.leader = true;
@@ -303,6 +306,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     const relay = this.relayOptions as ResolvedRelayOptions;
     let failures = 0;
     while (term.active) {
+      const deliveredBefore = term.delivered;
       try {
         await this.followStream(term);
         failures = 0;
@@ -327,7 +331,19 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
           }
           continue;
         }
+        if (term.delivered > deliveredBefore) failures = 0;
         failures++;
+        if (failures >= 3 && term.resumeToken !== undefined && term.tracker.unsettled === 0) {
+          // The stored position keeps failing to open: treat it as lost rather than loop forever.
+          this.logger.error(
+            `The change stream cannot be resumed from the stored position (${describeError(error)}); treating it as lost.`,
+          );
+          this.metrics.recoveries++;
+          term.resumeToken = undefined;
+          term.tracker.reset();
+          failures = 0;
+          continue;
+        }
         const delay = Math.min(
           relay.backoff.maxMs,
           relay.backoff.initialMs * 2 ** Math.min(failures, 10),
@@ -416,6 +432,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   private async offerChanges(term: Term, batch: InsertChange[]): Promise<void> {
+    term.delivered += batch.length;
     const seqs = batch.map((change) => term.tracker.track(change._id));
     const ids = batch.map((change) => change.documentKey?._id).filter((id) => id !== undefined);
     // The collection is the source of truth: only what is still pending is published.

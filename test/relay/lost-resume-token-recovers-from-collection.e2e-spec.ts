@@ -1,0 +1,69 @@
+import { Logger } from '@nestjs/common';
+import { createTopics, describeWith, readTopic, uniqueName } from '../harness';
+import { startRelayApp, testRelayOptions, waitFor } from './support/relay-app';
+import type { RelayTestApp } from './support/relay-app';
+
+describeWith(
+  ['mongodb', 'kafka'],
+  'an unusable resume token: the relay recovers from the collection',
+  () => {
+    let writer: RelayTestApp;
+    let prefix: string;
+    let db: string;
+
+    beforeAll(async () => {
+      Logger.overrideLogger(['error']);
+      db = uniqueName('relay-lost');
+      prefix = `${uniqueName('lost')}.`;
+      await createTopics([`${prefix}Order`]);
+      writer = await startRelayApp(db, false);
+    });
+    afterAll(async () => {
+      await writer?.connection.dropDatabase().catch(() => undefined);
+      await writer?.close();
+    });
+
+    it('publishes what was written while it was down, counts a recovery, and follows the stream again', async () => {
+      const options = testRelayOptions(prefix, { sweepGraceMs: 60_000 });
+      let relay = await startRelayApp(db, options);
+      for (let i = 0; i < 20; i++) await writer.orders.place(`a-${i}`, `agg-${i % 4}`, i);
+      await waitFor(
+        async () => (relay.metrics?.published ?? 0) >= 20,
+        30_000,
+        'the first 20 events',
+      );
+      await relay.close();
+
+      // The position is gone: a token from far outside the oplog window (as after a long outage).
+      const state = writer.connection.collection<{ _id: string; token?: { _data?: string } }>(
+        'outbox_relay_state',
+      );
+      const checkpoint = await state.findOne({ _id: 'checkpoint:default' });
+      expect(checkpoint?.token).toBeDefined();
+      const data = String(checkpoint?.token?._data ?? '');
+      const ancient = data.startsWith('82')
+        ? `82${'00000001'}${'00000001'}${data.slice(18)}`
+        : 'gone';
+      await state.updateOne({ _id: 'checkpoint:default' }, { $set: { token: { _data: ancient } } });
+
+      for (let i = 20; i < 60; i++) await writer.orders.place(`a-${i}`, `agg-${i % 4}`, i);
+      relay = await startRelayApp(db, options);
+      try {
+        for (let i = 60; i < 80; i++) await writer.orders.place(`a-${i}`, `agg-${i % 4}`, i);
+        const records = await readTopic(`${prefix}Order`, { count: 80, timeoutMs: 60_000 });
+        const seqs = new Set(records.map((r) => JSON.parse(r.value as string).seq as number));
+        expect([...Array(80).keys()].filter((i) => !seqs.has(i))).toEqual([]);
+        expect(relay.metrics?.recoveries).toBeGreaterThanOrEqual(1);
+        await waitFor(
+          async () =>
+            (await writer.connection.collection('outbox').countDocuments({ status: 'pending' })) ===
+            0,
+          20_000,
+          'no pending events',
+        );
+      } finally {
+        await relay.close();
+      }
+    });
+  },
+);

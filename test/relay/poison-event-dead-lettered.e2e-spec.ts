@@ -1,0 +1,84 @@
+import { Logger } from '@nestjs/common';
+import type { OutboxEventRecord, OutboxPublisher, PublishOutcome } from '../../lib';
+import { KafkaPublisher } from '../../lib';
+import { createTopics, describeWith, readTopic, testServers, uniqueName } from '../harness';
+import { startRelayApp, testRelayOptions, waitFor } from './support/relay-app';
+import type { RelayTestApp } from './support/relay-app';
+
+/** The real Kafka publisher, except that aggregate `poison` always fails (retriably). */
+class PoisonPublisher implements OutboxPublisher {
+  constructor(private readonly inner: KafkaPublisher) {}
+  connect(): Promise<void> {
+    return this.inner.connect();
+  }
+  async publish(events: readonly OutboxEventRecord[]): Promise<PublishOutcome[]> {
+    const healthy = events.filter((e) => e.aggregateId !== 'poison');
+    const results = await this.inner.publish(healthy);
+    return events.map((e) =>
+      e.aggregateId === 'poison'
+        ? { status: 'retriable', error: new Error('consumer contract violated (simulated)') }
+        : (results[healthy.indexOf(e)] as PublishOutcome),
+    );
+  }
+  disconnect(): Promise<void> {
+    return this.inner.disconnect();
+  }
+}
+
+describeWith(
+  ['mongodb', 'kafka'],
+  'a poison event goes to the dead-letter collection while others flow',
+  () => {
+    let writer: RelayTestApp;
+    let relay: RelayTestApp;
+    let prefix: string;
+
+    beforeAll(async () => {
+      Logger.overrideLogger(['error']);
+      const db = uniqueName('relay-poison');
+      prefix = `${uniqueName('poison')}.`;
+      await createTopics([`${prefix}Order`]);
+      writer = await startRelayApp(db, false);
+      const publisher = new PoisonPublisher(
+        new KafkaPublisher({ brokers: testServers().kafkaBrokers, topicPrefix: prefix }),
+      );
+      relay = await startRelayApp(
+        db,
+        testRelayOptions(prefix, {
+          kafka: undefined,
+          publisher,
+          maxAttempts: 4,
+          backoff: { initialMs: 200, maxMs: 400, jitter: 0 },
+        }),
+      );
+    });
+    afterAll(async () => {
+      await relay?.close();
+      await writer?.connection.dropDatabase().catch(() => undefined);
+      await writer?.close();
+    });
+
+    it('retries maxAttempts times with backoff, dead-letters it with its error history, then its aggregate continues', async () => {
+      await writer.orders.place('p-1', 'poison', 1);
+      await writer.orders.place('p-2', 'poison', 2);
+      for (let i = 0; i < 30; i++) await writer.orders.place(`h-${i}`, `healthy-${i % 3}`, i);
+      const healthy = await readTopic(`${prefix}Order`, { count: 30, timeoutMs: 20_000 });
+      expect(healthy).toHaveLength(30);
+      const deadLetters = writer.connection.collection('outbox_dead_letters');
+      await waitFor(
+        async () => (await deadLetters.countDocuments()) >= 2,
+        30_000,
+        'two dead letters',
+      );
+      const first = await deadLetters.findOne({ 'payload.orderId': 'p-1' });
+      expect(first).toMatchObject({ reason: 'max-attempts', attempts: 4, aggregateId: 'poison' });
+      expect(first?.errors).toHaveLength(4);
+      expect(first?.lastError).toContain('consumer contract violated');
+      expect(
+        await writer.connection.collection('outbox').countDocuments({ aggregateId: 'poison' }),
+      ).toBe(0);
+      expect(relay.metrics?.deadLettered).toBe(2);
+      expect(relay.metrics?.retried).toBe(6);
+    });
+  },
+);

@@ -1,0 +1,179 @@
+import { Injectable, Module } from '@nestjs/common';
+import type { INestApplicationContext } from '@nestjs/common';
+import {
+  getConnectionToken,
+  InjectModel,
+  MongooseModule,
+  Prop,
+  Schema,
+  SchemaFactory,
+} from '@nestjs/mongoose';
+import { Test } from '@nestjs/testing';
+import type { Connection, Model } from 'mongoose';
+import {
+  EmitsEvent,
+  OutboxModule,
+  OutboxRelay,
+  OutboxRelayMetrics,
+  Transactional,
+} from '../../../lib';
+import type { OutboxModuleOptions, RelayOptions } from '../../../lib';
+import { mongoUriFor, testServers } from '../../harness';
+
+@Schema({ collection: 'relay_orders', versionKey: false })
+export class RelayOrder {
+  @Prop({ required: true })
+  _id!: string;
+
+  @Prop({ required: true })
+  aggregate!: string;
+
+  @Prop({ required: true })
+  seq!: number;
+}
+export const RelayOrderSchema = SchemaFactory.createForClass(RelayOrder);
+
+/** A domain service as users write it. */
+@Injectable()
+export class RelayOrderService {
+  constructor(@InjectModel(RelayOrder.name) private readonly orders: Model<RelayOrder>) {}
+
+  @Transactional()
+  @EmitsEvent<RelayOrder>('OrderPlaced', {
+    aggregateType: 'Order',
+    aggregateId: (order) => order.aggregate,
+    payload: (order) => ({ orderId: order._id, seq: order.seq }),
+    headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+  })
+  async place(id: string, aggregate: string, seq: number): Promise<RelayOrder> {
+    const [order] = await this.orders.create([{ _id: id, aggregate, seq }]);
+    return order.toObject();
+  }
+
+  @Transactional()
+  @EmitsEvent<RelayOrder>('OrderPlaced', {
+    aggregateType: 'Order',
+    aggregateId: (order) => order.aggregate,
+    payload: (order) => ({ orderId: order._id, seq: order.seq }),
+  })
+  async placeThenFail(id: string, aggregate: string): Promise<RelayOrder> {
+    await this.orders.create([{ _id: id, aggregate, seq: -1 }]);
+    throw new Error('rolled back on purpose');
+  }
+}
+
+@Module({
+  imports: [MongooseModule.forFeature([{ name: RelayOrder.name, schema: RelayOrderSchema }])],
+  providers: [RelayOrderService],
+})
+export class RelayOrdersModule {}
+
+export interface RelayTestApp {
+  app: INestApplicationContext;
+  connection: Connection;
+  orders: RelayOrderService;
+  relay?: OutboxRelay;
+  metrics?: OutboxRelayMetrics;
+  close(): Promise<void>;
+}
+
+/** Relay options fast enough for tests. */
+export function testRelayOptions(topicPrefix: string, extra: RelayOptions = {}): RelayOptions {
+  return {
+    kafka: {
+      brokers: testServers().kafkaBrokers,
+      retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2000 },
+    },
+    topicPrefix,
+    batchSize: 200,
+    maxInFlight: 2000,
+    sweepIntervalMs: 500,
+    sweepGraceMs: 1000,
+    idleMs: 200,
+    checkpointEvery: { events: 100, ms: 200 },
+    lease: { enabled: true, durationMs: 3000, renewMs: 500 },
+    backoff: { initialMs: 100, maxMs: 1000, jitter: 0.2 },
+    shutdownTimeoutMs: 5000,
+    ...extra,
+  };
+}
+
+/**
+ * A real app on database `db`. With `relay: false`: the writer (MongooseModule, OutboxModule
+ * without relay, the orders module; one pooled connection on PoppyDB, which binds transactions
+ * to a socket). With relay options: a relay-only app on its own named connection `relay` (so
+ * that a writer and relays can live in one test process without sharing a connection).
+ */
+export async function startRelayApp(
+  db: string,
+  relay: RelayOptions | false,
+  options: Omit<OutboxModuleOptions, 'relay' | 'connectionName'> = {},
+): Promise<RelayTestApp> {
+  const url = new URL(mongoUriFor(db));
+  const writer = relay === false;
+  if (writer && testServers().mongoKind === 'poppydb') url.searchParams.set('maxPoolSize', '1');
+  const connectionName = writer ? undefined : 'relay';
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      MongooseModule.forRoot(url.toString(), connectionName ? { connectionName } : {}),
+      OutboxModule.forRoot({ isGlobal: writer, ...options, connectionName, relay }),
+      ...(writer ? [RelayOrdersModule] : []),
+    ],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
+  await app.init();
+  const connection = app.get<Connection>(getConnectionToken(connectionName));
+  return {
+    app,
+    connection,
+    orders: writer ? app.get(RelayOrderService) : (undefined as unknown as RelayOrderService),
+    relay: writer ? undefined : app.get(OutboxRelay),
+    metrics: writer ? undefined : app.get(OutboxRelayMetrics),
+    close: () => app.close(),
+  };
+}
+
+export const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function waitFor(
+  condition: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** Per aggregate, checks the first occurrence of each event is in commit order; returns duplicates. */
+export function checkFirstOccurrences(
+  records: Array<{ key: string | null; headers: Record<string, string> }>,
+  commitOrder: Map<string, string[]>,
+): { missing: string[]; duplicates: number; outOfOrder: string[] } {
+  const seen = new Set<string>();
+  const firsts = new Map<string, string[]>();
+  let duplicates = 0;
+  for (const record of records) {
+    const id = record.headers.ce_id;
+    if (seen.has(id)) {
+      duplicates++;
+      continue;
+    }
+    seen.add(id);
+    const list = firsts.get(record.key ?? '') ?? [];
+    list.push(id);
+    firsts.set(record.key ?? '', list);
+  }
+  const missing: string[] = [];
+  const outOfOrder: string[] = [];
+  for (const [aggregate, ids] of commitOrder) {
+    for (const id of ids) if (!seen.has(id)) missing.push(id);
+    const got = firsts.get(aggregate) ?? [];
+    const expected = ids.filter((id) => seen.has(id));
+    if (got.join() !== expected.join()) outOfOrder.push(aggregate);
+  }
+  return { missing, duplicates, outOfOrder };
+}
