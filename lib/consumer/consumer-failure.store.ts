@@ -179,6 +179,8 @@ export class MongooseConsumerFailureStore implements ConsumerFailureStore {
     const update: Record<string, unknown> = {
       $set: {
         ...messageFields(message),
+        // Explicit, not only from the upsert filter (some servers do not copy a null from it).
+        eventId,
         status: 'dead',
         reason: letter.reason,
         detail: letter.detail,
