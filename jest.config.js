@@ -6,6 +6,8 @@ const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts'
 
 module.exports = {
   reporters: ['default', '<rootDir>/test/harness/skip-reporter.js'],
+  // Integration tests talk to real servers (a global option: Jest ignores it per project).
+  testTimeout: 60000,
   projects: [
     {
       ...common,
@@ -16,7 +18,6 @@ module.exports = {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
-      testTimeout: 120000,
     },
   ],
 };
