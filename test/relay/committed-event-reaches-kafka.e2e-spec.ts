@@ -1,7 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { createTopics, describeWith, readTopic, uniqueName } from '../harness';
-import { startRelayApp, testRelayOptions, waitFor } from './support/relay-app';
+import { startRelayApp, testLogLevels, testRelayOptions, waitFor } from './support/relay-app';
 import type { RelayTestApp } from './support/relay-app';
+
+jest.setTimeout(180_000);
 
 describeWith(
   ['mongodb', 'kafka'],
@@ -12,7 +14,7 @@ describeWith(
     let prefix: string;
 
     beforeAll(async () => {
-      Logger.overrideLogger(['error']);
+      Logger.overrideLogger(testLogLevels());
       const db = uniqueName('relay-e2e');
       prefix = `${uniqueName('e2e')}.`;
       await createTopics([`${prefix}Order`]);

@@ -1,7 +1,15 @@
 import { Logger } from '@nestjs/common';
-import { createTopics, describeWith, readTopic, uniqueName } from '../harness';
-import { startRelayApp, testRelayOptions, waitFor } from './support/relay-app';
+import { createTopics, describeWith, uniqueName } from '../harness';
+import {
+  readAllAfterDrain,
+  startRelayApp,
+  testLogLevels,
+  testRelayOptions,
+  waitFor,
+} from './support/relay-app';
 import type { RelayTestApp } from './support/relay-app';
+
+jest.setTimeout(180_000);
 
 describeWith(['mongodb', 'kafka'], 'graceful shutdown during a load', () => {
   let writer: RelayTestApp;
@@ -9,7 +17,7 @@ describeWith(['mongodb', 'kafka'], 'graceful shutdown during a load', () => {
   let db: string;
 
   beforeAll(async () => {
-    Logger.overrideLogger(['error']);
+    Logger.overrideLogger(testLogLevels());
     db = uniqueName('relay-close');
     prefix = `${uniqueName('close')}.`;
     await createTopics([`${prefix}Order`]);
@@ -37,7 +45,7 @@ describeWith(['mongodb', 'kafka'], 'graceful shutdown during a load', () => {
     await load;
     const second = await startRelayApp(db, options);
     try {
-      const records = await readTopic(`${prefix}Order`, { count: total, timeoutMs: 60_000 });
+      const records = await readAllAfterDrain(writer.connection, `${prefix}Order`);
       const seqs = new Set(records.map((r) => JSON.parse(r.value as string).seq as number));
       expect([...Array(total).keys()].filter((i) => !seqs.has(i))).toEqual([]);
       await waitFor(

@@ -1,7 +1,15 @@
 import { Logger } from '@nestjs/common';
-import { createTopics, describeWith, readTopic, uniqueName } from '../harness';
-import { startRelayApp, testRelayOptions, waitFor } from './support/relay-app';
+import { createTopics, describeWith, testServers, uniqueName } from '../harness';
+import {
+  readAllAfterDrain,
+  startRelayApp,
+  testLogLevels,
+  testRelayOptions,
+  waitFor,
+} from './support/relay-app';
 import type { RelayTestApp } from './support/relay-app';
+
+jest.setTimeout(180_000);
 
 describeWith(
   ['mongodb', 'kafka'],
@@ -12,7 +20,7 @@ describeWith(
     let db: string;
 
     beforeAll(async () => {
-      Logger.overrideLogger(['error']);
+      Logger.overrideLogger(testLogLevels());
       db = uniqueName('relay-lost');
       prefix = `${uniqueName('lost')}.`;
       await createTopics([`${prefix}Order`]);
@@ -24,7 +32,7 @@ describeWith(
     });
 
     it('publishes what was written while it was down, counts a recovery, and follows the stream again', async () => {
-      const options = testRelayOptions(prefix, { sweepGraceMs: 60_000 });
+      const options = testRelayOptions(prefix);
       let relay = await startRelayApp(db, options);
       for (let i = 0; i < 20; i++) await writer.orders.place(`a-${i}`, `agg-${i % 4}`, i);
       await waitFor(
@@ -50,10 +58,15 @@ describeWith(
       relay = await startRelayApp(db, options);
       try {
         for (let i = 60; i < 80; i++) await writer.orders.place(`a-${i}`, `agg-${i % 4}`, i);
-        const records = await readTopic(`${prefix}Order`, { count: 80, timeoutMs: 60_000 });
+        const records = await readAllAfterDrain(writer.connection, `${prefix}Order`);
         const seqs = new Set(records.map((r) => JSON.parse(r.value as string).seq as number));
         expect([...Array(80).keys()].filter((i) => !seqs.has(i))).toEqual([]);
-        expect(relay.metrics?.recoveries).toBeGreaterThanOrEqual(1);
+        // Real MongoDB rejects the forged token (286 ChangeStreamHistoryLost) and the relay counts a
+        // recovery. PoppyDB's tokens are plain counters and it does not reject this one, so there
+        // only the no-loss half of the claim is checked.
+        if (testServers().mongoKind === 'mongodb') {
+          expect(relay.metrics?.recoveries).toBeGreaterThanOrEqual(1);
+        }
         await waitFor(
           async () =>
             (await writer.connection.collection('outbox').countDocuments({ status: 'pending' })) ===

@@ -1,7 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { createTopics, describeWith, readTopic, uniqueName } from '../harness';
-import { startRelayApp, testRelayOptions } from './support/relay-app';
+import { startRelayApp, testLogLevels, testRelayOptions } from './support/relay-app';
 import type { RelayTestApp } from './support/relay-app';
+
+jest.setTimeout(180_000);
 
 // Only real MongoDB proves this: PoppyDB's change stream emits writes of transactions that later
 // abort (INFRA.md). The relay double-checks the collection, but the claim is MongoDB's.
@@ -11,7 +13,7 @@ describeWith(['real-mongodb', 'kafka'], 'a rolled-back call publishes nothing', 
   let prefix: string;
 
   beforeAll(async () => {
-    Logger.overrideLogger(['error']);
+    Logger.overrideLogger(testLogLevels());
     const db = uniqueName('relay-rb');
     prefix = `${uniqueName('rb')}.`;
     await createTopics([`${prefix}Order`]);

@@ -1,4 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
+import type { LogLevel } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import {
   getConnectionToken,
@@ -18,7 +19,8 @@ import {
   Transactional,
 } from '../../../lib';
 import type { OutboxModuleOptions, RelayOptions } from '../../../lib';
-import { mongoUriFor, testServers } from '../../harness';
+import { mongoUriFor, readTopic, testServers } from '../../harness';
+import type { KafkaRecord } from '../../harness';
 
 @Schema({ collection: 'relay_orders', versionKey: false })
 export class RelayOrder {
@@ -120,7 +122,7 @@ export async function startRelayApp(
       ...(writer ? [RelayOrdersModule] : []),
     ],
   }).compile();
-  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
+  const app = moduleRef.createNestApplication({ logger: testLogLevels() });
   await app.init();
   const connection = app.get<Connection>(getConnectionToken(connectionName));
   return {
@@ -131,6 +133,11 @@ export async function startRelayApp(
     metrics: writer ? undefined : app.get(OutboxRelayMetrics),
     close: () => app.close(),
   };
+}
+
+/** Nest log levels of test apps: errors only, everything with RELAY_TEST_LOGS=1. */
+export function testLogLevels(): LogLevel[] {
+  return process.env.RELAY_TEST_LOGS ? ['error', 'warn', 'log'] : ['error'];
 }
 
 export const sleep = (ms: number): Promise<void> =>
@@ -176,4 +183,22 @@ export function checkFirstOccurrences(
     if (got.join() !== expected.join()) outOfOrder.push(aggregate);
   }
   return { missing, duplicates, outOfOrder };
+}
+
+/**
+ * Waits until the outbox has no pending event (the relay's own account), then reads every record
+ * of `topic` that arrives within `quietMs` (duplicates included).
+ */
+export async function readAllAfterDrain(
+  connection: Connection,
+  topic: string,
+  timeoutMs = 90_000,
+  quietMs = 8000,
+): Promise<KafkaRecord[]> {
+  await waitFor(
+    async () => (await connection.collection('outbox').countDocuments({ status: 'pending' })) === 0,
+    timeoutMs,
+    'every outbox event to be published',
+  );
+  return readTopic(topic, { count: Number.MAX_SAFE_INTEGER, timeoutMs: quietMs });
 }
