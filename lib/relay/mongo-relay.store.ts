@@ -279,6 +279,8 @@ export class MongoRelayStore implements OutboxRelayStore, RelayStateStore {
         { upsert: true, returnDocument: 'after' },
       );
       if (!doc || doc.owner !== owner || typeof doc.fencing !== 'number') return undefined;
+      // Read it back: a server that does not honour the conditional upsert must not make two leaders.
+      if (!(await this.holdsLease(owner, doc.fencing))) return undefined;
       return { owner, fencing: doc.fencing, expiresAt };
     } catch (error) {
       if (code(error) === DUPLICATE_KEY) return undefined; // held by another instance
@@ -291,7 +293,12 @@ export class MongoRelayStore implements OutboxRelayStore, RelayStateStore {
       { _id: this.leaseId, owner, fencing },
       { $set: { expiresAt } },
     );
-    return result.matchedCount === 1;
+    return result.matchedCount === 1 && (await this.holdsLease(owner, fencing));
+  }
+
+  private async holdsLease(owner: string, fencing: number): Promise<boolean> {
+    const current = await this.state.findOne({ _id: this.leaseId });
+    return current?.owner === owner && current.fencing === fencing;
   }
 
   async releaseLease(owner: string, fencing: number): Promise<void> {
