@@ -31,7 +31,8 @@ interface BenchContext {
   kafkaBrokers: string[];
 }
 
-const EVENTS = 100_000;
+/** Backlog size; `RELAY_BENCH_EVENTS` overrides it (e.g. for a slow stand-in server). */
+const EVENTS = Number(process.env.RELAY_BENCH_EVENTS ?? 100_000);
 const BATCH = 500;
 const AGGREGATES = 1000;
 
@@ -190,9 +191,14 @@ async function backlogDrain(ctx: BenchContext, kafka: Kafka, raw: number): Promi
   const writer = await startApp(ctx, db, false);
   const connection = writer.get<Connection>(getConnectionToken());
   const outbox = connection.collection('outbox');
+  const fillStarted = Date.now();
   for (let i = 0; i < EVENTS; i += 5000) {
-    await outbox.insertMany(Array.from({ length: 5000 }, (_, k) => makeEvent(i + k)) as never[]);
+    const n = Math.min(5000, EVENTS - i);
+    await outbox.insertMany(Array.from({ length: n }, (_, k) => makeEvent(i + k)) as never[]);
   }
+  process.stdout.write(
+    `  (outbox pre-filled with ${EVENTS} pending events in ${((Date.now() - fillStarted) / 1000).toFixed(1)} s)\n`,
+  );
   let peakRss = process.memoryUsage().rss;
   const baseRss = peakRss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
