@@ -7,4 +7,5 @@ export * from './publisher';
 export * from './relay';
 export * from './consumer';
 export * from './transport';
+export * from './operations';
 export { OutboxModule } from './outbox.module';

@@ -4,6 +4,7 @@ import { OUTBOX_RESOLVED_OPTIONS } from './common/outbox.constants';
 import { CONSUMER_EXPORTS, CONSUMER_PROVIDERS } from './consumer/consumer.providers';
 import { MongooseOutboxEventWriter, OUTBOX_EVENT_WRITER } from './events/outbox-event.writer';
 import { OutboxEmitter } from './events/outbox.emitter';
+import { OutboxDeadLetters } from './operations/outbox-dead-letters.service';
 import { ConfigurableOutboxModule, OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './options/outbox-options.interface';
 import { resolveOutboxOptions } from './options/outbox-options.validator';
@@ -28,6 +29,7 @@ import { TransactionRunner } from './transaction/transaction.runner';
     TransactionRunner,
     OutboxEmitter,
     OutboxWriteSideBootstrap,
+    OutboxDeadLetters,
     ...RELAY_PROVIDERS,
     ...CONSUMER_PROVIDERS,
   ],
@@ -35,6 +37,7 @@ import { TransactionRunner } from './transaction/transaction.runner';
     OutboxEmitter,
     TransactionRunner,
     OutboxConnectionHost,
+    OutboxDeadLetters,
     OUTBOX_RESOLVED_OPTIONS,
     ...RELAY_EXPORTS,
     ...CONSUMER_EXPORTS,

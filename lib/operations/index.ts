@@ -1,0 +1,1 @@
+export * from './outbox-dead-letters.service';
