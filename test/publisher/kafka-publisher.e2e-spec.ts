@@ -106,8 +106,10 @@ describeWith(['kafka'], 'KafkaPublisher against a real broker', () => {
     const outcomes = await publisher.publish([small, huge, after]);
     expect(outcomes.map((o) => o.status)).toEqual(['ok', 'fatal', 'ok']);
     expect((outcomes[1] as { error: Error }).error.message).toMatch(/TOO_LARGE/);
-    const records = await readTopic(topic, { count: 2 });
-    expect(records.map((r) => r.headers.ce_id).sort()).toEqual(
+    // The refused batch may have reached other partitions before the split: duplicates of the
+    // innocent events are possible (at-least-once), the guilty one never arrives.
+    const records = await readTopic(topic, { count: 4, timeoutMs: 5000 });
+    expect([...new Set(records.map((r) => r.headers.ce_id))].sort()).toEqual(
       [small.eventId, after.eventId].sort(),
     );
   });

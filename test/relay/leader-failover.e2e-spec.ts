@@ -13,8 +13,11 @@ import type { RelayTestApp } from './support/relay-app';
 
 jest.setTimeout(300_000);
 
+// The lease relies on a conditional upsert hitting the unique _id (duplicate key 11000) when
+// another instance holds it. PoppyDB does not do that (observed: both instances get fencing 1 and
+// leadership ping-pongs), so this claim needs real MongoDB.
 describeWith(
-  ['mongodb', 'kafka'],
+  ['real-mongodb', 'kafka'],
   'two relays in two processes: one publishes, the other takes over',
   () => {
     let writer: RelayTestApp;
