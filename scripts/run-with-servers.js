@@ -46,11 +46,11 @@ async function runWithServers(command) {
   let mongo;
   let kafkaInfo;
   let child;
-  let stopping = false;
 
-  const teardown = async () => {
-    if (stopping) return;
-    stopping = true;
+  // One teardown, awaited by whoever asks first or last (a signal and the child's exit can race).
+  let teardownPromise;
+  const teardown = () => (teardownPromise ??= stopServers());
+  const stopServers = async () => {
     // Tests may restart the managed broker; the state file always names the current process.
     try {
       const state = JSON.parse(fs.readFileSync(statePath, 'utf8'));
@@ -73,9 +73,10 @@ async function runWithServers(command) {
   }
 
   try {
-    [kafkaInfo, mongo] = await Promise.all([
-      provisionKafka(statePath),
-      provisionMongo({ optional: optionalMongo, log }),
+    // Assigned as each is ready, so a signal during start-up still stops what did start.
+    await Promise.all([
+      provisionKafka(statePath).then((k) => (kafkaInfo = k)),
+      provisionMongo({ optional: optionalMongo, log }).then((m) => (mongo = m)),
     ]);
   } catch (error) {
     await teardown();
