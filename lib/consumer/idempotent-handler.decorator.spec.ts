@@ -118,7 +118,7 @@ describe('@IdempotentHandler decorator', () => {
   });
 
   it('replaces Nest data with the decoded payload, keeps `this` and the context', async () => {
-    IdempotentHandlerHost.register(runtime);
+    IdempotentHandlerHost.register(undefined, runtime);
     const events = new OrderEvents();
     const ctx = kafkaContext();
     await expect(events.below({ orderId: 'from-nest' }, ctx)).resolves.toBe('below');
@@ -135,7 +135,7 @@ describe('@IdempotentHandler decorator', () => {
   });
 
   it('works without parameter decorators (Nest passes data, context)', async () => {
-    IdempotentHandlerHost.register(runtime);
+    IdempotentHandlerHost.register(undefined, runtime);
     const events = new OrderEvents();
     const ctx = kafkaContext();
     await events.undecorated({ raw: true }, ctx);
@@ -143,7 +143,7 @@ describe('@IdempotentHandler decorator', () => {
   });
 
   it('fills @Payload(property) from the decoded payload, own properties only', async () => {
-    IdempotentHandlerHost.register(runtime);
+    IdempotentHandlerHost.register(undefined, runtime);
     const events = new OrderEvents();
     const ctx = kafkaContext();
     await events.byProperty(ctx, 'from-nest');
@@ -153,7 +153,7 @@ describe('@IdempotentHandler decorator', () => {
   });
 
   it('returns undefined for an event already applied', async () => {
-    IdempotentHandlerHost.register(runtime);
+    IdempotentHandlerHost.register(undefined, runtime);
     runtime.kind = 'duplicate';
     const events = new OrderEvents();
     await expect(events.below({}, kafkaContext())).resolves.toBeUndefined();
@@ -161,7 +161,7 @@ describe('@IdempotentHandler decorator', () => {
   });
 
   it('refuses a call without a KafkaContext', async () => {
-    IdempotentHandlerHost.register(runtime);
+    IdempotentHandlerHost.register(undefined, runtime);
     await expect(new OrderEvents().undecorated({}, undefined as never)).rejects.toMatchObject({
       code: 'OUTBOX_IDEMPOTENT_HANDLER_NO_CONTEXT',
     });

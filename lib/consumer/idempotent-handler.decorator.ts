@@ -61,8 +61,12 @@ export function IdempotentHandler(options?: IdempotentHandlerOptions): MethodDec
     }
 
     const wrapper = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
-      const runtime = IdempotentHandlerHost.current();
-      if (!runtime) throw new OutboxNotInitializedError(`@IdempotentHandler ${settings.handler}`);
+      const runtime = IdempotentHandlerHost.resolve(settings.connectionName);
+      if (!runtime)
+        throw new OutboxNotInitializedError(
+          `@IdempotentHandler ${settings.handler}`,
+          settings.connectionName,
+        );
       const context = findKafkaContext(args);
       if (!context) {
         throw new OutboxError(

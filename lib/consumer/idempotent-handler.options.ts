@@ -23,6 +23,11 @@ export interface IdempotentHandlerOptions {
    * handler then receives the DTO instance), or a function returning `false`/a message to reject.
    */
   validate?: PayloadValidateOption;
+  /**
+   * The `OutboxModule` (by its `connectionName`) whose connection runs the handler's transaction.
+   * Default: the module of the default connection, or the only one.
+   */
+  connectionName?: string;
 }
 
 /** The checked options of one decorated method. */
@@ -34,10 +39,18 @@ export interface IdempotentHandlerSettings {
   deadLetterTopic?: string | false;
   eventId?: EventIdFallback;
   validate?: PayloadValidateOption;
+  connectionName?: string;
 }
 
 const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
-const KNOWN_KEYS = new Set(['consumer', 'maxFailures', 'deadLetterTopic', 'eventId', 'validate']);
+const KNOWN_KEYS = new Set([
+  'consumer',
+  'maxFailures',
+  'deadLetterTopic',
+  'eventId',
+  'validate',
+  'connectionName',
+]);
 
 /** Checks the decorator's options when the class is defined; throws `IdempotentHandlerOptionsError`. */
 export function resolveHandlerOptions(
@@ -110,6 +123,16 @@ export function resolveHandlerOptions(
       }
     }
     settings.validate = raw.validate;
+  }
+  if (raw.connectionName !== undefined) {
+    if (typeof raw.connectionName !== 'string' || raw.connectionName.length === 0) {
+      fail(
+        'connectionName',
+        `expected a non-empty string, got ${JSON.stringify(raw.connectionName)}`,
+        'Use the connectionName given to OutboxModule.forRoot, or leave it out.',
+      );
+    }
+    settings.connectionName = raw.connectionName;
   }
   return settings;
 }

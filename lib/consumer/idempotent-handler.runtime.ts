@@ -60,11 +60,11 @@ export class IdempotentHandlerRuntime
         await ensureConsumerDeadLetterIndexes(deadLetterModel);
       }
     }
-    IdempotentHandlerHost.register(this);
+    IdempotentHandlerHost.register(this.options.connectionName, this);
   }
 
   onModuleDestroy(): void {
-    IdempotentHandlerHost.unregister(this);
+    IdempotentHandlerHost.unregister(this.options.connectionName, this);
   }
 
   consume(

@@ -136,12 +136,12 @@ describeWith(
         },
       });
       app.useLogger(process.env.CONSUMER_DEBUG ? ['error', 'warn', 'log', 'debug'] : false);
-      IdempotentHandlerHost.register(runtime);
+      IdempotentHandlerHost.register(undefined, runtime);
       await app.listen();
     }, 60000);
 
     afterAll(async () => {
-      IdempotentHandlerHost.unregister(runtime);
+      IdempotentHandlerHost.unregister(undefined, runtime);
       await app?.close();
     });
 
