@@ -58,7 +58,11 @@ describeWith(['mongodb', 'kafka'], 'relay duplicates reach an idempotent handler
 
   @Module({
     imports: [
-      MongooseModule.forRoot(mongoUriFor(db), { connectionName: 'consumer' }),
+      // Resolved when the app is built (beforeAll), not when this file is collected.
+      MongooseModule.forRootAsync({
+        connectionName: 'consumer',
+        useFactory: () => ({ uri: mongoUriFor(db) }),
+      }),
       MongooseModule.forFeature(
         [
           {

@@ -22,10 +22,8 @@ class SkipReporter {
       out.push(`Skipped tests (${skipped.length}), each with its reason:`);
       for (const name of skipped) out.push(`  skipped: ${name}`);
     }
-    const failedSuites = results.numFailedTestSuites + (results.numRuntimeErrorTestSuites ?? 0);
-    const failed =
-      results.numFailedTests +
-      (failedSuites > 0 && results.numFailedTests === 0 ? failedSuites : 0);
+    // A suite that failed to run counts as one failure (it has no failed tests of its own).
+    const failed = results.numFailedTests + (results.numRuntimeErrorTestSuites ?? 0);
     out.push(
       '',
       `tests: ${results.numPassedTests} passed, ${failed} failed, ${skipped.length} skipped`,
