@@ -9,8 +9,9 @@ interface BenchContext {
 }
 
 const BENCHES: Record<string, () => Promise<{ runBench(ctx: BenchContext): Promise<void> }>> = {
-  'write-side': () => import('./write-side.bench'),
+  // The relay first: it reports the peak RSS of this process.
   relay: () => import('./relay.bench'),
+  'write-side': () => import('./write-side.bench'),
 };
 
 async function main() {
