@@ -113,7 +113,11 @@ describeWith(
     it('the same event delivered 3 times: the side effect happens once', async () => {
       consumer = await startConsumerApp(db, [OnceHandlers]);
       await send(topics.once, [event('e-1', 1), event('e-1', 1), event('e-1', 1), event('e-2', 2)]);
-      await waitFor('e-2 applied', async () => (await ledger('OnceHandlers.once', 'e-2')) === 1);
+      await waitFor(
+        async () => (await ledger('OnceHandlers.once', 'e-2')) === 1,
+        45_000,
+        'e-2 applied',
+      );
       await sleep(500);
       expect(await ledger('OnceHandlers.once', 'e-1')).toBe(1);
       expect(calls['once:e-1']).toBe(1);
@@ -130,7 +134,11 @@ describeWith(
     it('a handler that fails once is retried and applied once; the failed attempt left nothing', async () => {
       consumer = await startConsumerApp(db, [OnceHandlers]);
       await send(topics.flaky, [event('f-1', 1)]);
-      await waitFor('f-1 applied', async () => (await ledger('OnceHandlers.flaky', 'f-1')) === 1);
+      await waitFor(
+        async () => (await ledger('OnceHandlers.flaky', 'f-1')) === 1,
+        45_000,
+        'f-1 applied',
+      );
       await sleep(500);
       expect(calls['flaky:f-1']).toBe(2);
       expect(await ledger('OnceHandlers.flaky', 'f-1')).toBe(1);
@@ -148,11 +156,15 @@ describeWith(
     it('two consumers (names and groups) of one event each apply it once', async () => {
       await send(topics.shared, [event('s-1', 1), event('s-1', 1)]);
       consumer = await startConsumerApp(db, [BillingHandlers]);
-      await waitFor('billing applied', async () => (await ledger('billing', 's-1')) === 1);
+      await waitFor(async () => (await ledger('billing', 's-1')) === 1, 45_000, 'billing applied');
       await consumer.close();
       // Another service, its own group: the event id alone must not make it skip the event.
       consumer = await startConsumerApp(db, [ShippingHandlers]);
-      await waitFor('shipping applied', async () => (await ledger('shipping', 's-1')) === 1);
+      await waitFor(
+        async () => (await ledger('shipping', 's-1')) === 1,
+        45_000,
+        'shipping applied',
+      );
       await sleep(500);
       expect(await ledger('billing', 's-1')).toBe(1);
       expect(await ledger('shipping', 's-1')).toBe(1);
@@ -171,7 +183,11 @@ describeWith(
         { value: JSON.stringify({ n: 5, broken: true }), headers: { ce_id: 'b-5' } },
         event('b-6', 6),
       ]);
-      await waitFor('b-6 applied', async () => (await ledger('OnceHandlers.picky', 'b-6')) === 1);
+      await waitFor(
+        async () => (await ledger('OnceHandlers.picky', 'b-6')) === 1,
+        45_000,
+        'b-6 applied',
+      );
       const dead = await consumer.connection
         .collection(DEAD_LETTERS)
         .find({ consumer: 'OnceHandlers.picky' })

@@ -89,16 +89,4 @@ export async function send(
   }
 }
 
-export async function waitFor(
-  what: string,
-  condition: () => Promise<boolean> | boolean,
-  timeoutMs = 45000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep, waitFor } from '../harness';

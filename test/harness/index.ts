@@ -1,3 +1,4 @@
 export * from './servers';
 export * from './requirements';
 export * from './kafka';
+export * from './wait';

@@ -6,14 +6,13 @@ import {
   createTopics,
   describeWith,
   readTopic,
+  sleep,
   startKafka,
   stopKafka,
   testServers,
   uniqueName,
 } from '../harness';
 import { InMemoryRelayStore } from '../relay/support/in-memory-relay.store';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describeWith(
   ['managed-kafka'],

@@ -19,7 +19,7 @@ import {
   Transactional,
 } from '../../../lib';
 import type { OutboxModuleOptions, RelayOptions } from '../../../lib';
-import { mongoUriFor, readTopic, testServers } from '../../harness';
+import { mongoUriFor, readTopic, testServers, waitFor } from '../../harness';
 import type { KafkaRecord } from '../../harness';
 
 @Schema({ collection: 'relay_orders', versionKey: false })
@@ -140,20 +140,7 @@ export function testLogLevels(): LogLevel[] {
   return process.env.RELAY_TEST_LOGS ? ['error', 'warn', 'log'] : ['error'];
 }
 
-export const sleep = (ms: number): Promise<void> =>
-  new Promise((resolve) => setTimeout(resolve, ms));
-
-export async function waitFor(
-  condition: () => Promise<boolean> | boolean,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+export { sleep, waitFor } from '../../harness';
 
 /** Per aggregate, checks the first occurrence of each event is in commit order; returns duplicates. */
 export function checkFirstOccurrences(
