@@ -1,5 +1,6 @@
 import { KAFKA_HEADERS } from '../common/envelope';
 import { OutboxOptionsError } from '../common/errors/outbox-options.error';
+import { topicNameProblem } from '../publisher/topic-name';
 import type { EventIdFallback } from './event-id.extractor';
 
 /** Module-level defaults for `@IdempotentHandler` consumers (`OutboxModule.forRoot({ consumer })`). */
@@ -47,9 +48,6 @@ const KNOWN_KEYS: ReadonlySet<string> = new Set([
   'eventIdFallback',
   'errorHistoryLimit',
 ]);
-
-/** Kafka's own rule for topic names. */
-const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
 
 /**
  * Merges defaults into `raw` and validates it. Throws `OutboxOptionsError` naming the option
@@ -122,14 +120,15 @@ export function resolveConsumerOptions(raw: ConsumerOptions | undefined): Resolv
 
 /** Validates a dead-letter topic name (module option or `@IdempotentHandler` option). */
 export function checkDeadLetterTopic(option: string, value: unknown): string {
-  if (typeof value !== 'string' || !TOPIC_NAME.test(value)) {
+  const problem = topicNameProblem(value);
+  if (problem !== undefined) {
     throw new OutboxOptionsError(
       option,
-      `${JSON.stringify(value)} is not a valid Kafka topic name`,
+      `${JSON.stringify(value)} is not a valid Kafka topic name: it ${problem}`,
       'Use 1-249 characters from a-z, A-Z, 0-9, ".", "_" and "-".',
     );
   }
-  return value;
+  return value as string;
 }
 
 function integerAtLeast(

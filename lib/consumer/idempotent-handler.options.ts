@@ -1,3 +1,4 @@
+import { topicNameProblem } from '../publisher/topic-name';
 import { consumerNameProblem, defaultConsumerName } from './consumer-name';
 import type { ResolvedConsumerOptions } from './consumer.options';
 import { IdempotentHandlerOptionsError } from './errors/idempotent-handler-options.error';
@@ -42,7 +43,6 @@ export interface IdempotentHandlerSettings {
   connectionName?: string;
 }
 
-const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
 const KNOWN_KEYS = new Set([
   'consumer',
   'maxFailures',
@@ -85,13 +85,10 @@ export function resolveHandlerOptions(
     settings.maxFailures = raw.maxFailures;
   }
   if (raw.deadLetterTopic !== undefined) {
-    if (
-      raw.deadLetterTopic !== false &&
-      (typeof raw.deadLetterTopic !== 'string' || !TOPIC_NAME.test(raw.deadLetterTopic))
-    ) {
+    if (raw.deadLetterTopic !== false && topicNameProblem(raw.deadLetterTopic) !== undefined) {
       fail(
         'deadLetterTopic',
-        `${JSON.stringify(raw.deadLetterTopic)} is not a valid Kafka topic name`,
+        `${JSON.stringify(raw.deadLetterTopic)} is not a valid Kafka topic name: it ${topicNameProblem(raw.deadLetterTopic)}`,
         'Use 1-249 characters from a-z, A-Z, 0-9, ".", "_" and "-", or false for none.',
       );
     }
