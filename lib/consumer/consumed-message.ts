@@ -90,14 +90,3 @@ export function rawValueText(value: unknown): string | null {
     return String(value);
   }
 }
-
-/** One line describing an error (never the stack). */
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  if (typeof error === 'string') return error;
-  try {
-    return JSON.stringify(error) ?? String(error);
-  } catch {
-    return String(error);
-  }
-}

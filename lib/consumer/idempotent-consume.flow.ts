@@ -1,5 +1,6 @@
 import { isObservable, lastValueFrom } from 'rxjs';
-import { describeError, rawValueText, type ConsumedMessage } from './consumed-message';
+import { describeError } from '../common/errors/describe-error';
+import { rawValueText, type ConsumedMessage } from './consumed-message';
 import { ConsumerRetryError } from './errors/consumer-retry.error';
 import { extractEventId, type EventIdFallback } from './event-id.extractor';
 import { decodePayload, type BadPayloadReason } from './payload.decoder';

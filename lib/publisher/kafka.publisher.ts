@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { asError } from '../common/errors/describe-error';
 import { CompressionTypes, Kafka, logLevel, Partitioners } from 'kafkajs';
 import type { KafkaConfig, LogEntry, Producer, RetryOptions } from 'kafkajs';
 import type { OutboxEventRecord } from '../common/envelope';
@@ -270,10 +271,6 @@ export class KafkaPublisher implements OutboxPublisher {
     if (entry.level === logLevel.ERROR || entry.level === logLevel.WARN) this.logger.warn(text);
     else this.logger.debug(text);
   }
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
 
 function rejected(error: unknown, type: string | undefined, topic: string, fatal: boolean): Error {

@@ -17,7 +17,8 @@ import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
 import { CheckpointTracker } from './checkpoint.tracker';
 import { LeaseTracker } from './lease.tracker';
 import { MongoRelayStore } from './mongo-relay.store';
-import { describeError, RelayEngine } from './relay.engine';
+import { describeError } from '../common/errors/describe-error';
+import { RelayEngine } from './relay.engine';
 import { OutboxRelayMetrics } from './relay.metrics';
 import type { ResolvedRelayOptions } from './relay.options';
 

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { OutboxEventRecord } from '../common/envelope';
 import type { OutboxPublisher, PublishOutcome } from '../publisher/outbox-publisher.interface';
+import { asError, describeError } from '../common/errors/describe-error';
 import { backoffDelay } from './backoff';
 import type { OutboxRelayMetrics } from './relay.metrics';
 import type { ResolvedRelayOptions } from './relay.options';
@@ -79,16 +80,6 @@ const noop: Settle = () => undefined;
 
 export function aggregateKey(ref: AggregateRef): string {
   return `${ref.aggregateType}\u0000${ref.aggregateId}`;
-}
-
-export function describeError(error: unknown): string {
-  const text =
-    error instanceof Error ? `${error.name}: ${error.message}` : `Error: ${String(error)}`;
-  return text.length > 2000 ? `${text.slice(0, 2000)}...` : text;
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
 
 /**
