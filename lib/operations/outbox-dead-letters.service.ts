@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { OutboxEventRecord } from '../common/envelope';
 import { OutboxError } from '../common/errors/outbox.error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
+import type { NewOutboxEvent, OutboxEventWriter } from '../events/outbox-event.writer';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import type { OutboxDeadLetter } from '../relay/mongo-relay.store';
 import { TransactionRunner } from '../transaction/transaction.runner';
@@ -25,6 +26,7 @@ export class OutboxDeadLetters {
   constructor(
     private readonly host: OutboxConnectionHost,
     private readonly runner: TransactionRunner,
+    @Inject(OUTBOX_EVENT_WRITER) private readonly writer: OutboxEventWriter,
     @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
   ) {}
 
@@ -52,10 +54,10 @@ export class OutboxDeadLetters {
    */
   async requeue(eventId: string): Promise<void> {
     await this.runner.run(async () => {
-      const session = this.runner.currentSession();
+      const session = this.runner.currentSession()!;
       const letter = await this.deadLetters.findOne({ eventId }, { session });
       if (!letter) throw new OutboxDeadLetterNotFoundError(eventId);
-      const event: Omit<OutboxEventRecord, '_id'> = {
+      const event: NewOutboxEvent = {
         eventId: letter.eventId,
         eventType: letter.eventType,
         aggregateType: letter.aggregateType,
@@ -66,9 +68,7 @@ export class OutboxDeadLetters {
         status: 'pending',
         attempts: 0,
       };
-      await this.host.connection
-        .collection(this.options.collections.outbox)
-        .insertOne(event, { session });
+      await this.writer.insert([event], session);
       await this.deadLetters.deleteOne({ eventId }, { session });
     });
     this.logger.log(`Dead-lettered event ${eventId} requeued into the outbox`);
