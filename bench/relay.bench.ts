@@ -1,10 +1,13 @@
 /* Relay benchmarks (`npm run bench -- relay`). Figures are printed, nothing is asserted.
  * 1. publisher level (Kafka only): KafkaPublisher vs the raw kafkajs producer, same messages,
  *    same batch size, same broker;
- * 2. relay from a pre-filled outbox of 100k events (MongoDB + Kafka) vs the raw producer, with
- *    the peak RSS of the process while the relay drains;
+ *    then the relay core (RelayEngine + KafkaPublisher, no database) on the same messages;
+ * 2. the relay, in its own process, draining a pre-filled outbox of 100k events (MongoDB +
+ *    Kafka) vs the raw producer, with that process's peak RSS;
  * 3. end-to-end latency at 200 events/s, commit -> received by a consumer (an upper bound of
  *    commit -> broker ack). */
+import { execFileSync, fork } from 'node:child_process';
+import { join } from 'node:path';
 import { Injectable, Logger, Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -18,12 +21,16 @@ import {
 } from '@nestjs/mongoose';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import type { Message } from 'kafkajs';
-import { Types } from 'mongoose';
+import { mongo as driver, Types } from 'mongoose';
 import type { Connection, Model } from 'mongoose';
 import { v7 as uuidv7 } from 'uuid';
-import { EmitsEvent, OutboxModule, OutboxRelayMetrics } from '../lib';
+import { EmitsEvent, OutboxModule, OutboxRelayMetrics, RELAY_DEFAULTS, RelayEngine } from '../lib';
 import type { OutboxEventRecord, RelayOptions } from '../lib';
+import type { OutboxRelayStore } from '../lib/relay/relay.store';
 import { KafkaPublisher, toKafkaMessage } from '../lib/publisher';
+import type { DrainReport } from './relay-drain.child';
+
+const { MongoClient } = driver;
 
 interface BenchContext {
   mongoUri?: string;
@@ -184,20 +191,70 @@ function relayOptions(ctx: BenchContext, prefix: string): RelayOptions {
   };
 }
 
-async function backlogDrain(ctx: BenchContext, kafka: Kafka): Promise<number> {
-  // PoppyDB drains a 100k backlog far too slowly to wait for (it is not MongoDB): 5k unless set.
-  const events = ctx.mongoKind === 'poppydb' && !process.env.RELAY_BENCH_EVENTS ? 5_000 : EVENTS;
-  if (events !== EVENTS) {
-    process.stdout.write(
-      `  (PoppyDB: backlog of ${events} events; RELAY_BENCH_EVENTS overrides)\n`,
+/**
+ * The drain process runs compiled JavaScript: under ts-node the TypeScript compiler alone
+ * would add about 100 MB to the RSS being measured.
+ */
+function compileDrainChild(): string {
+  const root = join(__dirname, '..');
+  execFileSync(
+    process.execPath,
+    [require.resolve('typescript/bin/tsc'), '-p', join(__dirname, 'tsconfig.child.json')],
+    { stdio: 'inherit' },
+  );
+  return join(root, 'node_modules/.cache/nestjs-outbox-bench/bench/relay-drain.child.js');
+}
+
+function forkDrainChild(
+  ctx: BenchContext,
+  db: string,
+  prefix: string,
+  events: number,
+): Promise<DrainReport> {
+  return new Promise((resolve, reject) => {
+    const child = fork(compileDrainChild(), [], {
+      execArgv: process.env.RELAY_BENCH_TRACE ? ['--expose-gc'] : [],
+      env: {
+        ...process.env,
+        NODE_OPTIONS: process.env.RELAY_BENCH_NODE_OPTIONS ?? '',
+        MONGODB_URI: dbUri(ctx, db, false),
+        BENCH_PREFIX: prefix,
+        BENCH_EVENTS: String(events),
+        BENCH_BATCH: String(BATCH),
+      },
+    });
+    let report: DrainReport | undefined;
+    child.on('message', (message) => (report = message as DrainReport));
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      report ? resolve(report) : reject(new Error(`the relay drain process exited with ${code}`)),
     );
+  });
+}
+
+async function topicSize(kafka: Kafka, topic: string): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+  } finally {
+    await admin.disconnect();
   }
+}
+
+const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(0)} MB`;
+
+/** The relay (its own process) draining a pre-filled outbox into Kafka. */
+async function backlogDrain(ctx: BenchContext, kafka: Kafka): Promise<number> {
+  const events = EVENTS;
   const db = `bench-relay-${suffix()}`;
   const prefix = `bench-${suffix()}.`;
-  await createTopic(kafka, `${prefix}Order`);
-  const writer = await startApp(ctx, db, false);
-  const connection = writer.get<Connection>(getConnectionToken());
-  const outbox = connection.collection('outbox');
+  const topic = `${prefix}Order`;
+  await createTopic(kafka, topic);
+  const client = new MongoClient(dbUri(ctx, db, false));
+  await client.connect();
+  const outbox = client.db().collection('outbox');
   const fillStarted = Date.now();
   for (let i = 0; i < events; i += 5000) {
     const n = Math.min(5000, events - i);
@@ -206,30 +263,90 @@ async function backlogDrain(ctx: BenchContext, kafka: Kafka): Promise<number> {
   process.stdout.write(
     `  (outbox pre-filled with ${events} pending events in ${((Date.now() - fillStarted) / 1000).toFixed(1)} s)\n`,
   );
-  let peakRss = process.memoryUsage().rss;
-  const baseRss = peakRss;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
-  const started = Date.now();
-  const relay = await startApp(ctx, db, relayOptions(ctx, prefix));
-  while ((await outbox.countDocuments({ status: 'pending' })) > 0)
-    await new Promise((r) => setTimeout(r, 200));
-  const seconds = (Date.now() - started) / 1000;
-  clearInterval(sampler);
-  const published = relay.get(OutboxRelayMetrics).published;
-  await relay.close();
-  await connection.dropDatabase().catch(() => undefined);
-  await writer.close();
-  const rate = events / seconds;
-  process.stdout.write(`relay draining a pre-filled outbox (${ctx.mongoKind}):\n`);
-  line(
-    `relay: ${events} pending events -> Kafka acks + marked published`,
-    `${rate.toFixed(0)} ev/s (${seconds.toFixed(1)} s, ${published} sends)`,
+  const report = await forkDrainChild(ctx, db, prefix, events);
+  const inKafka = await topicSize(kafka, topic);
+  const pending = await outbox.countDocuments({ status: 'pending' });
+  await client
+    .db()
+    .dropDatabase()
+    .catch(() => undefined);
+  await client.close();
+  const rate = events / report.markedSeconds;
+  process.stdout.write(
+    `relay draining a pre-filled outbox (${ctx.mongoKind}, relay in its own process):\n`,
   );
   line(
-    'peak RSS of this process while the relay drained',
-    `${(peakRss / 1048576).toFixed(0)} MB (before: ${(baseRss / 1048576).toFixed(0)} MB)`,
+    `relay.start() -> ${events} events acked by Kafka`,
+    `${(events / report.ackedSeconds).toFixed(0)} ev/s (${report.ackedSeconds.toFixed(1)} s)`,
+  );
+  line(
+    '... and all of them marked published in the outbox',
+    `${rate.toFixed(0)} ev/s (${report.markedSeconds.toFixed(1)} s)`,
+  );
+  line(
+    'messages in Kafka / events; still pending afterwards',
+    `${inKafka} / ${events} (${inKafka - events} duplicates); ${pending} pending`,
+  );
+  line(
+    'peak RSS of the relay process while draining',
+    `${mb(report.peakRss)} (app started, relay idle: ${mb(report.baseRss)})`,
+  );
+  line(
+    '  of which at peak: V8 heap in use / outside the heap',
+    `${mb(report.peakHeapUsed)} / ${mb(report.peakExternal)}`,
   );
   return rate;
+}
+
+/** A store that hands nothing out and keeps only what was marked: the relay core without a database. */
+class MarkOnlyStore implements OutboxRelayStore {
+  marked = 0;
+  findPending = async (): Promise<OutboxEventRecord[]> => [];
+  findPendingOfAggregate = async (): Promise<OutboxEventRecord[]> => [];
+  findPendingPage = async (): Promise<OutboxEventRecord[]> => [];
+  findRetryingAggregates = async (): Promise<[]> => [];
+  findStaleAggregates = async (): Promise<[]> => [];
+  markPublished = async (ids: readonly unknown[]): Promise<void> => {
+    this.marked += ids.length;
+  };
+  recordFailure = async (): Promise<void> => undefined;
+  deadLetter = async (): Promise<void> => undefined;
+  pendingStats = async (): Promise<{ count: number }> => ({ count: 0 });
+}
+
+/** RelayEngine (lanes, batching, bookkeeping) + KafkaPublisher, no MongoDB: the relay's own cost. */
+async function relayCore(ctx: BenchContext, kafka: Kafka): Promise<number> {
+  const topic = `bench-core-${suffix()}.Order`;
+  await createTopic(kafka, topic);
+  const events = Array.from({ length: EVENTS }, (_, i) => makeEvent(i));
+  const publisher = new KafkaPublisher({ brokers: ctx.kafkaBrokers, topic: () => topic });
+  await publisher.connect();
+  const store = new MarkOnlyStore();
+  const engine = new RelayEngine(
+    store,
+    publisher,
+    {
+      batchSize: BATCH,
+      maxInFlight: RELAY_DEFAULTS.maxInFlight,
+      maxAttempts: RELAY_DEFAULTS.maxAttempts,
+      backoff: RELAY_DEFAULTS.backoff,
+      publishConcurrency: Math.min(4, RELAY_DEFAULTS.maxInFlight / BATCH),
+    },
+    new OutboxRelayMetrics(),
+  );
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < events.length; i += BATCH) {
+    await engine.waitForCapacity();
+    for (const event of events.slice(i, i + BATCH)) engine.offer(event);
+  }
+  await engine.drained();
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await engine.close(1000);
+  await publisher.disconnect();
+  if (store.marked !== events.length) {
+    throw new Error(`relay core marked ${store.marked} of ${events.length} events`);
+  }
+  return events.length / seconds;
 }
 
 async function latency(ctx: BenchContext, kafka: Kafka): Promise<void> {
@@ -299,16 +416,20 @@ export async function runBench(ctx: BenchContext): Promise<void> {
     logLevel: logLevel.NOTHING,
   });
   const mongo = ctx.mongoKind !== 'none' && ctx.mongoUri;
-  // The drain runs first, so that its peak RSS is not inflated by the publisher-level part,
-  // which holds all its messages in memory.
-  const drained = mongo ? await backlogDrain(ctx, kafka) : undefined;
   const raw = await publisherLevel(ctx, kafka);
-  if (drained === undefined) {
+  const core = await relayCore(ctx, kafka);
+  line(
+    'relay core (engine + KafkaPublisher, no MongoDB), same messages',
+    `${core.toFixed(0)} ev/s`,
+  );
+  line('ratio relay core / raw kafkajs producer', (core / raw).toFixed(2));
+  if (!mongo) {
     process.stdout.write(
       'relay backlog drain, RSS and latency skipped: no MongoDB replica set in this run\n',
     );
     return;
   }
+  const drained = await backlogDrain(ctx, kafka);
   line('ratio relay drain / raw kafkajs producer (same batch size)', (drained / raw).toFixed(2));
   await latency(ctx, kafka);
 }

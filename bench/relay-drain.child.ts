@@ -1,0 +1,97 @@
+/* The relay alone in its own process, for the backlog-drain bench (forked by relay.bench.ts):
+ * so that its peak RSS is the relay's, not the bench's. It starts the app with the relay
+ * stopped, starts it, and reports over IPC when every event of the backlog was acknowledged
+ * by Kafka and marked published. Env: MONGODB_URI (with the bench database), BENCH_PREFIX,
+ * BENCH_EVENTS, BENCH_BATCH, RELAY_BENCH_OPTIONS (JSON merged into the relay options) and
+ * RELAY_BENCH_TRACE (print memory each second, after a forced GC: the live heap). */
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { getConnectionToken, MongooseModule } from '@nestjs/mongoose';
+import type { Connection } from 'mongoose';
+import { OutboxModule, OutboxRelay, OutboxRelayMetrics } from '../lib';
+
+export interface DrainReport {
+  /** RSS after the app started, before the relay did (bytes). */
+  baseRss: number;
+  peakRss: number;
+  /** Peak V8 heap in use, and peak memory outside it (Buffers, ArrayBuffers), bytes. */
+  peakHeapUsed: number;
+  peakExternal: number;
+  /** From `relay.start()` until Kafka acknowledged the whole backlog (the metrics count acks). */
+  ackedSeconds: number;
+  /** Until, in addition, no event of the backlog is pending any more. */
+  markedSeconds: number;
+  published: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function main(): Promise<void> {
+  Logger.overrideLogger(['error']);
+  const events = Number(process.env.BENCH_EVENTS);
+  const app = await NestFactory.createApplicationContext(
+    {
+      module: class RelayDrainBenchModule {},
+      imports: [
+        MongooseModule.forRoot(process.env.MONGODB_URI as string),
+        OutboxModule.forRoot({
+          relay: {
+            autoStart: false,
+            kafka: { brokers: (process.env.KAFKA_BROKERS as string).split(',') },
+            topicPrefix: process.env.BENCH_PREFIX,
+            batchSize: Number(process.env.BENCH_BATCH),
+            idleMs: 100,
+            ...JSON.parse(process.env.RELAY_BENCH_OPTIONS ?? '{}'),
+          },
+        }),
+      ],
+    } as never,
+    { logger: ['error'] },
+  );
+  const relay = app.get(OutboxRelay);
+  const metrics = app.get(OutboxRelayMetrics);
+  const outbox = app.get<Connection>(getConnectionToken()).collection('outbox');
+  const baseRss = process.memoryUsage().rss;
+  let peakRss = baseRss;
+  let peakHeapUsed = 0;
+  let peakExternal = 0;
+  const sample = (): void => {
+    if (process.env.RELAY_BENCH_TRACE) (globalThis as { gc?: () => void }).gc?.();
+    const usage = process.memoryUsage();
+    peakRss = Math.max(peakRss, usage.rss);
+    peakHeapUsed = Math.max(peakHeapUsed, usage.heapUsed);
+    peakExternal = Math.max(peakExternal, usage.external);
+    if (process.env.RELAY_BENCH_TRACE) {
+      process.stderr.write(
+        `rss ${usage.rss >> 20} heapTotal ${usage.heapTotal >> 20} heapUsed ${usage.heapUsed >> 20} external ${usage.external >> 20} ab ${usage.arrayBuffers >> 20} published ${metrics.published}\n`,
+      );
+    }
+  };
+  const sampler = setInterval(sample, process.env.RELAY_BENCH_TRACE ? 1000 : 50);
+  const started = process.hrtime.bigint();
+  const elapsed = (): number => Number(process.hrtime.bigint() - started) / 1e9;
+  await relay.start();
+  while (metrics.published < events) await sleep(10);
+  const ackedSeconds = elapsed();
+  while ((await outbox.countDocuments({ status: 'pending' })) > 0) await sleep(10);
+  const markedSeconds = elapsed();
+  clearInterval(sampler);
+  sample();
+  const report: DrainReport = {
+    baseRss,
+    peakRss,
+    peakHeapUsed,
+    peakExternal,
+    ackedSeconds,
+    markedSeconds,
+    published: metrics.published,
+  };
+  await app.close();
+  process.send?.(report, () => process.exit(0));
+}
+
+main().catch((error) => {
+  process.stderr.write(`relay drain child failed: ${error?.stack ?? error}\n`);
+  process.exit(1);
+});
