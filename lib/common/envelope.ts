@@ -24,6 +24,11 @@ export interface OutboxEventRecord extends OutboxEventInput {
   eventId: string;
   occurredAt: Date;
   status: OutboxEventStatus;
+  /**
+   * Position of the event in its aggregate (1, 2, 3, ...), in commit order; only with the
+   * `aggregateSequence` option. Sent as the `ce_sequence` header.
+   */
+  sequence?: number;
   /** Publish attempts so far (relay). */
   attempts: number;
   /** Earliest time of the next attempt after a failure (relay backoff). */
@@ -45,6 +50,8 @@ export const KAFKA_HEADERS = {
   source: 'ce_source',
   subject: 'ce_subject',
   time: 'ce_time',
+  /** CloudEvents sequence extension: the event's per-aggregate `sequence`, when stamped. */
+  sequence: 'ce_sequence',
   contentType: 'content-type',
   traceparent: 'traceparent',
   tracestate: 'tracestate',

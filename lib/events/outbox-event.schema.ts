@@ -16,6 +16,7 @@ export const OutboxEventSchema = new Schema<OutboxEventRecord>(
     payload: { type: Schema.Types.Mixed, required: true },
     headers: { type: Schema.Types.Mixed },
     occurredAt: { type: Date, required: true },
+    sequence: { type: Number },
     status: { type: String, required: true, enum: ['pending', 'published'], default: 'pending' },
     attempts: { type: Number, required: true, default: 0 },
     nextAttemptAt: { type: Date },

@@ -4,6 +4,7 @@ import type { OutboxEventRecord } from '../common/envelope';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { AggregateSequencer } from './aggregate-sequencer';
 import { getOutboxEventModel } from './outbox-event.schema';
 
 /** A new outbox row, as the write side inserts it. */
@@ -20,7 +21,10 @@ export interface OutboxEventWriter {
 /** Injection token of the `OutboxEventWriter`. */
 export const OUTBOX_EVENT_WRITER = Symbol('outbox:event_writer');
 
-/** The default writer: one `insertMany` through the outbox Model, in the given session. */
+/**
+ * The default writer: one `insertMany` through the outbox Model, in the given session (after one
+ * counter write per aggregate with `aggregateSequence`).
+ */
 @Injectable()
 export class MongooseOutboxEventWriter implements OutboxEventWriter {
   constructor(
@@ -29,8 +33,14 @@ export class MongooseOutboxEventWriter implements OutboxEventWriter {
   ) {}
 
   async insert(events: NewOutboxEvent[], session: ClientSession): Promise<void> {
+    const rows = this.options.aggregateSequence
+      ? await new AggregateSequencer(
+          this.host.connection,
+          this.options.collections.sequences,
+        ).stamp(events, session)
+      : events;
     // lean: the rows are complete and validated already; skips hydration and casting.
-    await this.model().insertMany(events, { session, lean: true, ordered: true });
+    await this.model().insertMany(rows, { session, lean: true, ordered: true });
   }
 
   async ensureIndexes(): Promise<void> {

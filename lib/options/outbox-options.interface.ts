@@ -13,6 +13,8 @@ export interface OutboxCollections {
   processedEvents?: string;
   /** Messages a consumer gave up on. Default `outbox_consumer_dead_letters`. */
   consumerDeadLetters?: string;
+  /** Per-aggregate counters of `aggregateSequence`. Default `outbox_sequences`. */
+  sequences?: string;
 }
 
 /** Options of `OutboxModule.forRoot()` / `forRootAsync()`. Unknown keys fail bootstrap. */
@@ -27,6 +29,16 @@ export interface OutboxModuleOptions {
   maxPayloadBytes?: number;
   /** Convert `bigint` payload values to decimal strings instead of rejecting them. Default false. */
   allowBigInt?: boolean;
+  /**
+   * Stamp each event with a per-aggregate `sequence` (1, 2, 3, ...) drawn in the emitting
+   * transaction from one counter document per aggregate (`collections.sequences`). Transactions
+   * that emit for the same aggregate then always write a common document, so MongoDB serializes
+   * them and sequence order is commit order. The relay orders by it on every path (the change
+   * stream and the recovery paths: drain, sweep, retries), and it is sent as the `ce_sequence`
+   * header. Costs one more write per aggregate per transaction. Default false: without it, the
+   * recovery paths order an aggregate's events by `_id` (see the README's guarantees).
+   */
+  aggregateSequence?: boolean;
   /** Create the library's indexes at bootstrap. Default true. */
   createIndexes?: boolean;
   /** The relay (change stream to Kafka). `false` for an app that only writes events. */

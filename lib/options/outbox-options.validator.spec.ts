@@ -22,9 +22,11 @@ describe('OutboxModule options', () => {
         relayState: 'outbox_relay_state',
         processedEvents: 'outbox_processed_events',
         consumerDeadLetters: 'outbox_consumer_dead_letters',
+        sequences: 'outbox_sequences',
       },
       maxPayloadBytes: 900_000,
       allowBigInt: false,
+      aggregateSequence: false,
       createIndexes: true,
     });
     expect(resolved).not.toHaveProperty('connectionName');
@@ -37,6 +39,7 @@ describe('OutboxModule options', () => {
       collections: { outbox: 'order_events', deadLetters: undefined },
       maxPayloadBytes: 1000,
       allowBigInt: true,
+      aggregateSequence: true,
       createIndexes: false,
       relay: false,
     });
@@ -46,6 +49,7 @@ describe('OutboxModule options', () => {
     expect(resolved).toMatchObject({
       maxPayloadBytes: 1000,
       allowBigInt: true,
+      aggregateSequence: true,
       createIndexes: false,
       relay: false,
     });
@@ -73,6 +77,7 @@ describe('OutboxModule options', () => {
     ['maxPayloadBytes', { maxPayloadBytes: '1000' }, 'maxPayloadBytes'],
     ['maxPayloadBytes', { maxPayloadBytes: 64 * 1024 * 1024 }, 'maxPayloadBytes'],
     ['allowBigInt', { allowBigInt: 'true' }, 'allowBigInt'],
+    ['aggregateSequence', { aggregateSequence: 'yes' }, 'aggregateSequence'],
     ['createIndexes', { createIndexes: 1 }, 'createIndexes'],
     ['relay', { relay: true }, 'relay'],
     ['consumer', { consumer: [] }, 'consumer'],

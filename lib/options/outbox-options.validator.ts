@@ -14,6 +14,7 @@ const TOP_LEVEL_KEYS: readonly (keyof OutboxModuleOptions)[] = [
   'collections',
   'maxPayloadBytes',
   'allowBigInt',
+  'aggregateSequence',
   'createIndexes',
   'relay',
   'consumer',
@@ -70,6 +71,11 @@ export function resolveOutboxOptions(raw: OutboxModuleOptions | undefined): Reso
     options.allowBigInt,
     OUTBOX_DEFAULTS.allowBigInt,
   );
+  const aggregateSequence = resolveBoolean(
+    'aggregateSequence',
+    options.aggregateSequence,
+    OUTBOX_DEFAULTS.aggregateSequence,
+  );
   const createIndexes = resolveBoolean(
     'createIndexes',
     options.createIndexes,
@@ -98,6 +104,7 @@ export function resolveOutboxOptions(raw: OutboxModuleOptions | undefined): Reso
     collections,
     maxPayloadBytes,
     allowBigInt,
+    aggregateSequence,
     createIndexes,
     relay,
     consumer,

@@ -7,6 +7,7 @@ export const OUTBOX_DEFAULT_COLLECTIONS: Readonly<Required<OutboxCollections>> =
   relayState: 'outbox_relay_state',
   processedEvents: 'outbox_processed_events',
   consumerDeadLetters: 'outbox_consumer_dead_letters',
+  sequences: 'outbox_sequences',
 });
 
 /** Defaults of the top-level options (relay and consumer defaults live in their own folders). */
@@ -14,6 +15,7 @@ export const OUTBOX_DEFAULTS = Object.freeze({
   /** Below Kafka's default 1 MB `message.max.bytes`, leaving room for key and headers. */
   maxPayloadBytes: 900_000,
   allowBigInt: false,
+  aggregateSequence: false,
   createIndexes: true,
 });
 

@@ -8,6 +8,7 @@ export interface ResolvedOutboxOptions {
   collections: Required<OutboxCollections>;
   maxPayloadBytes: number;
   allowBigInt: boolean;
+  aggregateSequence: boolean;
   createIndexes: boolean;
   relay: ResolvedRelayOptions | false;
   consumer: ResolvedConsumerOptions;

@@ -32,6 +32,10 @@ describe('toKafkaMessage (CloudEvents Kafka binding, binary mode)', () => {
       },
     });
   });
+  it('sends a stamped sequence as ce_sequence, and no such header without one', () => {
+    expect(toKafkaMessage({ ...event, sequence: 7 }).headers.ce_sequence).toBe('7');
+    expect(toKafkaMessage(event).headers).not.toHaveProperty('ce_sequence');
+  });
   it('takes a configured source', () => {
     expect(toKafkaMessage(event, '/orders').headers.ce_source).toBe('/orders');
     expect(toKafkaMessage(event, (e) => `/svc/${e.aggregateType}`).headers.ce_source).toBe(

@@ -35,6 +35,7 @@ export function toKafkaMessage(
         : source(event);
   headers[KAFKA_HEADERS.subject] = event.aggregateId;
   headers[KAFKA_HEADERS.time] = new Date(event.occurredAt).toISOString();
+  if (typeof event.sequence === 'number') headers[KAFKA_HEADERS.sequence] = String(event.sequence);
   headers[KAFKA_HEADERS.contentType] = 'application/json';
   return { key: event.aggregateId, value: JSON.stringify(event.payload), headers };
 }

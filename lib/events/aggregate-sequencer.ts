@@ -1,0 +1,54 @@
+import type { ClientSession, Connection } from 'mongoose';
+import type { NewOutboxEvent } from './outbox-event.writer';
+
+interface CounterDoc {
+  _id: string;
+  sequence: number;
+}
+
+/**
+ * Draws per-aggregate sequence numbers (option `aggregateSequence`) from one counter document
+ * per aggregate, inside the emitting transaction. Two transactions emitting for the same
+ * aggregate both write its counter, so MongoDB lets only one commit at a time (the other gets a
+ * write conflict and is retried): sequence order is commit order, without gaps, and an aborted
+ * transaction gives its numbers back.
+ */
+export class AggregateSequencer {
+  constructor(
+    private readonly connection: Connection,
+    private readonly collection: string,
+  ) {}
+
+  /** Returns `events` with `sequence` set, in the same order (one counter write per aggregate). */
+  async stamp(events: NewOutboxEvent[], session: ClientSession): Promise<NewOutboxEvent[]> {
+    const counts = new Map<string, number>();
+    for (const event of events) {
+      const key = counterKey(event);
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    const counters = this.connection.collection<CounterDoc>(this.collection);
+    const next = new Map<string, number>();
+    for (const [key, count] of counts) {
+      const doc = await counters.findOneAndUpdate(
+        { _id: key },
+        { $inc: { sequence: count } },
+        { upsert: true, returnDocument: 'after', session },
+      );
+      if (!doc || typeof doc.sequence !== 'number') {
+        throw new Error(`The sequence counter of aggregate ${key} could not be read back.`);
+      }
+      next.set(key, doc.sequence - count + 1);
+    }
+    return events.map((event) => {
+      const key = counterKey(event);
+      const sequence = next.get(key) as number;
+      next.set(key, sequence + 1);
+      return { ...event, sequence };
+    });
+  }
+}
+
+/** `_id` of an aggregate's counter, e.g. `Order/o-42` (an aggregateType cannot contain '/'). */
+function counterKey(event: Pick<NewOutboxEvent, 'aggregateType' | 'aggregateId'>): string {
+  return `${event.aggregateType}/${event.aggregateId}`;
+}
