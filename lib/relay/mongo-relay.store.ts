@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { mongo } from 'mongoose';
 import type { OutboxEventRecord } from '../common/envelope';
 import type { LeaseGrant } from './lease.tracker';
+import { AGGREGATE_ORDER } from './relay.store';
 import type {
   AggregateRef,
   DeadLetterRecord,
@@ -86,11 +87,14 @@ export class MongoRelayStore implements OutboxRelayStore, RelayStateStore {
         () => this.outbox.createIndex({ status: 1, _id: 1 }, { name: 'outbox_relay_pending' }),
       ],
       [
-        'outbox_relay_aggregate',
+        'outbox_relay_aggregate_order',
         () =>
           this.outbox.createIndex(
-            { aggregateType: 1, aggregateId: 1, _id: 1 },
-            { name: 'outbox_relay_aggregate', partialFilterExpression: { status: 'pending' } },
+            { aggregateType: 1, aggregateId: 1, ...AGGREGATE_ORDER },
+            {
+              name: 'outbox_relay_aggregate_order',
+              partialFilterExpression: { status: 'pending' },
+            },
           ),
       ],
       [
@@ -153,21 +157,16 @@ export class MongoRelayStore implements OutboxRelayStore, RelayStateStore {
   findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]> {
     return this.outbox
       .find({ aggregateType: ref.aggregateType, aggregateId: ref.aggregateId, status: 'pending' })
-      .sort({ _id: 1 })
+      .sort(AGGREGATE_ORDER)
       .limit(limit)
       .toArray();
   }
 
-  findPendingPage(afterId: unknown, until: Date, limit: number): Promise<OutboxEventRecord[]> {
+  pendingByAggregate(until: Date, batchSize: number): AsyncIterable<OutboxEventRecord> {
     return this.outbox
-      .find({
-        status: 'pending',
-        occurredAt: { $lte: until },
-        ...(afterId === undefined ? {} : { _id: { $gt: afterId as never } }),
-      })
-      .sort({ _id: 1 })
-      .limit(limit)
-      .toArray();
+      .find({ status: 'pending', occurredAt: { $lte: until } })
+      .sort({ aggregateType: 1, aggregateId: 1, ...AGGREGATE_ORDER })
+      .batchSize(batchSize);
   }
 
   async findRetryingAggregates(limit: number): Promise<Array<AggregateRef & { retryAt: Date }>> {

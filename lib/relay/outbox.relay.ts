@@ -460,20 +460,19 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     const relay = this.relayOptions as ResolvedRelayOptions;
     const store = this.store as MongoRelayStore;
     const until = new Date();
-    let afterId: unknown;
     let total = 0;
     term.draining = true;
     this.logger.log(
       'No usable stream position: publishing pending events from the outbox collection first.',
     );
     try {
-      while (term.active) {
-        await term.engine.waitForCapacity();
-        const page = await store.findPendingPage(afterId, until, relay.batchSize);
-        if (page.length === 0) break;
-        for (const event of page) term.engine.offer(event);
-        total += page.length;
-        afterId = page[page.length - 1]._id;
+      // Aggregate by aggregate, each in its order (not global _id order: with several writer
+      // processes, _id order within one second is not insertion order).
+      for await (const event of store.pendingByAggregate(until, relay.batchSize)) {
+        if (total % relay.batchSize === 0) await term.engine.waitForCapacity();
+        if (!term.active) break;
+        term.engine.offer(event);
+        total++;
       }
       await term.engine.drained();
     } finally {

@@ -24,16 +24,25 @@ export interface DeadLetterRecord {
 }
 
 /**
+ * An aggregate's events in order: by `sequence` when the write side stamps one
+ * (`aggregateSequence`: commit order), then by `_id` (insertion order).
+ */
+export const AGGREGATE_ORDER = { sequence: 1, _id: 1 } as const;
+
+/**
  * What the relay reads and writes in the outbox collection. The MongoDB implementation is
  * `MongoRelayStore`; unit specs use an in-memory one. All reads return `pending` events only.
  */
 export interface OutboxRelayStore {
   /** The pending ones among these `_id`s (any order). */
   findPending(ids: readonly unknown[]): Promise<OutboxEventRecord[]>;
-  /** Pending events of one aggregate, oldest first (`_id` order), at most `limit`. */
+  /** Pending events of one aggregate, in aggregate order (`AGGREGATE_ORDER`), at most `limit`. */
   findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]>;
-  /** Pending events in `_id` order after `afterId`, that occurred at or before `until`. */
-  findPendingPage(afterId: unknown, until: Date, limit: number): Promise<OutboxEventRecord[]>;
+  /**
+   * Every pending event that occurred at or before `until`, aggregate by aggregate, each in
+   * aggregate order (the drain). Read `batchSize` at a time; stopping early releases the cursor.
+   */
+  pendingByAggregate(until: Date, batchSize: number): AsyncIterable<OutboxEventRecord>;
   /** Aggregates whose events wait for a retry (a pending event has `nextAttemptAt`), earliest retry time. */
   findRetryingAggregates(limit: number): Promise<Array<AggregateRef & { retryAt: Date }>>;
   /** Aggregates with an event pending since before `before` and not waiting for a retry after `now`. */

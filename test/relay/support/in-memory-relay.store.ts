@@ -71,21 +71,22 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       .filter(
         (doc) => doc.aggregateType === ref.aggregateType && doc.aggregateId === ref.aggregateId,
       )
+      .sort(inAggregateOrder)
       .slice(0, limit)
       .map((doc) => this.copy(doc));
   }
 
-  async findPendingPage(
-    afterId: unknown,
-    until: Date,
-    limit: number,
-  ): Promise<OutboxEventRecord[]> {
+  async *pendingByAggregate(until: Date): AsyncIterable<OutboxEventRecord> {
     this.check();
-    return this.pending()
-      .filter((doc) => afterId === undefined || String(doc._id) > String(afterId))
+    const docs = this.pending()
       .filter((doc) => doc.occurredAt.getTime() <= until.getTime())
-      .slice(0, limit)
-      .map((doc) => this.copy(doc));
+      .sort(
+        (a, b) =>
+          a.aggregateType.localeCompare(b.aggregateType) ||
+          a.aggregateId.localeCompare(b.aggregateId) ||
+          inAggregateOrder(a, b),
+      );
+    for (const doc of docs) if (doc.status === 'pending') yield this.copy(doc);
   }
 
   async findRetryingAggregates(limit: number): Promise<Array<AggregateRef & { retryAt: Date }>> {
@@ -157,4 +158,12 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     const pending = this.pending();
     return { count: pending.length, oldestOccurredAt: pending[0]?.occurredAt };
   }
+}
+
+/** MongoDB's order for `AGGREGATE_ORDER`: a missing sequence sorts first, then `_id`. */
+function inAggregateOrder(a: Doc, b: Doc): number {
+  const sa = a.sequence ?? -Infinity;
+  const sb = b.sequence ?? -Infinity;
+  if (sa !== sb) return sa < sb ? -1 : 1;
+  return String(a._id) < String(b._id) ? -1 : String(a._id) > String(b._id) ? 1 : 0;
 }

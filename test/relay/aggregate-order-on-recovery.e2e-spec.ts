@@ -1,0 +1,95 @@
+import { Logger } from '@nestjs/common';
+import { Types } from 'mongoose';
+import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/options/outbox.defaults';
+import { MongoRelayStore } from '../../lib/relay/mongo-relay.store';
+import type { OutboxEventRecord } from '../../lib';
+import { createTopics, describeWith, uniqueName } from '../harness';
+import {
+  readAllAfterDrain,
+  startRelayApp,
+  testLogLevels,
+  testRelayOptions,
+} from './support/relay-app';
+import type { RelayTestApp } from './support/relay-app';
+
+jest.setTimeout(120_000);
+
+/**
+ * With several writer processes, `_id` order within one second is not insertion order; with
+ * `aggregateSequence` the stamped sequence is commit order. The recovery paths (drain, catch-up)
+ * must follow it. The events are inserted directly, with `_id` order contradicting `sequence`.
+ */
+describeWith(['mongodb', 'kafka'], 'the recovery paths follow aggregate order', () => {
+  let writer: RelayTestApp;
+  let relay: RelayTestApp | undefined;
+  let db: string;
+  let prefix: string;
+  const sequenced: OutboxEventRecord[] = [];
+  const plain: OutboxEventRecord[] = [];
+
+  const make = (aggregateId: string, n: number, sequence?: number): OutboxEventRecord => ({
+    _id: new Types.ObjectId(),
+    eventId: uniqueName(`evt-${aggregateId}-${n}`),
+    eventType: 'OrderPlaced',
+    aggregateType: 'Order',
+    aggregateId,
+    payload: { n },
+    occurredAt: new Date(),
+    status: 'pending',
+    attempts: 0,
+    ...(sequence === undefined ? {} : { sequence }),
+  });
+
+  beforeAll(async () => {
+    Logger.overrideLogger(testLogLevels());
+    db = uniqueName('relay-order');
+    prefix = `${uniqueName('order')}.`;
+    await createTopics([`${prefix}Order`]);
+    writer = await startRelayApp(db, false);
+    // _ids ascending, sequences 3, 1, 4, 2: insertion (_id) order is not commit order.
+    [3, 1, 4, 2].forEach((sequence, n) => sequenced.push(make('seq-1', n, sequence)));
+    for (let n = 0; n < 3; n++) plain.push(make('plain-1', n));
+    await writer.connection.collection('outbox').insertMany([...sequenced, ...plain] as never[]);
+  });
+  afterAll(async () => {
+    await relay?.close();
+    await writer?.connection.dropDatabase().catch(() => undefined);
+    await writer?.close();
+  });
+
+  it('the store reads an aggregate by sequence, then _id; the drain goes aggregate by aggregate', async () => {
+    const store = new MongoRelayStore(
+      writer.connection.db!,
+      OUTBOX_DEFAULT_COLLECTIONS,
+      'default',
+    );
+    const ofAggregate = await store.findPendingOfAggregate(
+      { aggregateType: 'Order', aggregateId: 'seq-1' },
+      10,
+    );
+    expect(ofAggregate.map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
+
+    const drained: OutboxEventRecord[] = [];
+    for await (const event of store.pendingByAggregate(new Date(), 2)) drained.push(event);
+    expect(drained.map((e) => `${e.aggregateId}:${e.sequence ?? String(e._id)}`)).toEqual([
+      ...plain.map((e) => `plain-1:${String(e._id)}`),
+      'seq-1:1',
+      'seq-1:2',
+      'seq-1:3',
+      'seq-1:4',
+    ]);
+  });
+
+  it('a relay draining the collection publishes each aggregate in its order', async () => {
+    relay = await startRelayApp(db, testRelayOptions(prefix));
+    const records = await readAllAfterDrain(writer.connection, `${prefix}Order`, 60_000, 4000);
+    const seq = records.filter((r) => r.key === 'seq-1');
+    expect(seq.map((r) => r.headers.ce_sequence)).toEqual(['1', '2', '3', '4']);
+    expect(seq.map((r) => r.headers.ce_id)).toEqual(
+      [...sequenced].sort((a, b) => a.sequence! - b.sequence!).map((e) => e.eventId),
+    );
+    const unsequenced = records.filter((r) => r.key === 'plain-1');
+    expect(unsequenced.map((r) => r.headers.ce_id)).toEqual(plain.map((e) => e.eventId));
+    expect(unsequenced.every((r) => r.headers.ce_sequence === undefined)).toBe(true);
+  });
+});
