@@ -1,7 +1,8 @@
 /**
  * Write-side benchmark: what do `@Transactional` + `@EmitsEvent` cost over a hand-written
  * `session.withTransaction` doing the same two inserts (one domain row, one outbox row)?
- * Prints median latency, calls/s and the ratio, at concurrency 1 and (real MongoDB only) 16.
+ * Prints median latency, calls/s and the ratio, at concurrency 1 and (real MongoDB only) 16;
+ * then the same with `aggregateSequence` (one counter write more per transaction).
  */
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
@@ -111,6 +112,57 @@ async function measure(
   return { medianMs: median(latencies), callsPerSecond: calls / seconds };
 }
 
+async function startBenchApp(
+  uri: string,
+  options: { aggregateSequence: boolean },
+): Promise<INestApplicationContext> {
+  return NestFactory.createApplicationContext(
+    {
+      module: class WriteSideBenchModule {},
+      imports: [
+        MongooseModule.forRoot(uri),
+        OutboxModule.forRoot({ relay: false, ...options }),
+        BenchItemsModule,
+      ],
+    },
+    { logger: ['error', 'warn'] },
+  );
+}
+
+/** Interleaved rounds of the decorated call and the hand-written baseline, one line per level. */
+async function compare(app: INestApplicationContext, label: string, levels: number[]) {
+  const connection = app.get<Connection>(getConnectionToken());
+  const service = app.get(BenchService);
+  const decorated = (id: string, n: number) => service.create(id, n);
+  const baseline = handWritten(connection, connection.model<Item>('BenchItem'));
+  await measure(decorated, 30, 1); // warm-up
+  await measure(baseline, 30, 1);
+  for (const concurrency of levels) {
+    const calls = concurrency === 1 ? 200 : 800;
+    const rounds: { decorated: Measurement[]; baseline: Measurement[] } = {
+      decorated: [],
+      baseline: [],
+    };
+    // Interleaved rounds, so drift (cache, journal) hits both alike.
+    for (let round = 0; round < 3; round++) {
+      rounds.baseline.push(await measure(baseline, calls, concurrency));
+      rounds.decorated.push(await measure(decorated, calls, concurrency));
+    }
+    const summarize = (ms: Measurement[]) => ({
+      medianMs: median(ms.map((m) => m.medianMs)),
+      callsPerSecond: median(ms.map((m) => m.callsPerSecond)),
+    });
+    const d = summarize(rounds.decorated);
+    const b = summarize(rounds.baseline);
+    console.log(
+      `  concurrency ${String(concurrency).padStart(2)}: ` +
+        `${label} median ${d.medianMs.toFixed(2)} ms, ${d.callsPerSecond.toFixed(0)} calls/s | ` +
+        `hand-written withTransaction median ${b.medianMs.toFixed(2)} ms, ${b.callsPerSecond.toFixed(0)} calls/s | ` +
+        `latency ratio ${(d.medianMs / b.medianMs).toFixed(2)}x, throughput ratio ${(d.callsPerSecond / b.callsPerSecond).toFixed(2)}x`,
+    );
+  }
+}
+
 export async function runBench(ctx: BenchContext): Promise<void> {
   if (ctx.mongoKind === 'none' || !ctx.mongoUri) {
     console.log('write-side bench: skipped, no MongoDB replica set in this run (set MONGODB_URI).');
@@ -118,54 +170,27 @@ export async function runBench(ctx: BenchContext): Promise<void> {
   }
   const url = new URL(ctx.mongoUri);
   url.pathname = `/bench_ws_${Date.now().toString(36)}`;
-  const app: INestApplicationContext = await NestFactory.createApplicationContext(
-    {
-      module: class WriteSideBenchModule {},
-      imports: [
-        MongooseModule.forRoot(url.toString()),
-        OutboxModule.forRoot({ relay: false }),
-        BenchItemsModule,
-      ],
-    },
-    { logger: ['error', 'warn'] },
+  const levels = ctx.mongoKind === 'mongodb' ? [1, 16] : [1];
+  console.log(
+    `write-side bench on ${ctx.mongoKind === 'mongodb' ? 'real MongoDB' : 'PoppyDB (not MongoDB: numbers are indicative only; concurrency 16 skipped, its transactions are not concurrent)'}`,
   );
-  const connection = app.get<Connection>(getConnectionToken());
-  try {
-    const service = app.get(BenchService);
-    const decorated = (id: string, n: number) => service.create(id, n);
-    const baseline = handWritten(connection, connection.model<Item>('BenchItem'));
-    const levels = ctx.mongoKind === 'mongodb' ? [1, 16] : [1];
-    console.log(
-      `write-side bench on ${ctx.mongoKind === 'mongodb' ? 'real MongoDB' : 'PoppyDB (not MongoDB: numbers are indicative only; concurrency 16 skipped, its transactions are not concurrent)'}`,
-    );
-    await measure(decorated, 30, 1); // warm-up
-    await measure(baseline, 30, 1);
-    for (const concurrency of levels) {
-      const calls = concurrency === 1 ? 200 : 800;
-      const rounds: { decorated: Measurement[]; baseline: Measurement[] } = {
-        decorated: [],
-        baseline: [],
-      };
-      // Interleaved rounds, so drift (cache, journal) hits both alike.
-      for (let round = 0; round < 3; round++) {
-        rounds.baseline.push(await measure(baseline, calls, concurrency));
-        rounds.decorated.push(await measure(decorated, calls, concurrency));
+  // One app at a time: two OutboxModules on the same connection name in one process share one runtime.
+  const variants = [
+    { label: '@Transactional+@EmitsEvent', aggregateSequence: false },
+    { label: 'the same with aggregateSequence', aggregateSequence: true },
+  ];
+  for (const { label, aggregateSequence } of variants) {
+    const app = await startBenchApp(url.toString(), { aggregateSequence });
+    try {
+      await compare(app, label, levels);
+    } finally {
+      if (aggregateSequence) {
+        await app
+          .get<Connection>(getConnectionToken())
+          .dropDatabase()
+          .catch(() => undefined);
       }
-      const summarize = (ms: Measurement[]) => ({
-        medianMs: median(ms.map((m) => m.medianMs)),
-        callsPerSecond: median(ms.map((m) => m.callsPerSecond)),
-      });
-      const d = summarize(rounds.decorated);
-      const b = summarize(rounds.baseline);
-      console.log(
-        `  concurrency ${String(concurrency).padStart(2)}: ` +
-          `@Transactional+@EmitsEvent median ${d.medianMs.toFixed(2)} ms, ${d.callsPerSecond.toFixed(0)} calls/s | ` +
-          `hand-written withTransaction median ${b.medianMs.toFixed(2)} ms, ${b.callsPerSecond.toFixed(0)} calls/s | ` +
-          `latency ratio ${(d.medianMs / b.medianMs).toFixed(2)}x, throughput ratio ${(d.callsPerSecond / b.callsPerSecond).toFixed(2)}x`,
-      );
+      await app.close();
     }
-  } finally {
-    await connection.dropDatabase().catch(() => undefined);
-    await app.close();
   }
 }
