@@ -58,11 +58,7 @@ describeWith(['mongodb', 'kafka'], 'the recovery paths follow aggregate order', 
   });
 
   it('the store reads an aggregate by sequence, then _id; the drain goes aggregate by aggregate', async () => {
-    const store = new MongoRelayStore(
-      writer.connection.db!,
-      OUTBOX_DEFAULT_COLLECTIONS,
-      'default',
-    );
+    const store = new MongoRelayStore(writer.connection.db!, OUTBOX_DEFAULT_COLLECTIONS, 'default');
     const ofAggregate = await store.findPendingOfAggregate(
       { aggregateType: 'Order', aggregateId: 'seq-1' },
       10,

@@ -53,7 +53,6 @@ describeWith(['mongodb'], 'aggregateSequence: events numbered per aggregate', ()
     const rows = await ctx.outbox();
     expect(sequencesOf(rows, 'r-1')).toEqual([1]);
   });
-
 });
 
 describeWith(['mongodb'], 'aggregateSequence is off by default', () => {
@@ -97,8 +96,8 @@ describeWith(
     it('16 concurrent calls: sequences 1..16, committed in that order', async () => {
       const calls = 16;
       const committed: number[] = [];
-      stream = ctx.connection.db!
-        .collection('outbox')
+      stream = ctx.connection
+        .db!.collection('outbox')
         .watch([{ $match: { operationType: 'insert' } }]);
       stream.on('change', (change: { fullDocument?: OutboxEventRecord }) => {
         committed.push(change.fullDocument?.sequence as number);
