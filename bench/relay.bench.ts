@@ -303,7 +303,7 @@ class MarkOnlyStore implements OutboxRelayStore {
   marked = 0;
   findPending = async (): Promise<OutboxEventRecord[]> => [];
   findPendingOfAggregate = async (): Promise<OutboxEventRecord[]> => [];
-  pendingByAggregate = async function* (): AsyncIterable<OutboxEventRecord> {};
+  findPendingPage = async (): Promise<OutboxEventRecord[]> => [];
   findRetryingAggregates = async (): Promise<[]> => [];
   findStaleAggregates = async (): Promise<[]> => [];
   markPublished = async (ids: readonly unknown[]): Promise<void> => {

@@ -32,6 +32,9 @@ export class AppModule {
           imports: [configModule],
           inject: [SAMPLE_CONFIG],
           useFactory: (cfg: SampleConfig): OutboxModuleOptions => ({
+            // Number each order's events (1 = created, 2 = cancelled) in commit order, on every
+            // path of the relay; consumers see it in the ce_sequence header.
+            aggregateSequence: true,
             relay: cfg.parts.has('relay')
               ? {
                   kafka: { brokers: cfg.kafkaBrokers, clientId: 'orders-relay' },

@@ -44,6 +44,25 @@ const DUPLICATE_KEY = 11000;
 const INDEX_OPTIONS_CONFLICT = 85;
 const INDEX_KEY_SPECS_CONFLICT = 86;
 
+/**
+ * Keyset condition "after `last`" in the drain's order (aggregateType, aggregateId, sequence,
+ * _id), where a missing `sequence` sorts before any number, as in MongoDB.
+ */
+function afterInDrainOrder(last: OutboxEventRecord): mongo.Filter<OutboxDoc> {
+  const { aggregateType, aggregateId, sequence, _id } = last;
+  const later =
+    typeof sequence === 'number'
+      ? [{ sequence: { $gt: sequence } }, { sequence, _id: { $gt: _id } }]
+      : [{ sequence: { $exists: true } }, { sequence: { $exists: false }, _id: { $gt: _id } }];
+  return {
+    $or: [
+      { aggregateType: { $gt: aggregateType } },
+      { aggregateType, aggregateId: { $gt: aggregateId } },
+      { aggregateType, aggregateId, $or: later },
+    ],
+  } as mongo.Filter<OutboxDoc>;
+}
+
 function code(error: unknown): unknown {
   return (error as { code?: unknown } | null)?.code;
 }
@@ -162,11 +181,20 @@ export class MongoRelayStore implements OutboxRelayStore, RelayStateStore {
       .toArray();
   }
 
-  pendingByAggregate(until: Date, batchSize: number): AsyncIterable<OutboxEventRecord> {
+  findPendingPage(
+    after: OutboxEventRecord | undefined,
+    until: Date,
+    limit: number,
+  ): Promise<OutboxEventRecord[]> {
     return this.outbox
-      .find({ status: 'pending', occurredAt: { $lte: until } })
+      .find({
+        status: 'pending',
+        occurredAt: { $lte: until },
+        ...(after ? afterInDrainOrder(after) : {}),
+      })
       .sort({ aggregateType: 1, aggregateId: 1, ...AGGREGATE_ORDER })
-      .batchSize(batchSize);
+      .limit(limit)
+      .toArray();
   }
 
   async findRetryingAggregates(limit: number): Promise<Array<AggregateRef & { retryAt: Date }>> {

@@ -467,12 +467,16 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     );
     try {
       // Aggregate by aggregate, each in its order (not global _id order: with several writer
-      // processes, _id order within one second is not insertion order).
-      for await (const event of store.pendingByAggregate(until, relay.batchSize)) {
-        if (total % relay.batchSize === 0) await term.engine.waitForCapacity();
-        if (!term.active) break;
-        term.engine.offer(event);
-        total++;
+      // processes, _id order within one second is not insertion order). Pages, not one long
+      // cursor: a broker outage may hold the drain longer than a cursor's idle timeout.
+      let after: OutboxEventRecord | undefined;
+      while (term.active) {
+        await term.engine.waitForCapacity();
+        const page = await store.findPendingPage(after, until, relay.batchSize);
+        if (page.length === 0) break;
+        for (const event of page) term.engine.offer(event);
+        total += page.length;
+        after = page[page.length - 1];
       }
       await term.engine.drained();
     } finally {

@@ -39,10 +39,15 @@ export interface OutboxRelayStore {
   /** Pending events of one aggregate, in aggregate order (`AGGREGATE_ORDER`), at most `limit`. */
   findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]>;
   /**
-   * Every pending event that occurred at or before `until`, aggregate by aggregate, each in
-   * aggregate order (the drain). Read `batchSize` at a time; stopping early releases the cursor.
+   * The drain's pages: pending events that occurred at or before `until`, aggregate by
+   * aggregate (by type, then id), each in aggregate order, after the event `after` of the
+   * previous page, at most `limit`.
    */
-  pendingByAggregate(until: Date, batchSize: number): AsyncIterable<OutboxEventRecord>;
+  findPendingPage(
+    after: OutboxEventRecord | undefined,
+    until: Date,
+    limit: number,
+  ): Promise<OutboxEventRecord[]>;
   /** Aggregates whose events wait for a retry (a pending event has `nextAttemptAt`), earliest retry time. */
   findRetryingAggregates(limit: number): Promise<Array<AggregateRef & { retryAt: Date }>>;
   /** Aggregates with an event pending since before `before` and not waiting for a retry after `now`. */

@@ -75,6 +75,7 @@ describeWith(['mongodb', 'kafka'], 'sample app', () => {
       (r) => r.key === orderId,
     );
     expect(records.map((r) => r.headers.ce_type)).toEqual(['OrderCreated', 'OrderCancelled']);
+    expect(records.map((r) => r.headers.ce_sequence)).toEqual(['1', '2']);
     expect(JSON.parse(records[0].value!)).toEqual({
       orderId,
       customerId: 'carol',

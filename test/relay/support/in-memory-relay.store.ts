@@ -76,17 +76,18 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       .map((doc) => this.copy(doc));
   }
 
-  async *pendingByAggregate(until: Date): AsyncIterable<OutboxEventRecord> {
+  async findPendingPage(
+    after: OutboxEventRecord | undefined,
+    until: Date,
+    limit: number,
+  ): Promise<OutboxEventRecord[]> {
     this.check();
-    const docs = this.pending()
+    return this.pending()
       .filter((doc) => doc.occurredAt.getTime() <= until.getTime())
-      .sort(
-        (a, b) =>
-          a.aggregateType.localeCompare(b.aggregateType) ||
-          a.aggregateId.localeCompare(b.aggregateId) ||
-          inAggregateOrder(a, b),
-      );
-    for (const doc of docs) if (doc.status === 'pending') yield this.copy(doc);
+      .filter((doc) => after === undefined || inDrainOrder(after as Doc, doc) < 0)
+      .sort(inDrainOrder)
+      .slice(0, limit)
+      .map((doc) => this.copy(doc));
   }
 
   async findRetryingAggregates(limit: number): Promise<Array<AggregateRef & { retryAt: Date }>> {
@@ -158,6 +159,16 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     const pending = this.pending();
     return { count: pending.length, oldestOccurredAt: pending[0]?.occurredAt };
   }
+}
+
+/** The drain's order: aggregate by aggregate (binary string order, as MongoDB), then aggregate order. */
+function inDrainOrder(a: Doc, b: Doc): number {
+  const byString = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
+  return (
+    byString(a.aggregateType, b.aggregateType) ||
+    byString(a.aggregateId, b.aggregateId) ||
+    inAggregateOrder(a, b)
+  );
 }
 
 /** MongoDB's order for `AGGREGATE_ORDER`: a missing sequence sorts first, then `_id`. */
