@@ -1,6 +1,8 @@
 import type { ClientSession, Connection } from 'mongoose';
 import type { NewOutboxEvent } from './outbox-event.writer';
 
+const NAMESPACE_EXISTS = 48;
+
 interface CounterDoc {
   _id: string;
   sequence: number;
@@ -18,6 +20,19 @@ export class AggregateSequencer {
     private readonly connection: Connection,
     private readonly collection: string,
   ) {}
+
+  async ensureCollection(): Promise<void> {
+    const db = this.connection.db;
+    if (!db) return;
+    const existing = await db.listCollections({ name: this.collection }).toArray();
+    if (existing.length > 0) return;
+    try {
+      await db.createCollection(this.collection);
+    } catch (error) {
+      // Another instance created it meanwhile.
+      if ((error as { code?: unknown }).code !== NAMESPACE_EXISTS) throw error;
+    }
+  }
 
   /** Returns `events` with `sequence` set, in the same order (one counter write per aggregate). */
   async stamp(events: NewOutboxEvent[], session: ClientSession): Promise<NewOutboxEvent[]> {

@@ -14,7 +14,7 @@ export type NewOutboxEvent = Omit<OutboxEventRecord, '_id'>;
 export interface OutboxEventWriter {
   /** Inserts `events` in the transaction of `session` (one round trip). */
   insert(events: NewOutboxEvent[], session: ClientSession): Promise<void>;
-  /** Creates the write side's indexes (unique `eventId`). */
+  /** Creates the write side's indexes (unique `eventId`) and, if used, the counters' collection. */
   ensureIndexes(): Promise<void>;
 }
 
@@ -34,10 +34,7 @@ export class MongooseOutboxEventWriter implements OutboxEventWriter {
 
   async insert(events: NewOutboxEvent[], session: ClientSession): Promise<void> {
     const rows = this.options.aggregateSequence
-      ? await new AggregateSequencer(
-          this.host.connection,
-          this.options.collections.sequences,
-        ).stamp(events, session)
+      ? await this.sequencer().stamp(events, session)
       : events;
     // lean: the rows are complete and validated already; skips hydration and casting.
     await this.model().insertMany(rows, { session, lean: true, ordered: true });
@@ -45,6 +42,15 @@ export class MongooseOutboxEventWriter implements OutboxEventWriter {
 
   async ensureIndexes(): Promise<void> {
     await this.model().createIndexes();
+    if (this.options.aggregateSequence) {
+      // Created up front: a collection created implicitly inside concurrent transactions
+      // makes them conflict on the creation itself.
+      await this.sequencer().ensureCollection();
+    }
+  }
+
+  private sequencer(): AggregateSequencer {
+    return new AggregateSequencer(this.host.connection, this.options.collections.sequences);
   }
 
   private model() {
