@@ -38,7 +38,7 @@ interface Item {
  * - `blocked`: an event waits for its retry; new events of the aggregate are left in the
  *   collection (pending) and read back from there when the retry is due.
  * - `catchup`: the aggregate's pending events are read from the collection page by page,
- *   oldest first; events arriving meanwhile are left there too (and cause one more page).
+ *   in aggregate order; events arriving meanwhile are left there too (and cause one more page).
  */
 type LaneMode = 'live' | 'blocked' | 'catchup';
 

@@ -25,7 +25,7 @@ export interface DeadLetterRecord {
 
 /**
  * An aggregate's events in order: by `sequence` when the write side stamps one
- * (`aggregateSequence`: commit order), then by `_id` (insertion order).
+ * (`aggregateSequence`: commit order), then by `_id` (insertion order within one process).
  */
 export const AGGREGATE_ORDER = { sequence: 1, _id: 1 } as const;
 
