@@ -22,14 +22,10 @@ export class AggregateSequencer {
   ) {}
 
   async ensureCollection(): Promise<void> {
-    const db = this.connection.db;
-    if (!db) return;
-    const existing = await db.listCollections({ name: this.collection }).toArray();
-    if (existing.length > 0) return;
     try {
-      await db.createCollection(this.collection);
+      await this.connection.createCollection(this.collection);
     } catch (error) {
-      // Another instance created it meanwhile.
+      // It exists already (created by another instance, or at an earlier start).
       if ((error as { code?: unknown }).code !== NAMESPACE_EXISTS) throw error;
     }
   }
