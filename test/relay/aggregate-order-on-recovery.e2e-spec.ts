@@ -1,16 +1,9 @@
-import { Logger } from '@nestjs/common';
 import { Types } from 'mongoose';
 import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/options/outbox.defaults';
 import { MongoRelayStore } from '../../lib/relay/mongo-relay.store';
 import type { OutboxEventRecord } from '../../lib';
-import { createTopics, describeWith, uniqueName } from '../harness';
-import {
-  readAllAfterDrain,
-  startRelayApp,
-  testLogLevels,
-  testRelayOptions,
-} from './support/relay-app';
-import type { RelayTestApp } from './support/relay-app';
+import { describeWith, uniqueName } from '../harness';
+import { readAllAfterDrain, relayTestBed } from './support/relay-app';
 
 jest.setTimeout(120_000);
 
@@ -20,10 +13,7 @@ jest.setTimeout(120_000);
  * must follow it. The events are inserted directly, with `_id` order contradicting `sequence`.
  */
 describeWith(['mongodb', 'kafka'], 'the recovery paths follow aggregate order', () => {
-  let writer: RelayTestApp;
-  let relay: RelayTestApp | undefined;
-  let db: string;
-  let prefix: string;
+  const bed = relayTestBed('order');
   const sequenced: OutboxEventRecord[] = [];
   const plain: OutboxEventRecord[] = [];
 
@@ -41,24 +31,20 @@ describeWith(['mongodb', 'kafka'], 'the recovery paths follow aggregate order', 
   });
 
   beforeAll(async () => {
-    Logger.overrideLogger(testLogLevels());
-    db = uniqueName('relay-order');
-    prefix = `${uniqueName('order')}.`;
-    await createTopics([`${prefix}Order`]);
-    writer = await startRelayApp(db, false);
     // _ids ascending, sequences 3, 1, 4, 2: insertion (_id) order is not commit order.
     [3, 1, 4, 2].forEach((sequence, n) => sequenced.push(make('seq-1', n, sequence)));
     for (let n = 0; n < 3; n++) plain.push(make('plain-1', n));
-    await writer.connection.collection('outbox').insertMany([...sequenced, ...plain] as never[]);
-  });
-  afterAll(async () => {
-    await relay?.close();
-    await writer?.connection.dropDatabase().catch(() => undefined);
-    await writer?.close();
+    await bed.writer.connection
+      .collection('outbox')
+      .insertMany([...sequenced, ...plain] as never[]);
   });
 
   it('the store reads an aggregate by sequence, then _id; the drain goes aggregate by aggregate', async () => {
-    const store = new MongoRelayStore(writer.connection.db!, OUTBOX_DEFAULT_COLLECTIONS, 'default');
+    const store = new MongoRelayStore(
+      bed.writer.connection.db!,
+      OUTBOX_DEFAULT_COLLECTIONS,
+      'default',
+    );
     const ofAggregate = await store.findPendingOfAggregate(
       { aggregateType: 'Order', aggregateId: 'seq-1' },
       10,
@@ -81,8 +67,8 @@ describeWith(['mongodb', 'kafka'], 'the recovery paths follow aggregate order', 
   });
 
   it('a relay draining the collection publishes each aggregate in its order', async () => {
-    relay = await startRelayApp(db, testRelayOptions(prefix));
-    const records = await readAllAfterDrain(writer.connection, `${prefix}Order`, 60_000, 4000);
+    await bed.startRelay();
+    const records = await readAllAfterDrain(bed.writer.connection, bed.topic, 60_000, 4000);
     const seq = records.filter((r) => r.key === 'seq-1');
     expect(seq.map((r) => r.headers.ce_sequence)).toEqual(['1', '2', '3', '4']);
     expect(seq.map((r) => r.headers.ce_id)).toEqual(

@@ -1,6 +1,5 @@
-import { Logger } from '@nestjs/common';
-import { createTopics, describeWith, readTopic, uniqueName } from '../harness';
-import { startRelayApp, testLogLevels, testRelayOptions, waitFor } from './support/relay-app';
+import { describeWith, readTopic } from '../harness';
+import { relayTestBed, waitFor } from './support/relay-app';
 import type { RelayTestApp } from './support/relay-app';
 
 jest.setTimeout(180_000);
@@ -9,30 +8,19 @@ describeWith(
   ['mongodb', 'kafka'],
   'a committed @Transactional + @EmitsEvent call reaches Kafka through the relay',
   () => {
-    let writer: RelayTestApp;
+    const bed = relayTestBed('e2e');
     let relay: RelayTestApp;
-    let prefix: string;
 
     beforeAll(async () => {
-      Logger.overrideLogger(testLogLevels());
-      const db = uniqueName('relay-e2e');
-      prefix = `${uniqueName('e2e')}.`;
-      await createTopics([`${prefix}Order`]);
-      writer = await startRelayApp(db, false);
-      relay = await startRelayApp(db, testRelayOptions(prefix));
-    });
-    afterAll(async () => {
-      await relay?.close();
-      await writer?.connection.dropDatabase().catch(() => undefined);
-      await writer?.close();
+      relay = await bed.startRelay();
     });
 
     it('produces exactly the expected message and marks the event published', async () => {
-      await writer.orders.place('ord-1', 'agg-1', 1);
-      const [stored] = await writer.connection.collection('outbox').find({}).toArray();
-      const [record] = await readTopic(`${prefix}Order`, { count: 1, timeoutMs: 30_000 });
+      await bed.writer.orders.place('ord-1', 'agg-1', 1);
+      const [stored] = await bed.writer.connection.collection('outbox').find({}).toArray();
+      const [record] = await readTopic(bed.topic, { count: 1, timeoutMs: 30_000 });
       expect(record).toMatchObject({
-        topic: `${prefix}Order`,
+        topic: bed.topic,
         key: 'agg-1',
         value: JSON.stringify({ orderId: 'ord-1', seq: 1 }),
         headers: {
@@ -48,12 +36,12 @@ describeWith(
       });
       await waitFor(
         async () =>
-          (await writer.connection.collection('outbox').findOne({ eventId: stored.eventId }))
+          (await bed.writer.connection.collection('outbox').findOne({ eventId: stored.eventId }))
             ?.status === 'published',
         10_000,
         'the event to be marked published',
       );
-      const published = await writer.connection
+      const published = await bed.writer.connection
         .collection('outbox')
         .findOne({ eventId: stored.eventId });
       expect(published?.publishedAt).toBeInstanceOf(Date);
@@ -62,7 +50,7 @@ describeWith(
     });
 
     it('creates the relay indexes, including the retention TTL on publishedAt', async () => {
-      const indexes = await writer.connection.collection('outbox').indexes();
+      const indexes = await bed.writer.connection.collection('outbox').indexes();
       const ttl = indexes.find((index) => index.name === 'outbox_relay_retention');
       expect(ttl?.expireAfterSeconds).toBe(7 * 24 * 3600);
       expect(indexes.map((index) => index.name)).toEqual(

@@ -1,13 +1,11 @@
-import { Logger } from '@nestjs/common';
-import { createTopics, describeWith, testServers, uniqueName } from '../harness';
+import { describeWith, testServers } from '../harness';
 import {
   readAllAfterDrain,
+  relayTestBed,
   startRelayApp,
-  testLogLevels,
   testRelayOptions,
   waitFor,
 } from './support/relay-app';
-import type { RelayTestApp } from './support/relay-app';
 
 jest.setTimeout(180_000);
 
@@ -15,26 +13,12 @@ describeWith(
   ['mongodb', 'kafka'],
   'an unusable resume token: the relay recovers from the collection',
   () => {
-    let writer: RelayTestApp;
-    let prefix: string;
-    let db: string;
-
-    beforeAll(async () => {
-      Logger.overrideLogger(testLogLevels());
-      db = uniqueName('relay-lost');
-      prefix = `${uniqueName('lost')}.`;
-      await createTopics([`${prefix}Order`]);
-      writer = await startRelayApp(db, false);
-    });
-    afterAll(async () => {
-      await writer?.connection.dropDatabase().catch(() => undefined);
-      await writer?.close();
-    });
+    const bed = relayTestBed('lost');
 
     it('publishes what was written while it was down, counts a recovery, and follows the stream again', async () => {
-      const options = testRelayOptions(prefix);
-      let relay = await startRelayApp(db, options);
-      for (let i = 0; i < 20; i++) await writer.orders.place(`a-${i}`, `agg-${i % 4}`, i);
+      const options = testRelayOptions(bed.prefix);
+      let relay = await startRelayApp(bed.db, options);
+      for (let i = 0; i < 20; i++) await bed.writer.orders.place(`a-${i}`, `agg-${i % 4}`, i);
       await waitFor(
         async () => (relay.metrics?.published ?? 0) >= 20,
         30_000,
@@ -43,7 +27,7 @@ describeWith(
       await relay.close();
 
       // The position is gone: a token from far outside the oplog window (as after a long outage).
-      const state = writer.connection.collection<{ _id: string; token?: { _data?: string } }>(
+      const state = bed.writer.connection.collection<{ _id: string; token?: { _data?: string } }>(
         'outbox_relay_state',
       );
       const checkpoint = await state.findOne({ _id: 'checkpoint:default' });
@@ -54,11 +38,11 @@ describeWith(
         : 'gone';
       await state.updateOne({ _id: 'checkpoint:default' }, { $set: { token: { _data: ancient } } });
 
-      for (let i = 20; i < 60; i++) await writer.orders.place(`a-${i}`, `agg-${i % 4}`, i);
-      relay = await startRelayApp(db, options);
+      for (let i = 20; i < 60; i++) await bed.writer.orders.place(`a-${i}`, `agg-${i % 4}`, i);
+      relay = await startRelayApp(bed.db, options);
       try {
-        for (let i = 60; i < 80; i++) await writer.orders.place(`a-${i}`, `agg-${i % 4}`, i);
-        const records = await readAllAfterDrain(writer.connection, `${prefix}Order`);
+        for (let i = 60; i < 80; i++) await bed.writer.orders.place(`a-${i}`, `agg-${i % 4}`, i);
+        const records = await readAllAfterDrain(bed.writer.connection, bed.topic);
         const seqs = new Set(records.map((r) => JSON.parse(r.value as string).seq as number));
         expect([...Array(80).keys()].filter((i) => !seqs.has(i))).toEqual([]);
         // Real MongoDB rejects the forged token (286 ChangeStreamHistoryLost) and the relay counts a
@@ -69,8 +53,9 @@ describeWith(
         }
         await waitFor(
           async () =>
-            (await writer.connection.collection('outbox').countDocuments({ status: 'pending' })) ===
-            0,
+            (await bed.writer.connection
+              .collection('outbox')
+              .countDocuments({ status: 'pending' })) === 0,
           20_000,
           'no pending events',
         );

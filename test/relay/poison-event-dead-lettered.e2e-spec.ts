@@ -1,8 +1,7 @@
-import { Logger } from '@nestjs/common';
 import type { OutboxEventRecord, OutboxPublisher, PublishOutcome } from '../../lib';
 import { KafkaPublisher } from '../../lib';
-import { createTopics, describeWith, readTopic, testServers, uniqueName } from '../harness';
-import { startRelayApp, testLogLevels, testRelayOptions, waitFor } from './support/relay-app';
+import { describeWith, readTopic, testServers } from '../harness';
+import { relayTestBed, testRelayOptions, waitFor } from './support/relay-app';
 import type { RelayTestApp } from './support/relay-app';
 
 jest.setTimeout(180_000);
@@ -31,22 +30,15 @@ describeWith(
   ['mongodb', 'kafka'],
   'a poison event goes to the dead-letter collection while others flow',
   () => {
-    let writer: RelayTestApp;
+    const bed = relayTestBed('poison');
     let relay: RelayTestApp;
-    let prefix: string;
 
     beforeAll(async () => {
-      Logger.overrideLogger(testLogLevels());
-      const db = uniqueName('relay-poison');
-      prefix = `${uniqueName('poison')}.`;
-      await createTopics([`${prefix}Order`]);
-      writer = await startRelayApp(db, false);
       const publisher = new PoisonPublisher(
-        new KafkaPublisher({ brokers: testServers().kafkaBrokers, topicPrefix: prefix }),
+        new KafkaPublisher({ brokers: testServers().kafkaBrokers, topicPrefix: bed.prefix }),
       );
-      relay = await startRelayApp(
-        db,
-        testRelayOptions(prefix, {
+      relay = await bed.startRelay(
+        testRelayOptions(bed.prefix, {
           kafka: undefined,
           publisher,
           maxAttempts: 4,
@@ -54,19 +46,14 @@ describeWith(
         }),
       );
     });
-    afterAll(async () => {
-      await relay?.close();
-      await writer?.connection.dropDatabase().catch(() => undefined);
-      await writer?.close();
-    });
 
     it('retries maxAttempts times with backoff, dead-letters it with its error history, then its aggregate continues', async () => {
-      await writer.orders.place('p-1', 'poison', 1);
-      await writer.orders.place('p-2', 'poison', 2);
-      for (let i = 0; i < 30; i++) await writer.orders.place(`h-${i}`, `healthy-${i % 3}`, i);
-      const healthy = await readTopic(`${prefix}Order`, { count: 30, timeoutMs: 20_000 });
+      await bed.writer.orders.place('p-1', 'poison', 1);
+      await bed.writer.orders.place('p-2', 'poison', 2);
+      for (let i = 0; i < 30; i++) await bed.writer.orders.place(`h-${i}`, `healthy-${i % 3}`, i);
+      const healthy = await readTopic(bed.topic, { count: 30, timeoutMs: 20_000 });
       expect(healthy).toHaveLength(30);
-      const deadLetters = writer.connection.collection('outbox_dead_letters');
+      const deadLetters = bed.writer.connection.collection('outbox_dead_letters');
       await waitFor(
         async () => (await deadLetters.countDocuments()) >= 2,
         30_000,
@@ -77,7 +64,7 @@ describeWith(
       expect(first?.errors).toHaveLength(4);
       expect(first?.lastError).toContain('consumer contract violated');
       expect(
-        await writer.connection.collection('outbox').countDocuments({ aggregateId: 'poison' }),
+        await bed.writer.connection.collection('outbox').countDocuments({ aggregateId: 'poison' }),
       ).toBe(0);
       expect(relay.metrics?.deadLettered).toBe(2);
       const second = await deadLetters.findOne({ 'payload.orderId': 'p-2' });

@@ -1,4 +1,4 @@
-import { Injectable, Module } from '@nestjs/common';
+import { Injectable, Logger, Module } from '@nestjs/common';
 import type { LogLevel } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import {
@@ -19,7 +19,14 @@ import {
   Transactional,
 } from '../../../lib';
 import type { OutboxModuleOptions, RelayOptions } from '../../../lib';
-import { mongoUriFor, readTopic, testServers, waitFor } from '../../harness';
+import {
+  createTopics,
+  mongoUriFor,
+  readTopic,
+  testServers,
+  uniqueName,
+  waitFor,
+} from '../../harness';
 import type { KafkaRecord } from '../../harness';
 
 @Schema({ collection: 'relay_orders', versionKey: false })
@@ -133,6 +140,48 @@ export async function startRelayApp(
     metrics: writer ? undefined : app.get(OutboxRelayMetrics),
     close: () => app.close(),
   };
+}
+
+/** The usual set-up of a relay suite, filled in by its `beforeAll`. */
+export interface RelayTestBed {
+  db: string;
+  /** Topic prefix of the suite; its `Order` topic is `topic`. */
+  prefix: string;
+  topic: string;
+  writer: RelayTestApp;
+  /** Starts a relay app on the suite's database (test options by default), closed after the suite. */
+  startRelay(options?: RelayOptions): Promise<RelayTestApp>;
+}
+
+/**
+ * Registers, in the calling `describe`, the set-up most relay suites share: test log levels, a
+ * fresh database, a topic prefix with its `Order` topic (unless `createTopic: false`) and a
+ * writer app; afterwards it closes the relays started through it, drops the database and closes
+ * the writer.
+ */
+export function relayTestBed(label: string, opts: { createTopic?: boolean } = {}): RelayTestBed {
+  const relays: RelayTestApp[] = [];
+  const bed = {
+    startRelay: async (options?: RelayOptions) => {
+      const relay = await startRelayApp(bed.db, options ?? testRelayOptions(bed.prefix));
+      relays.push(relay);
+      return relay;
+    },
+  } as RelayTestBed;
+  beforeAll(async () => {
+    Logger.overrideLogger(testLogLevels());
+    bed.db = uniqueName(`relay-${label}`);
+    bed.prefix = `${uniqueName(label)}.`;
+    bed.topic = `${bed.prefix}Order`;
+    if (opts.createTopic !== false) await createTopics([bed.topic]);
+    bed.writer = await startRelayApp(bed.db, false);
+  });
+  afterAll(async () => {
+    for (const relay of relays) await relay.close();
+    await bed.writer?.connection.dropDatabase().catch(() => undefined);
+    await bed.writer?.close();
+  });
+  return bed;
 }
 
 /** Nest log levels of test apps: errors only, everything with RELAY_TEST_LOGS=1. */
