@@ -1,22 +1,15 @@
-import type { OutboxConnectionHost } from '../common/outbox-connection.host';
 import type { OutboxEventInput } from '../common/envelope';
-import { FakeConnection, FakeOutboxWriter } from '../../test/write-side/fakes/fake-connection';
+import { fakeTransactionRunner } from '../../test/write-side/fakes/fake-connection';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
 import { OutboxTransactionClosedError } from '../transaction/errors/outbox-transaction-closed.error';
 import { OutboxTransactionRequiredError } from '../transaction/errors/outbox-transaction-required.error';
-import { TransactionRunner } from '../transaction/transaction.runner';
 import { InvalidOutboxEventError } from './errors/invalid-outbox-event.error';
 import { OutboxEmitter } from './outbox.emitter';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 function setup() {
-  const connection = new FakeConnection();
-  const writer = new FakeOutboxWriter();
-  const runner = new TransactionRunner(
-    { connection: connection.asConnection } as OutboxConnectionHost,
-    writer,
-  );
+  const { connection, writer, runner } = fakeTransactionRunner();
   const emitter = new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }));
   return { connection, writer, runner, emitter };
 }

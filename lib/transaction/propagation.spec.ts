@@ -1,16 +1,9 @@
-import type { OutboxConnectionHost } from '../common/outbox-connection.host';
-import { FakeConnection, FakeOutboxWriter } from '../../test/write-side/fakes/fake-connection';
+import { fakeTransactionRunner } from '../../test/write-side/fakes/fake-connection';
 import { TransactionPropagationError } from './errors/transaction-propagation.error';
 import { Propagation } from './propagation';
-import { TransactionRunner } from './transaction.runner';
 
 function setup() {
-  const connection = new FakeConnection();
-  const writer = new FakeOutboxWriter();
-  const runner = new TransactionRunner(
-    { connection: connection.asConnection } as OutboxConnectionHost,
-    writer,
-  );
+  const { connection, writer, runner } = fakeTransactionRunner();
   return { connection, writer, runner };
 }
 

@@ -1,9 +1,12 @@
 import { Injectable, SetMetadata } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { PATTERN_METADATA } from '@nestjs/microservices/constants';
-import type { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { EMITS_EVENT_METADATA, TRANSACTIONAL_METADATA } from '../common/outbox.constants';
-import { FakeConnection, FakeOutboxWriter } from '../../test/write-side/fakes/fake-connection';
+import {
+  FakeConnection,
+  FakeOutboxWriter,
+  fakeTransactionRunner,
+} from '../../test/write-side/fakes/fake-connection';
 import { EmitsEvent } from '../events/emits-event.decorator';
 import { InvalidOutboxEventError } from '../events/errors/invalid-outbox-event.error';
 import { OutboxEmitter } from '../events/outbox.emitter';
@@ -11,7 +14,6 @@ import { resolveOutboxOptions } from '../options/outbox-options.validator';
 import { OutboxNotInitializedError } from './errors/outbox-not-initialized.error';
 import { TransactionPropagationError } from './errors/transaction-propagation.error';
 import { Propagation } from './propagation';
-import { TransactionRunner } from './transaction.runner';
 import { OutboxRuntimeHost } from './transaction-runtime.host';
 import type { OutboxRuntime } from './transaction-runtime.host';
 import { Transactional } from './transactional.decorator';
@@ -81,12 +83,7 @@ class OrderService {
 }
 
 function start(): { connection: FakeConnection; writer: FakeOutboxWriter; runtime: OutboxRuntime } {
-  const connection = new FakeConnection();
-  const writer = new FakeOutboxWriter();
-  const runner = new TransactionRunner(
-    { connection: connection.asConnection } as OutboxConnectionHost,
-    writer,
-  );
+  const { connection, writer, runner } = fakeTransactionRunner();
   const emitter = new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }));
   const runtime: OutboxRuntime = { runner, emitter: { emit: (e) => emitter.emit(e) } };
   OutboxRuntimeHost.register(undefined, runtime);

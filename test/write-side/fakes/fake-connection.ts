@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ClientSession, Connection } from 'mongoose';
+import type { OutboxConnectionHost } from '../../../lib/common/outbox-connection.host';
 import type { NewOutboxEvent, OutboxEventWriter } from '../../../lib/events/outbox-event.writer';
+import { TransactionRunner } from '../../../lib/transaction/transaction.runner';
 
 /**
  * Test doubles for unit specs: NOT a MongoDB. A fake Mongoose connection whose `transaction(fn)`
@@ -176,4 +178,19 @@ export class FakeOutboxWriter implements OutboxEventWriter {
   async ensureIndexes(): Promise<void> {
     this.indexesEnsured++;
   }
+}
+
+/** A `TransactionRunner` over a `FakeConnection` and a `FakeOutboxWriter`, for unit specs. */
+export function fakeTransactionRunner(): {
+  connection: FakeConnection;
+  writer: FakeOutboxWriter;
+  runner: TransactionRunner;
+} {
+  const connection = new FakeConnection();
+  const writer = new FakeOutboxWriter();
+  const runner = new TransactionRunner(
+    { connection: connection.asConnection } as OutboxConnectionHost,
+    writer,
+  );
+  return { connection, writer, runner };
 }
