@@ -301,7 +301,7 @@ async function backlogDrain(ctx: BenchContext, kafka: Kafka): Promise<number> {
 /** A store that hands nothing out and keeps only what was marked: the relay core without a database. */
 class MarkOnlyStore implements OutboxRelayStore {
   marked = 0;
-  findPending = async (): Promise<OutboxEventRecord[]> => [];
+  findPendingState = async (): Promise<[]> => [];
   findPendingOfAggregate = async (): Promise<OutboxEventRecord[]> => [];
   findPendingPage = async (): Promise<OutboxEventRecord[]> => [];
   findRetryingAggregates = async (): Promise<[]> => [];

@@ -6,6 +6,7 @@ export type {
   DeadLetterRecord,
   FailureRecord,
   OutboxRelayStore,
+  PendingState,
   RelayStateStore,
 } from './relay.store';
 export type { OutboxDeadLetter, PublishErrorEntry } from './mongo-relay.store';

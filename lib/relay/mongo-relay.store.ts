@@ -8,6 +8,7 @@ import type {
   DeadLetterRecord,
   FailureRecord,
   OutboxRelayStore,
+  PendingState,
   RelayStateStore,
 } from './relay.store';
 
@@ -168,9 +169,14 @@ export class MongoRelayStore implements OutboxRelayStore, RelayStateStore {
     }
   }
 
-  findPending(ids: readonly unknown[]): Promise<OutboxEventRecord[]> {
+  findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.outbox.find({ _id: { $in: ids as never[] }, status: 'pending' }).toArray();
+    return this.outbox
+      .find(
+        { _id: { $in: ids as never[] }, status: 'pending' },
+        { projection: { payload: 0, headers: 0 } },
+      )
+      .toArray();
   }
 
   findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]> {

@@ -33,6 +33,8 @@ interface InsertChange {
   _id: unknown;
   operationType: string;
   documentKey?: { _id: unknown };
+  /** The inserted document (always present on an insert event). */
+  fullDocument?: OutboxEventRecord;
 }
 
 /** One leadership term: everything that is thrown away when the lease is lost or the relay stops. */
@@ -436,9 +438,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     term.delivered += batch.length;
     const seqs = batch.map((change) => term.tracker.track(change._id));
     const ids = batch.map((change) => change.documentKey?._id).filter((id) => id !== undefined);
-    // The collection is the source of truth: only what is still pending is published.
-    const docs = await (this.store as MongoRelayStore).findPending(ids);
-    const byId = new Map(docs.map((doc) => [String(doc._id), doc]));
+    // The collection is the source of truth: only what is still pending is published, with its
+    // current relay fields (attempts, retry time, errors). The body comes from the change event.
+    const states = await (this.store as MongoRelayStore).findPendingState(ids);
+    const byId = new Map(states.map((state) => [String(state._id), state]));
     batch.forEach((change, index) => {
       const seq = seqs[index];
       const settle = (): void => {
@@ -449,8 +452,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
           void this.checkpoint(term, false);
         }
       };
-      const doc = byId.get(String(change.documentKey?._id));
-      if (doc) term.engine.offer(doc, settle);
+      const state = byId.get(String(change.documentKey?._id));
+      // Without a body (never for an insert), the sweep publishes it from the collection.
+      if (state && change.fullDocument)
+        term.engine.offer({ ...change.fullDocument, ...state }, settle);
       else settle();
     });
   }

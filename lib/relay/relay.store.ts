@@ -1,6 +1,9 @@
 import type { OutboxEventRecord } from '../common/envelope';
 import type { LeaseGrant } from './lease.tracker';
 
+/** An outbox document without its body (`payload`, `headers`). */
+export type PendingState = Omit<OutboxEventRecord, 'payload' | 'headers'>;
+
 /** One aggregate: the unit of ordering. */
 export interface AggregateRef {
   aggregateType: string;
@@ -34,8 +37,11 @@ export const AGGREGATE_ORDER = { sequence: 1, _id: 1 } as const;
  * `MongoRelayStore`; unit specs use an in-memory one. All reads return `pending` events only.
  */
 export interface OutboxRelayStore {
-  /** The pending ones among these `_id`s (any order). */
-  findPending(ids: readonly unknown[]): Promise<OutboxEventRecord[]>;
+  /**
+   * The pending ones among these `_id`s (any order), without `payload` and `headers`: the
+   * change events that named them carry those already.
+   */
+  findPendingState(ids: readonly unknown[]): Promise<PendingState[]>;
   /** Pending events of one aggregate, in aggregate order (`AGGREGATE_ORDER`), at most `limit`. */
   findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]>;
   /**

@@ -4,6 +4,7 @@ import type {
   DeadLetterRecord,
   FailureRecord,
   OutboxRelayStore,
+  PendingState,
 } from '../../../lib/relay/relay.store';
 
 type Doc = OutboxEventRecord & {
@@ -57,12 +58,15 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     return { ...doc, errorHistory: doc.errorHistory ? [...doc.errorHistory] : undefined };
   }
 
-  async findPending(ids: readonly unknown[]): Promise<OutboxEventRecord[]> {
+  async findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
     this.check();
     return ids
       .map((id) => this.docs.get(String(id)))
       .filter((doc): doc is Doc => doc?.status === 'pending')
-      .map((doc) => this.copy(doc));
+      .map((doc) => {
+        const { payload: _payload, headers: _headers, ...state } = this.copy(doc);
+        return state;
+      });
   }
 
   async findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]> {
