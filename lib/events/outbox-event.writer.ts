@@ -49,8 +49,14 @@ export class MongooseOutboxEventWriter implements OutboxEventWriter {
     }
   }
 
+  private sequencerInstance?: AggregateSequencer;
+
+  /** Created on first use: the connection is resolved when the module initializes. */
   private sequencer(): AggregateSequencer {
-    return new AggregateSequencer(this.host.connection, this.options.collections.sequences);
+    return (this.sequencerInstance ??= new AggregateSequencer(
+      this.host.connection,
+      this.options.collections.sequences,
+    ));
   }
 
   private model() {
