@@ -5,6 +5,7 @@
  * BENCH_EVENTS, BENCH_BATCH, RELAY_BENCH_OPTIONS (JSON merged into the relay options) and
  * RELAY_BENCH_TRACE (print memory each second, after a forced GC: the live heap). */
 import 'reflect-metadata';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { getConnectionToken, MongooseModule } from '@nestjs/mongoose';
@@ -24,8 +25,6 @@ export interface DrainReport {
   markedSeconds: number;
   published: number;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main(): Promise<void> {
   Logger.overrideLogger(['error']);

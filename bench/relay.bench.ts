@@ -8,6 +8,7 @@
  *    commit -> broker ack). */
 import { execFileSync, fork } from 'node:child_process';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -366,7 +367,7 @@ async function latency(ctx: BenchContext, kafka: Kafka): Promise<void> {
       if (!received.has(seq)) received.set(seq, Date.now());
     },
   });
-  await new Promise((r) => setTimeout(r, 3000));
+  await sleep(3000);
   const service = writer.get(BenchOrderService);
   const committed = new Map<number, number>();
   const total = 3000;
@@ -374,13 +375,12 @@ async function latency(ctx: BenchContext, kafka: Kafka): Promise<void> {
   for (let i = 0; i < total; i++) {
     const due = started + i * 5; // 200 events/s
     const wait = due - Date.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (wait > 0) await sleep(wait);
     await service.place(`l-${i}`, i);
     committed.set(i, Date.now());
   }
   const deadline = Date.now() + 60_000;
-  while (received.size < total && Date.now() < deadline)
-    await new Promise((r) => setTimeout(r, 100));
+  while (received.size < total && Date.now() < deadline) await sleep(100);
   const rate = total / ((Date.now() - started) / 1000);
   const latencies = [...committed]
     .filter(([seq]) => received.has(seq))
