@@ -4,22 +4,38 @@ import type { OutboxEventRecord } from '../common/envelope';
 export interface PublishOk {
   status: 'ok';
 }
-/** The event was not accepted but may be on a later attempt (broker down, leader moving...). */
+
+/**
+ * What a retriable failure concerns, which decides what the relay holds back:
+ * - `event` (default): something about this event; the attempt counts, the event is retried
+ *   with backoff and dead-lettered after `maxAttempts`. Only its aggregate waits.
+ * - `destination`: one destination (for Kafka a topic, or a partition of one) refuses for now
+ *   (unknown topic, no authorization, not enough replicas, leader moving...). No attempt
+ *   counts and nothing is dead-lettered; only events bound there wait, and the relay retries
+ *   the destination with backoff and says so until it accepts again.
+ * - `broker`: the broker, or the way to it, is unavailable. No attempt counts; all
+ *   publishing pauses with backoff.
+ */
+export type PublishFailureScope = 'event' | 'destination' | 'broker';
+
+/** The event was not accepted but may be on a later attempt. */
 export interface PublishRetriable {
   status: 'retriable';
   error: Error;
-  /**
-   * The broker (or the way to it) is unavailable; nothing is wrong with this event. The relay
-   * then pauses all publishing with backoff and retries later, without counting an attempt
-   * against the event (a long outage dead-letters nothing).
-   */
+  /** Default `event`. */
+  scope?: PublishFailureScope;
+  /** With scope `destination`: which one (one of `destinationsOf(event)`). */
+  destination?: string;
+  /** Deprecated alias of `scope: 'broker'`. */
   outage?: boolean;
 }
-/** The broker will never accept this event (too large, invalid or unknown topic...). */
+
+/** The broker will never accept this event (too large, invalid topic...): dead-lettered at once. */
 export interface PublishFatal {
   status: 'fatal';
   error: Error;
 }
+
 export type PublishOutcome = PublishOk | PublishRetriable | PublishFatal;
 
 /**
@@ -28,10 +44,10 @@ export type PublishOutcome = PublishOk | PublishRetriable | PublishFatal;
  *
  * Contract of `publish`:
  * - returns one outcome per event, in the order of `events`, and does not throw
- *   (a thrown error is taken as `retriable` for every event of the call);
+ *   (a thrown error is taken as a `broker` failure of every event of the call);
  * - events of one aggregate come in commit order; they must be sent in that order, and an event
  *   must not be reported `ok` after an earlier event of the same aggregate in the same call was
- *   reported `retriable` (send nothing more of that aggregate instead: report it `retriable`);
+ *   not (send nothing more of that aggregate instead: report it `retriable`);
  * - the relay never has two calls in flight that contain events of the same aggregate.
  */
 export interface OutboxPublisher {
@@ -39,4 +55,14 @@ export interface OutboxPublisher {
   publish(events: readonly OutboxEventRecord[]): Promise<PublishOutcome[]>;
   /** Flushes what is in flight and closes. Must not throw. */
   disconnect(): Promise<void>;
+  /**
+   * Bytes the event takes on the wire (bounds batches and memory in bytes). Default: the
+   * JSON length of its payload and headers.
+   */
+  sizeOf?(event: OutboxEventRecord): number;
+  /**
+   * Where the event goes, most general first (for Kafka `["Order", "Order#3"]`), matching the
+   * `destination` of failures: while one of them is held, the relay does not send the event.
+   */
+  destinationsOf?(event: OutboxEventRecord): readonly string[];
 }

@@ -1,0 +1,31 @@
+import type { OutboxKafkaMessage } from '../kafka-message.mapper';
+
+/** A message bound for one partition (the publisher computes partitions itself). */
+export interface PartitionedMessage extends OutboxKafkaMessage {
+  partition: number;
+}
+
+/** Messages of one produce call, grouped by topic. */
+export interface TopicBatch {
+  topic: string;
+  messages: PartitionedMessage[];
+}
+
+/**
+ * The Kafka client behind `KafkaPublisher` (kafkajs in production, a simulated cluster in the
+ * relay simulation). Errors are kafkajs-shaped: `name` (`KafkaJSProtocolError`,
+ * `KafkaJSConnectionError`, `KafkaJSNumberOfRetriesExceeded`...), `type` for protocol errors
+ * (`NOT_ENOUGH_REPLICAS`, `UNKNOWN_TOPIC_OR_PARTITION`...), wrapped in `originalError`/`cause`.
+ */
+export interface KafkaSender {
+  connect(): Promise<void>;
+  /** Number of partitions of `topic` (from cluster metadata). Rejects for a topic the cluster does not know. */
+  partitionCount(topic: string): Promise<number>;
+  /**
+   * Produces the messages with `acks: -1`; resolves when every partition acknowledged. On a
+   * rejection some partitions may have stored their messages (the caller cannot tell which).
+   */
+  send(batches: readonly TopicBatch[]): Promise<void>;
+  /** Never rejects. */
+  disconnect(): Promise<void>;
+}

@@ -1,0 +1,109 @@
+import type { OutboxEventRecord } from '../../common/envelope';
+
+/** An outbox document without its body (`payload`, `headers`). */
+export type PendingState = Omit<OutboxEventRecord, 'payload' | 'headers'>;
+
+/** One aggregate: the unit of ordering. */
+export interface AggregateRef {
+  aggregateType: string;
+  aggregateId: string;
+}
+
+/**
+ * The owner stamp of relay writes. Every write the relay makes to an outbox document is
+ * conditioned on the document not carrying a higher stamp, and stamps it with this one: once a
+ * newer leader wrote a document, no write of an older leader lands on it. `null` when the lease
+ * is disabled (every instance publishes).
+ */
+export type RelayFence = number | null;
+
+export interface FailureRecord {
+  /** Attempts including this one. */
+  attempts: number;
+  nextAttemptAt: Date;
+  error: string;
+  at: Date;
+}
+
+export interface DeadLetterRecord {
+  /** `max-attempts`: retried until `maxAttempts`; `rejected`: the broker will never accept it. */
+  reason: 'max-attempts' | 'rejected';
+  error: string;
+  attempts: number;
+  at: Date;
+}
+
+/** An event marked dead in the outbox, waiting to be copied to the dead-letter collection. */
+export type MarkedDead = OutboxEventRecord & {
+  deadLetter: DeadLetterRecord;
+  errorHistory?: Array<{ at: Date; attempt: number; error: string }>;
+};
+
+/** An event the sweep looks at: pending for too long, not waiting for a retry. */
+export interface StaleEvent extends AggregateRef {
+  _id: OutboxEventRecord['_id'];
+}
+
+/**
+ * An aggregate's events in order: by `sequence` when the write side stamps one
+ * (`aggregateSequence`: commit order), then by `_id` (insertion order within one process).
+ */
+export const AGGREGATE_ORDER = { sequence: 1, _id: 1 } as const;
+
+/**
+ * What the relay reads and writes in the outbox collection (MongoDB: `MongoOutboxRelayStore`,
+ * reading from the primary at read concern majority, writing with `w: 'majority'`).
+ *
+ * Reads return `pending` events only. A pending event with `nextAttemptAt` is a durable marker:
+ * its aggregate is on the slow path (a failed attempt, or held back behind one), and a relay
+ * that starts must read that aggregate from the collection before publishing newer events of it.
+ */
+export interface OutboxRelayStore {
+  /** The pending ones among these `_id`s (any order), without `payload` and `headers`. */
+  findPendingState(ids: readonly unknown[]): Promise<PendingState[]>;
+  /** Pending events of one aggregate, in aggregate order (`AGGREGATE_ORDER`), at most `limit`. */
+  findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]>;
+  /**
+   * The drain's pages: pending events aggregate by aggregate (by type, then id, binary order),
+   * each in aggregate order, after the event `after` of the previous page, at most `limit`.
+   */
+  findPendingPage(after: OutboxEventRecord | undefined, limit: number): Promise<OutboxEventRecord[]>;
+  /**
+   * Aggregates with a pending event that has `nextAttemptAt` (the earliest per aggregate), by
+   * aggregate (type, then id), after `after`, at most `limit`: read page by page at start-up.
+   */
+  findRetryingAggregates(
+    after: AggregateRef | undefined,
+    limit: number,
+  ): Promise<Array<AggregateRef & { retryAt: Date }>>;
+  /**
+   * The sweep's scan: pending events that occurred before `olderThan` and do not wait for a
+   * retry after `dueBy`, by `_id`, after `afterId`, at most `limit`.
+   */
+  findStaleEvents(
+    afterId: unknown,
+    olderThan: Date,
+    dueBy: Date,
+    limit: number,
+  ): Promise<StaleEvent[]>;
+  /** Count and `occurredAt` of the oldest pending event (the relay's lag). */
+  pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }>;
+  /** Events marked dead whose move to the dead-letter collection did not finish (a crash). */
+  findMarkedDead(limit: number): Promise<MarkedDead[]>;
+
+  /** Pending -> published (the broker acknowledged them); clears `nextAttemptAt`. */
+  markPublished(ids: readonly unknown[], at: Date, fence: RelayFence): Promise<void>;
+  /** Sets `nextAttemptAt` on pending events held back behind a failure of their aggregate. */
+  markHeld(ids: readonly unknown[], retryAt: Date, fence: RelayFence): Promise<void>;
+  /** Records a failed attempt (attempts, `nextAttemptAt`, last error, error history). */
+  recordFailure(event: OutboxEventRecord, failure: FailureRecord, fence: RelayFence): Promise<void>;
+  /**
+   * First step of a dead-letter move: pending -> `dead`, with the record, in one document write.
+   * From here on the event is no longer pending; `findMarkedDead` finds it until it is moved.
+   */
+  markDead(event: OutboxEventRecord, record: DeadLetterRecord, fence: RelayFence): Promise<void>;
+  /** Second step: copies a dead-marked event to the dead-letter collection (idempotent, by `eventId`). */
+  copyToDeadLetters(event: MarkedDead): Promise<void>;
+  /** Last step: removes the dead-marked event from the outbox. */
+  removeDead(id: unknown, fence: RelayFence): Promise<void>;
+}

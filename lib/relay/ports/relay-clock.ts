@@ -1,0 +1,40 @@
+/** A timer started through a `RelayClock`. */
+export interface RelayTimer {
+  cancel(): void;
+}
+
+/**
+ * Time as the relay sees it. Production uses the process clocks (`systemClock`); the simulation
+ * runs the same relay code on virtual time, with skewed wall clocks and stop-the-world pauses.
+ *
+ * The relay never compares `now()` with a time written by another machine (lease expiry is
+ * the database server's clock, see `LeaseKeeper`); `now()` only stamps what it writes
+ * (`publishedAt`, `nextAttemptAt`, dead letters) and drives its own backoff.
+ */
+export interface RelayClock {
+  /** This process's wall clock, ms since the epoch. */
+  now(): number;
+  /** A clock for elapsed time only (never set back, unaffected by wall-clock changes), ms. */
+  monotonic(): number;
+  /** Calls `fn` once after `ms` (monotonic). */
+  setTimeout(fn: () => void, ms: number): RelayTimer;
+  /** Resolves after `ms`. */
+  sleep(ms: number): Promise<void>;
+}
+
+/** The process clocks: `Date.now()`, `performance.now()`, unref'd timers (they never keep the process alive). */
+export const systemClock: RelayClock = {
+  now: () => Date.now(),
+  monotonic: () => performance.now(),
+  setTimeout(fn, ms) {
+    const handle = setTimeout(fn, Math.max(0, ms));
+    handle.unref?.();
+    return { cancel: () => clearTimeout(handle) };
+  },
+  sleep(ms) {
+    return new Promise((resolve) => {
+      const handle = setTimeout(resolve, Math.max(0, ms));
+      handle.unref?.();
+    });
+  },
+};

@@ -1,0 +1,39 @@
+/** What one part of the relay is doing now. */
+export type StreamState =
+  /** Reading the change stream. */
+  | 'following'
+  /** No usable position: publishing pending events from the collection before following. */
+  | 'draining'
+  /** The stream failed; it is reopened with backoff from the last safe position. */
+  | 'retrying'
+  /** Not leader, or stopped. */
+  | 'stopped';
+
+/** A destination (topic or partition) the relay holds back because it refuses events for now. */
+export interface HeldDestination {
+  destination: string;
+  /** Server-independent: this process's clock, ms since the epoch. */
+  since: number;
+  retryAt: number;
+  failures: number;
+  lastError: string;
+}
+
+/** The relay's state, for health checks and tests. */
+export interface RelayStatus {
+  running: boolean;
+  /** `leader`: holds the lease and publishes; `standby`: another instance does. */
+  role: 'leader' | 'standby' | 'stopped';
+  /** The fencing number of this instance's lease, while leader. */
+  fencing?: number;
+  stream: StreamState;
+  /** Why the stream is retrying, while it is. */
+  streamError?: string;
+  /** Publishing paused because the broker is unavailable, until this time (ms, this process's clock). */
+  brokerPausedUntil?: number;
+  heldDestinations: HeldDestination[];
+  /** Events held in memory (queued or being published) and their bytes. */
+  inFlight: { events: number; bytes: number };
+  /** Aggregates the relay tracks (publishing, waiting for a retry, or catching up). */
+  trackedAggregates: number;
+}
