@@ -38,9 +38,9 @@ export class ChangeSourceError extends Error {
   constructor(
     readonly kind: ChangeSourceFailure,
     message: string,
-    readonly cause?: unknown,
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, { cause });
   }
 }
 
