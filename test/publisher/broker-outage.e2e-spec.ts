@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { KafkaPublisher } from '../../lib/publisher/kafka.publisher';
+import { KafkaPublisher } from '../../lib/publisher/kafka/kafka.publisher';
 import { RelayEngine } from '../../lib/relay/relay.engine';
 import { OutboxRelayMetrics } from '../../lib/relay/relay.metrics';
 import {

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Types } from 'mongoose';
 import type { OutboxEventRecord } from '../../lib/common/envelope';
-import { KafkaPublisher } from '../../lib/publisher/kafka.publisher';
+import { KafkaPublisher } from '../../lib/publisher/kafka/kafka.publisher';
 import { createTopics, describeWith, readTopic, testServers, uniqueName } from '../harness';
 
 function event(overrides: Partial<OutboxEventRecord> = {}): OutboxEventRecord {

@@ -60,6 +60,9 @@ export interface Offer {
   settle: Settle;
 }
 
+/** `nextAttemptAt` of an event held back behind an earlier one of its aggregate (see `holdBack`). */
+export const HELD_BACK = 0;
+
 /** Catch-up requests from the sweep that may wait at once; more are refused (the sweep comes back). */
 const MAX_QUEUED_CATCHUPS = 1000;
 
@@ -270,13 +273,18 @@ export class RelayEngine {
     if (lane.ids.size === 0) this.lanes.delete(lane.key);
   }
 
-  /** Leaves an event pending in the collection; it settles once its marker is durable. */
-  private holdBack(lane: AggregateLane, event: OutboxEventRecord, settle: Settle): void {
+  /**
+   * Leaves an event pending in the collection; it settles once its marker is durable. The marker
+   * of a held-back event is `nextAttemptAt` = the epoch: "read my aggregate from the collection
+   * before publishing newer events of it", due at once (only a failed event's own `nextAttemptAt`
+   * says when it may be tried again).
+   */
+  private holdBack(_lane: AggregateLane, event: OutboxEventRecord, settle: Settle): void {
     if (event.nextAttemptAt) {
       settle();
       return;
     }
-    const retryAt = lane.mode === 'blocked' ? lane.retryAt : this.deps.now();
+    const retryAt = HELD_BACK;
     let group = this.marks.get(retryAt);
     if (!group) {
       group = { ids: [], settles: [] };
@@ -525,7 +533,7 @@ export class RelayEngine {
     } catch (error) {
       outcomes = events.map(() => ({ status: 'retriable', error: asError(error), scope: 'broker' }));
     }
-    if (this.closed) return;
+    // Also after close(): what the broker acknowledged is settled and marked.
     const now = this.deps.now();
     const context = {
       now,
