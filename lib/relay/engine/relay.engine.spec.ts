@@ -111,7 +111,10 @@ describe('RelayEngine', () => {
   });
 
   it('settles an event held back behind a failure only once its marker is written', async () => {
-    const { store, publisher, engine, offer } = setup({ maxAttempts: 50, backoff: { initialMs: 200, maxMs: 200, jitter: 0 } });
+    const { store, publisher, engine, offer } = setup({
+      maxAttempts: 50,
+      backoff: { initialMs: 200, maxMs: 200, jitter: 0 },
+    });
     const first = store.insert({ aggregateId: 'm' });
     publisher.script = () => ({ status: 'retriable', error: new Error('nope') });
     await offer([first]);
@@ -129,11 +132,16 @@ describe('RelayEngine', () => {
   it('after a restart, an aggregate with marked events is read from the collection before newer events', async () => {
     // Defect: a new leader published later events live before the older pending ones.
     const store = new InMemoryRelayStore();
-    const before = setup({ maxAttempts: 5, backoff: { initialMs: 5000, maxMs: 5000, jitter: 0 } }, store);
+    const before = setup(
+      { maxAttempts: 5, backoff: { initialMs: 5000, maxMs: 5000, jitter: 0 } },
+      store,
+    );
     const e1 = store.insert({ aggregateId: 'o' });
     const e2 = store.insert({ aggregateId: 'o' });
     before.publisher.script = (event) =>
-      event.eventId === e1.eventId ? { status: 'retriable', error: new Error('down') } : { status: 'ok' };
+      event.eventId === e1.eventId
+        ? { status: 'retriable', error: new Error('down') }
+        : { status: 'ok' };
     let settled = 0;
     await before.offer([e1, e2], () => settled++);
     await until(() => settled === 2); // both settled: the checkpoint may pass them
@@ -145,7 +153,11 @@ describe('RelayEngine', () => {
     const e3 = store.insert({ aggregateId: 'o' });
     await after.offer([e3]); // the stream resumes after e2
     await until(() => store.pending().length === 0);
-    expect(after.publisher.accepted.map((e) => e.eventId)).toEqual([e1.eventId, e2.eventId, e3.eventId]);
+    expect(after.publisher.accepted.map((e) => e.eventId)).toEqual([
+      e1.eventId,
+      e2.eventId,
+      e3.eventId,
+    ]);
     await after.engine.close(100);
   });
 
@@ -171,9 +183,13 @@ describe('RelayEngine', () => {
     const poison = store.insert({ aggregateId: 'p' });
     const next = store.insert({ aggregateId: 'p' });
     publisher.script = (event) =>
-      event.eventId === poison.eventId ? { status: 'retriable', error: new Error('always fails') } : { status: 'ok' };
+      event.eventId === poison.eventId
+        ? { status: 'retriable', error: new Error('always fails') }
+        : { status: 'ok' };
     await offer([poison, next]);
-    await until(() => store.deadLetters.length === 1 && store.pending().length === 0 && store.docs.size === 1);
+    await until(
+      () => store.deadLetters.length === 1 && store.pending().length === 0 && store.docs.size === 1,
+    );
     const [dead] = store.deadLetters;
     expect(dead.event.eventId).toBe(poison.eventId);
     expect(dead.event.deadLetter).toMatchObject({ reason: 'max-attempts', attempts: 3 });
@@ -189,11 +205,16 @@ describe('RelayEngine', () => {
     const huge = store.insert({ aggregateId: 'h' });
     const after = store.insert({ aggregateId: 'h' });
     publisher.script = (event) =>
-      event.eventId === huge.eventId ? { status: 'fatal', error: new Error('MESSAGE_TOO_LARGE') } : { status: 'ok' };
+      event.eventId === huge.eventId
+        ? { status: 'fatal', error: new Error('MESSAGE_TOO_LARGE') }
+        : { status: 'ok' };
     store.failNext = 0;
     await offer([huge, after]);
     await until(() => store.pending().length === 0 && store.deadLetters.length === 1);
-    expect(store.deadLetters[0].event.deadLetter).toMatchObject({ reason: 'rejected', attempts: 1 });
+    expect(store.deadLetters[0].event.deadLetter).toMatchObject({
+      reason: 'rejected',
+      attempts: 1,
+    });
     expect(metrics.retried).toBe(0);
     expect(publisher.accepted.map((e) => e.eventId)).toEqual([after.eventId]);
     await engine.close(100);
@@ -203,7 +224,9 @@ describe('RelayEngine', () => {
     const { store, publisher, metrics, engine, offer } = setup({ maxAttempts: 2 });
     let down = true;
     publisher.script = () =>
-      down ? { status: 'retriable', error: new Error('ECONNREFUSED'), scope: 'broker' } : { status: 'ok' };
+      down
+        ? { status: 'retriable', error: new Error('ECONNREFUSED'), scope: 'broker' }
+        : { status: 'ok' };
     const docs = Array.from({ length: 12 }, (_, i) => store.insert({ aggregateId: `a${i % 4}` }));
     let settled = 0;
     await offer(docs, () => settled++);
@@ -222,14 +245,26 @@ describe('RelayEngine', () => {
 
   it('holds back only a destination that refuses, counts no attempt, and releases it when it accepts again', async () => {
     // Defect: one partition's retriable error paused the whole relay and never counted.
-    const { store, publisher, metrics, engine, offer } = setup({ maxAttempts: 2, backoff: { initialMs: 20, maxMs: 20, jitter: 0 } });
+    const { store, publisher, metrics, engine, offer } = setup({
+      maxAttempts: 2,
+      backoff: { initialMs: 20, maxMs: 20, jitter: 0 },
+    });
     publisher.destinations = (event) => [`T#${event.aggregateId.startsWith('x') ? 1 : 2}`];
     let partitionDown = true;
     publisher.script = (event) =>
       partitionDown && event.aggregateId.startsWith('x')
-        ? { status: 'retriable', error: new Error('NOT_ENOUGH_REPLICAS'), scope: 'destination', destination: 'T#1' }
+        ? {
+            status: 'retriable',
+            error: new Error('NOT_ENOUGH_REPLICAS'),
+            scope: 'destination',
+            destination: 'T#1',
+          }
         : { status: 'ok' };
-    const held = [store.insert({ aggregateId: 'x1' }), store.insert({ aggregateId: 'x1' }), store.insert({ aggregateId: 'x2' })];
+    const held = [
+      store.insert({ aggregateId: 'x1' }),
+      store.insert({ aggregateId: 'x1' }),
+      store.insert({ aggregateId: 'x2' }),
+    ];
     const flowing = [store.insert({ aggregateId: 'y1' }), store.insert({ aggregateId: 'y2' })];
     await offer([...held, ...flowing]);
     await until(() => flowing.every((event) => store.doc(event._id)?.status === 'published'));
@@ -249,7 +284,9 @@ describe('RelayEngine', () => {
     // Defect: 500 events of 200 KB made one request above the broker's limit, retried forever.
     const { store, publisher, engine, offer } = setup({ batchSize: 50, maxBatchBytes: 250_000 });
     const big = 'x'.repeat(100_000);
-    const docs = Array.from({ length: 12 }, (_, i) => store.insert({ aggregateId: `b${i}`, payload: { big } }));
+    const docs = Array.from({ length: 12 }, (_, i) =>
+      store.insert({ aggregateId: `b${i}`, payload: { big } }),
+    );
     const huge = store.insert({ aggregateId: 'huge', payload: { big: 'y'.repeat(400_000) } });
     await offer([...docs, huge]);
     await until(() => store.pending().length === 0);
@@ -264,9 +301,12 @@ describe('RelayEngine', () => {
     // Defect: catch-ups checked capacity before the read only; 10 000 events were held with maxInFlight 1 000.
     const { store, publisher, engine, offer, maxHeld } = setup({ batchSize: 10, maxInFlight: 30 });
     publisher.delayMs = 10;
-    for (let a = 0; a < 40; a++) for (let i = 0; i < 15; i++) store.insert({ aggregateId: `s${a}` });
-    for (let a = 0; a < 40; a++) engine.requestCatchUp({ aggregateType: 'Order', aggregateId: `s${a}` });
-    for (let page = 0; page < 5; page++) await offer(Array.from({ length: 10 }, (_, i) => store.insert({ aggregateId: `m${i}` })));
+    for (let a = 0; a < 40; a++)
+      for (let i = 0; i < 15; i++) store.insert({ aggregateId: `s${a}` });
+    for (let a = 0; a < 40; a++)
+      engine.requestCatchUp({ aggregateType: 'Order', aggregateId: `s${a}` });
+    for (let page = 0; page < 5; page++)
+      await offer(Array.from({ length: 10 }, (_, i) => store.insert({ aggregateId: `m${i}` })));
     await until(() => store.pending().length === 0, 10_000);
     expect(maxHeld()).toBeGreaterThan(0);
     expect(maxHeld()).toBeLessThanOrEqual(30);
@@ -291,7 +331,10 @@ describe('RelayEngine', () => {
     const { store, publisher, engine, offer } = setup({ batchSize: 1, publishConcurrency: 1 });
     publisher.delayMs = 30;
     let settled = 0;
-    await offer(Array.from({ length: 5 }, () => store.insert({ aggregateId: 'x' })), () => settled++);
+    await offer(
+      Array.from({ length: 5 }, () => store.insert({ aggregateId: 'x' })),
+      () => settled++,
+    );
     await until(() => publisher.calls.length === 1);
     expect(await engine.close(1000)).toBe(true);
     expect(settled).toBe(1);

@@ -1,14 +1,7 @@
 import type { OutboxEventRecord } from '../../common/envelope';
 import { asError, describeError } from '../../common/errors/describe-error';
-import type {
-  OutboxPublisher,
-  PublishOutcome,
-} from '../../publisher/outbox-publisher.interface';
-import type {
-  AggregateRef,
-  DeadLetterRecord,
-  OutboxRelayStore,
-} from '../ports/outbox-relay.store';
+import type { OutboxPublisher, PublishOutcome } from '../../publisher/outbox-publisher.interface';
+import type { AggregateRef, DeadLetterRecord, OutboxRelayStore } from '../ports/outbox-relay.store';
 import type { RelayClock, RelayTimer } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { OutboxRelayMetrics } from '../relay.metrics';
@@ -120,7 +113,8 @@ export class RelayEngine {
       inFlight: { events: this.budget.events, bytes: this.budget.bytes },
       trackedAggregates: this.lanes.size,
       heldDestinations: this.holds.snapshot(),
-      brokerPausedUntil: this.pausedUntil > this.deps.clock.monotonic() ? this.pausedUntil : undefined,
+      brokerPausedUntil:
+        this.pausedUntil > this.deps.clock.monotonic() ? this.pausedUntil : undefined,
     };
   }
 
@@ -520,7 +514,9 @@ export class RelayEngine {
     this.armTimer();
   }
 
-  private async runBatch(entries: Array<{ lane: AggregateLane; items: LaneItem[] }>): Promise<void> {
+  private async runBatch(
+    entries: Array<{ lane: AggregateLane; items: LaneItem[] }>,
+  ): Promise<void> {
     const events = entries.flatMap((entry) => entry.items.map((item) => item.event));
     let outcomes: PublishOutcome[];
     try {
@@ -531,7 +527,11 @@ export class RelayEngine {
         );
       }
     } catch (error) {
-      outcomes = events.map(() => ({ status: 'retriable', error: asError(error), scope: 'broker' }));
+      outcomes = events.map(() => ({
+        status: 'retriable',
+        error: asError(error),
+        scope: 'broker',
+      }));
     }
     // Also after close(): what the broker acknowledged is settled and marked.
     const now = this.deps.now();

@@ -20,14 +20,20 @@ type Doc = OutboxDoc;
  */
 export class InMemoryRelayStore implements OutboxRelayStore {
   readonly docs = new Map<string, Doc>();
-  readonly deadLetters: Array<{ event: MarkedDead; errors: Array<{ at: Date; attempt: number; error: string }> }> = [];
+  readonly deadLetters: Array<{
+    event: MarkedDead;
+    errors: Array<{ at: Date; attempt: number; error: string }>;
+  }> = [];
   private counter = 0;
   /** Make the next store calls fail (simulates a database error). */
   failNext = 0;
   /** Every write call, in order (method and ids). */
   readonly writes: Array<{ method: string; ids: string[]; fence: RelayFence }> = [];
 
-  insert(input: Partial<OutboxEventInput> & { aggregateId: string }, extra: Partial<Doc> = {}): OutboxEventRecord {
+  insert(
+    input: Partial<OutboxEventInput> & { aggregateId: string },
+    extra: Partial<Doc> = {},
+  ): OutboxEventRecord {
     const n = ++this.counter;
     const doc: Doc = {
       _id: String(n).padStart(12, '0') as unknown as Doc['_id'],
@@ -64,7 +70,11 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     return { ...doc, errorHistory: doc.errorHistory ? [...doc.errorHistory] : undefined };
   }
 
-  private writable(id: unknown, fence: RelayFence, status: Doc['status'] = 'pending'): Doc | undefined {
+  private writable(
+    id: unknown,
+    fence: RelayFence,
+    status: Doc['status'] = 'pending',
+  ): Doc | undefined {
     const doc = this.docs.get(String(id));
     if (!doc || doc.status !== status) return undefined;
     if (fence !== null) {
@@ -92,13 +102,18 @@ export class InMemoryRelayStore implements OutboxRelayStore {
   async findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]> {
     this.check();
     return this.pending()
-      .filter((doc) => doc.aggregateType === ref.aggregateType && doc.aggregateId === ref.aggregateId)
+      .filter(
+        (doc) => doc.aggregateType === ref.aggregateType && doc.aggregateId === ref.aggregateId,
+      )
       .sort(inAggregateOrder)
       .slice(0, limit)
       .map((doc) => this.copy(doc) as OutboxEventRecord);
   }
 
-  async findPendingPage(after: OutboxEventRecord | undefined, limit: number): Promise<OutboxEventRecord[]> {
+  async findPendingPage(
+    after: OutboxEventRecord | undefined,
+    limit: number,
+  ): Promise<OutboxEventRecord[]> {
     this.check();
     return this.pending()
       .filter((doc) => after === undefined || inDrainOrder(after as Doc, doc) < 0)
@@ -119,20 +134,35 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       const key = `${doc.aggregateType}\u0000${doc.aggregateId}`;
       const existing = out.get(key);
       if (!existing || existing.retryAt > doc.nextAttemptAt) {
-        out.set(key, { aggregateType: doc.aggregateType, aggregateId: doc.aggregateId, retryAt: doc.nextAttemptAt });
+        out.set(key, {
+          aggregateType: doc.aggregateType,
+          aggregateId: doc.aggregateId,
+          retryAt: doc.nextAttemptAt,
+        });
       }
     }
     return [...out.values()].slice(0, limit);
   }
 
-  async findStaleEvents(afterId: unknown, olderThan: Date, dueBy: Date, limit: number): Promise<StaleEvent[]> {
+  async findStaleEvents(
+    afterId: unknown,
+    olderThan: Date,
+    dueBy: Date,
+    limit: number,
+  ): Promise<StaleEvent[]> {
     this.check();
     return this.pending()
       .filter((doc) => afterId === undefined || String(doc._id) > String(afterId))
-      .filter((doc) => doc.occurredAt < olderThan && (!doc.nextAttemptAt || doc.nextAttemptAt <= dueBy))
+      .filter(
+        (doc) => doc.occurredAt < olderThan && (!doc.nextAttemptAt || doc.nextAttemptAt <= dueBy),
+      )
       .sort((a, b) => (String(a._id) < String(b._id) ? -1 : 1))
       .slice(0, limit)
-      .map((doc) => ({ _id: doc._id, aggregateType: doc.aggregateType, aggregateId: doc.aggregateId }));
+      .map((doc) => ({
+        _id: doc._id,
+        aggregateType: doc.aggregateType,
+        aggregateId: doc.aggregateId,
+      }));
   }
 
   async pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }> {
@@ -171,7 +201,11 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     }
   }
 
-  async recordFailure(event: OutboxEventRecord, failure: FailureRecord, fence: RelayFence): Promise<void> {
+  async recordFailure(
+    event: OutboxEventRecord,
+    failure: FailureRecord,
+    fence: RelayFence,
+  ): Promise<void> {
     this.check();
     this.record('recordFailure', [event._id], fence);
     const doc = this.writable(event._id, fence);
@@ -179,10 +213,17 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     doc.attempts = failure.attempts;
     doc.nextAttemptAt = failure.nextAttemptAt;
     doc.lastError = failure.error;
-    doc.errorHistory = [...(doc.errorHistory ?? []), { at: failure.at, attempt: failure.attempts, error: failure.error }];
+    doc.errorHistory = [
+      ...(doc.errorHistory ?? []),
+      { at: failure.at, attempt: failure.attempts, error: failure.error },
+    ];
   }
 
-  async markDead(event: OutboxEventRecord, record: DeadLetterRecord, fence: RelayFence): Promise<void> {
+  async markDead(
+    event: OutboxEventRecord,
+    record: DeadLetterRecord,
+    fence: RelayFence,
+  ): Promise<void> {
     this.check();
     this.record('markDead', [event._id], fence);
     const doc = this.writable(event._id, fence);
@@ -197,7 +238,10 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     this.record('copyToDeadLetters', [event._id], null);
     if (this.deadLetters.some((letter) => letter.event.eventId === event.eventId)) return;
     const { deadLetter } = event;
-    const errors = [...(event.errorHistory ?? []), { at: deadLetter.at, attempt: deadLetter.attempts, error: deadLetter.error }];
+    const errors = [
+      ...(event.errorHistory ?? []),
+      { at: deadLetter.at, attempt: deadLetter.attempts, error: deadLetter.error },
+    ];
     this.deadLetters.push({ event: { ...event }, errors });
   }
 

@@ -24,7 +24,9 @@ export class ScriptedPublisher implements OutboxPublisher {
 
   async publish(events: readonly OutboxEventRecord[]): Promise<PublishOutcome[]> {
     this.calls.push([...events]);
-    const aggregates = [...new Set(events.map((event) => `${event.aggregateType}/${event.aggregateId}`))];
+    const aggregates = [
+      ...new Set(events.map((event) => `${event.aggregateType}/${event.aggregateId}`)),
+    ];
     for (const key of aggregates) {
       const count = (this.inFlight.get(key) ?? 0) + 1;
       this.inFlight.set(key, count);
