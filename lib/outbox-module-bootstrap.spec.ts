@@ -1,8 +1,8 @@
 import { Injectable, Module } from '@nestjs/common';
 import { getConnectionToken } from '@nestjs/mongoose';
 import { Test } from '@nestjs/testing';
-import { FakeConnection, FakeOutboxWriter } from '../test/write-side/fakes/fake-connection';
-import { compileFakeOutboxApp } from '../test/write-side/fakes/outbox-test-app';
+import { FakeConnection, FakeOutboxWriter } from './testing/fakes/fake-connection';
+import { compileFakeOutboxApp } from './testing/fakes/fake-outbox-app';
 import { OutboxOptionsError } from './common/errors/outbox-options.error';
 import { OUTBOX_RESOLVED_OPTIONS } from './common/outbox.constants';
 import { OutboxEmitter } from './events/outbox.emitter';

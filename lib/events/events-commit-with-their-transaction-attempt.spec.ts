@@ -1,5 +1,5 @@
 import type { OutboxEventInput } from '../common/envelope';
-import { fakeTransactionRunner } from '../../test/write-side/fakes/fake-connection';
+import { fakeTransactionRunner } from '../testing/fakes/fake-connection';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
 import { OutboxTransactionClosedError } from '../transaction/errors/outbox-transaction-closed.error';
 import { OutboxTransactionRequiredError } from '../transaction/errors/outbox-transaction-required.error';

@@ -1,4 +1,4 @@
-import { fakeTransactionRunner } from '../../test/write-side/fakes/fake-connection';
+import { fakeTransactionRunner } from '../testing/fakes/fake-connection';
 import { TransactionPropagationError } from './errors/transaction-propagation.error';
 import { Propagation } from './propagation';
 

@@ -6,7 +6,7 @@ import {
   FakeConnection,
   FakeOutboxWriter,
   fakeTransactionRunner,
-} from '../../test/write-side/fakes/fake-connection';
+} from '../testing/fakes/fake-connection';
 import { EmitsEvent } from '../events/emits-event.decorator';
 import { InvalidOutboxEventError } from '../events/errors/invalid-outbox-event.error';
 import { OutboxEmitter } from '../events/outbox.emitter';

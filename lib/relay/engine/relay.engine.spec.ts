@@ -1,6 +1,6 @@
 import type { OutboxEventRecord } from '../../common/envelope';
-import { InMemoryRelayStore } from '../../../test/relay/support/in-memory-relay.store';
-import { ScriptedPublisher } from '../../../test/relay/support/scripted.publisher';
+import { InMemoryRelayStore } from '../../testing/relay/in-memory-relay.store';
+import { ScriptedPublisher } from '../../testing/relay/scripted.publisher';
 import { systemClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import { loadRetryingAggregates } from '../recovery/retrying-aggregates.loader';

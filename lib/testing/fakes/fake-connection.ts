@@ -1,0 +1,196 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { ClientSession, Connection } from 'mongoose';
+import type { OutboxConnectionHost } from '../../common/outbox-connection.host';
+import type { NewOutboxEvent, OutboxEventWriter } from '../../events/outbox-event.writer';
+import { TransactionRunner } from '../../transaction/transaction.runner';
+
+/**
+ * Test doubles for unit specs: NOT a MongoDB. A fake Mongoose connection whose `transaction(fn)`
+ * behaves like Mongoose's (runs `fn` in Mongoose's AsyncLocalStorage with a session, retries it
+ * when it throws an error labelled TransientTransactionError, "commits" the session's writes only
+ * when `fn` resolves), and a fake outbox writer recording rows in the session.
+ */
+
+export class TransientTransactionError extends Error {
+  hasErrorLabel(label: string): boolean {
+    return label === 'TransientTransactionError';
+  }
+}
+
+export interface FakeWrite {
+  collection: string;
+  doc: Record<string, unknown>;
+}
+
+export class FakeSession {
+  active = false;
+  writes: FakeWrite[] = [];
+  constructor(readonly client: object) {}
+  inTransaction(): boolean {
+    return this.active;
+  }
+}
+
+export class FakeConnection {
+  readonly client = {};
+  readyState = 1;
+  /** What `hello` answers; default: a replica set member. */
+  hello: Record<string, unknown> = { isWritablePrimary: true, setName: 'rs0' };
+  /** Everything committed, in commit order. */
+  readonly committed: FakeWrite[] = [];
+  attempts = 0;
+  transactionsStarted = 0;
+  aborts = 0;
+  /** Attempt numbers (global, 1-based) whose domain writes throw a transient error. */
+  failAttempts = new Set<number>();
+  /** Attempt numbers whose commit fails with a transient error (after the body returned). */
+  failCommitAttempts = new Set<number>();
+  readonly settings = new Map<string, unknown>();
+  readonly base: {
+    transactionAsyncLocalStorage?: AsyncLocalStorage<{ session: FakeSession }>;
+    get(key: string): unknown;
+    set(key: string, value: unknown): void;
+  };
+  readonly db = { command: async (_cmd: object) => this.hello };
+  /**
+   * Models other parts of the library create at bootstrap (e.g. the consumer's): inert stand-ins
+   * whose every method resolves to undefined. The write side itself goes through the fake writer.
+   */
+  readonly models: Record<string, unknown> = {};
+
+  constructor(options: { alsEnabled?: boolean } = {}) {
+    const settings = this.settings;
+    const base = {
+      transactionAsyncLocalStorage: undefined as
+        AsyncLocalStorage<{ session: FakeSession }> | undefined,
+      get: (key: string) => settings.get(key),
+      set: (key: string, value: unknown) => {
+        settings.set(key, value);
+        if (key === 'transactionAsyncLocalStorage') {
+          base.transactionAsyncLocalStorage = value ? new AsyncLocalStorage() : undefined;
+        }
+      },
+    };
+    this.base = base;
+    if (options.alsEnabled !== false) base.set('transactionAsyncLocalStorage', true);
+  }
+
+  get asConnection(): Connection {
+    return this as unknown as Connection;
+  }
+
+  model(name: string): unknown {
+    return (this.models[name] ??= inert());
+  }
+
+  getClient(): object {
+    return this.client;
+  }
+
+  async asPromise(): Promise<this> {
+    return this;
+  }
+
+  /** Like Mongoose's `connection.transaction`: retries `fn` on transient errors. */
+  async transaction<T>(fn: (session: ClientSession) => Promise<T>): Promise<T> {
+    this.transactionsStarted++;
+    const session = new FakeSession(this.client);
+    for (let tries = 0; ; tries++) {
+      this.attempts++;
+      session.active = true;
+      session.writes = [];
+      try {
+        const storage = this.base.transactionAsyncLocalStorage;
+        const run = () => fn(session as unknown as ClientSession);
+        const result = storage ? await storage.run({ session }, run) : await run();
+        if (this.failCommitAttempts.has(this.attempts)) {
+          throw new TransientTransactionError(
+            `commit failed (simulated) on attempt ${this.attempts}`,
+          );
+        }
+        this.committed.push(...session.writes);
+        session.active = false;
+        return result;
+      } catch (error) {
+        session.active = false;
+        session.writes = [];
+        this.aborts++;
+        const transient = (error as TransientTransactionError).hasErrorLabel?.(
+          'TransientTransactionError',
+        );
+        if (transient && tries < 5) continue;
+        throw error;
+      }
+    }
+  }
+
+  /** A domain write, as a Mongoose model would do it: in the ALS session if there is one. */
+  async insert(collection: string, doc: Record<string, unknown>): Promise<void> {
+    await Promise.resolve();
+    const session = this.base.transactionAsyncLocalStorage?.getStore()?.session;
+    if (session?.active) {
+      if (this.failAttempts.has(this.attempts)) {
+        throw new TransientTransactionError(
+          `WriteConflict (simulated) on attempt ${this.attempts}`,
+        );
+      }
+      session.writes.push({ collection, doc });
+    } else {
+      this.committed.push({ collection, doc });
+    }
+  }
+
+  /** Committed docs of one collection. */
+  docs(collection: string): Record<string, unknown>[] {
+    return this.committed.filter((w) => w.collection === collection).map((w) => w.doc);
+  }
+}
+
+/** A callable object whose every property is another one, and whose calls resolve to undefined. */
+function inert(): unknown {
+  const target = function () {
+    return Promise.resolve(undefined);
+  };
+  return new Proxy(target, {
+    get: (_t, key) => (key === 'then' ? undefined : inert()),
+  });
+}
+
+/** Records outbox rows in the fake session (committed with it); counts insert calls. */
+export class FakeOutboxWriter implements OutboxEventWriter {
+  insertCalls = 0;
+  indexesEnsured = 0;
+  constructor(private readonly collection = 'outbox') {}
+
+  async insert(events: NewOutboxEvent[], session: ClientSession): Promise<void> {
+    this.insertCalls++;
+    const fake = session as unknown as FakeSession;
+    if (!fake.inTransaction()) throw new Error('FakeOutboxWriter: insert outside a transaction');
+    await Promise.resolve();
+    fake.writes.push(
+      ...events.map((doc) => ({
+        collection: this.collection,
+        doc: { ...doc } as Record<string, unknown>,
+      })),
+    );
+  }
+
+  async ensureIndexes(): Promise<void> {
+    this.indexesEnsured++;
+  }
+}
+
+/** A `TransactionRunner` over a `FakeConnection` and a `FakeOutboxWriter`, for unit specs. */
+export function fakeTransactionRunner(): {
+  connection: FakeConnection;
+  writer: FakeOutboxWriter;
+  runner: TransactionRunner;
+} {
+  const connection = new FakeConnection();
+  const writer = new FakeOutboxWriter();
+  const runner = new TransactionRunner(
+    { connection: connection.asConnection } as OutboxConnectionHost,
+    writer,
+  );
+  return { connection, writer, runner };
+}
