@@ -6,6 +6,7 @@ import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import { OutboxTransactionClosedError } from '../transaction/errors/outbox-transaction-closed.error';
 import { OutboxTransactionRequiredError } from '../transaction/errors/outbox-transaction-required.error';
 import { TransactionRunner } from '../transaction/transaction.runner';
+import { withEmitTraceContext } from '../telemetry/emit-trace-context';
 import { validateOutboxEvent } from './event.validator';
 import type { NewOutboxEvent } from './outbox-event.writer';
 
@@ -44,13 +45,14 @@ export class OutboxEmitter {
     // Validate all first: one bad event rejects the whole call.
     const rows: NewOutboxEvent[] = list.map((event) => {
       const valid = validateOutboxEvent(event, limits);
+      const headers = withEmitTraceContext(valid.headers);
       return {
         eventId: uuidv7(),
         eventType: valid.eventType,
         aggregateType: valid.aggregateType,
         aggregateId: valid.aggregateId,
         payload: valid.payload,
-        ...(valid.headers ? { headers: valid.headers } : {}),
+        ...(headers ? { headers } : {}),
         occurredAt: new Date(),
         status: 'pending',
         attempts: 0,

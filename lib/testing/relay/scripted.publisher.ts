@@ -1,8 +1,5 @@
 import type { OutboxEventRecord } from '../../common/envelope';
-import type {
-  OutboxPublisher,
-  PublishOutcome,
-} from '../../publisher/outbox-publisher.interface';
+import type { OutboxPublisher, PublishOutcome } from '../../publisher/outbox-publisher.interface';
 
 /** A publisher whose answer per event is scripted; records what was accepted, in order. */
 export class ScriptedPublisher implements OutboxPublisher {

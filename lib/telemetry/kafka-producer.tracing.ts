@@ -1,0 +1,95 @@
+import type { Span } from '@opentelemetry/api';
+import { KAFKA_HEADERS } from '../common/envelope';
+import type { KafkaSender, PartitionedMessage, TopicBatch } from '../publisher/kafka/kafka.sender';
+import { INSTRUMENTATION_SCOPE, openTelemetry } from './opentelemetry.loader';
+import type { OpenTelemetryApi } from './opentelemetry.loader';
+import { contextFromHeaders, injectTraceHeaders } from './w3c-trace-context';
+
+/**
+ * The relay's producer spans: `sender` itself when OpenTelemetry is not installed, else a sender
+ * that, for every message it sends, starts a `send <topic>` span (kind PRODUCER, OpenTelemetry
+ * messaging conventions), a child of the trace context stored with the event when it was
+ * emitted, writes that span's context into the message's `traceparent`/`tracestate` headers,
+ * and ends it with the broker's answer. One trace then runs from the emitting call through the
+ * relay to the consumer.
+ */
+export function traceKafkaSends(sender: KafkaSender): KafkaSender {
+  const api = openTelemetry();
+  return api ? new TracingKafkaSender(sender, api) : sender;
+}
+
+/** Span attributes of one message (messaging and CloudEvents semantic conventions). */
+function attributesOf(topic: string, message: PartitionedMessage) {
+  const headers = message.headers;
+  return {
+    'messaging.system': 'kafka',
+    'messaging.operation.name': 'send',
+    'messaging.operation.type': 'send',
+    /** The name older conventions (before 1.26) used. */
+    'messaging.operation': 'publish',
+    'messaging.destination.name': topic,
+    ...(message.partition !== undefined
+      ? { 'messaging.destination.partition.id': String(message.partition) }
+      : {}),
+    'messaging.kafka.message.key': message.key,
+    'messaging.message.id': headers[KAFKA_HEADERS.id],
+    'cloudevents.event_id': headers[KAFKA_HEADERS.id],
+    'cloudevents.event_type': headers[KAFKA_HEADERS.type],
+    'cloudevents.event_source': headers[KAFKA_HEADERS.source],
+    'cloudevents.event_subject': headers[KAFKA_HEADERS.subject],
+  };
+}
+
+class TracingKafkaSender implements KafkaSender {
+  constructor(
+    private readonly inner: KafkaSender,
+    private readonly api: OpenTelemetryApi,
+  ) {}
+
+  connect(): Promise<void> {
+    return this.inner.connect();
+  }
+
+  partitionCount(topic: string): Promise<number> {
+    return this.inner.partitionCount(topic);
+  }
+
+  disconnect(): Promise<void> {
+    return this.inner.disconnect();
+  }
+
+  async send(batches: readonly TopicBatch[]): Promise<void> {
+    const { api } = this;
+    const tracer = api.trace.getTracer(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
+    const spans: Span[] = [];
+    const traced = batches.map((batch) => ({
+      topic: batch.topic,
+      messages: batch.messages.map((message) => {
+        const parent = contextFromHeaders(api, message.headers) ?? api.ROOT_CONTEXT;
+        const span = tracer.startSpan(
+          `send ${batch.topic}`,
+          { kind: api.SpanKind.PRODUCER, attributes: attributesOf(batch.topic, message) },
+          parent,
+        );
+        spans.push(span);
+        // Without an SDK the span is a no-op one: the event's own trace headers stay as they are.
+        if (!api.trace.isSpanContextValid(span.spanContext())) return message;
+        const headers = { ...message.headers };
+        injectTraceHeaders(api, api.trace.setSpan(parent, span), headers);
+        return { ...message, headers };
+      }),
+    }));
+    try {
+      await this.inner.send(traced);
+    } catch (error) {
+      for (const span of spans) {
+        span.recordException(error as Error);
+        span.setStatus({ code: api.SpanStatusCode.ERROR, message: (error as Error)?.message });
+        span.setAttribute('error.type', (error as Error)?.name ?? 'Error');
+        span.end();
+      }
+      throw error;
+    }
+    for (const span of spans) span.end();
+  }
+}
