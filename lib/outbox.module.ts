@@ -10,6 +10,7 @@ import type { OutboxModuleOptions } from './options/outbox-options.interface';
 import { resolveOutboxOptions } from './options/outbox-options.validator';
 import { RELAY_EXPORTS, RELAY_PROVIDERS } from './relay/relay.providers';
 import { OutboxWriteSideBootstrap } from './transaction/outbox-write-side.bootstrap';
+import { OutboxTelemetry } from './telemetry/outbox-telemetry.service';
 import { TransactionRunner } from './transaction/transaction.runner';
 
 /**
@@ -32,6 +33,7 @@ import { TransactionRunner } from './transaction/transaction.runner';
     OutboxDeadLetters,
     ...RELAY_PROVIDERS,
     ...CONSUMER_PROVIDERS,
+    OutboxTelemetry,
   ],
   exports: [
     OutboxEmitter,

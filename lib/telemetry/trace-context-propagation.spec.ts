@@ -11,7 +11,7 @@ import { OutboxEmitter } from '../events/outbox.emitter';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
 import type { KafkaSender, TopicBatch } from '../publisher/kafka/kafka.sender';
 import { fakeTransactionRunner } from '../testing/fakes/fake-connection';
-import { traceKafkaSends } from './kafka-producer.tracing';
+import { instrumentKafkaSender } from './kafka-producer.telemetry';
 
 const event: OutboxEventInput = {
   eventType: 'OrderPlaced',
@@ -100,7 +100,7 @@ describe('trace context with OpenTelemetry installed and an SDK registered', () 
 
   it('sends each message in a producer span, a child of the emit-time context, and injects it', async () => {
     const inner = new RecordingSender();
-    const sender = traceKafkaSends(inner);
+    const sender = instrumentKafkaSender(inner);
     const emitTime = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     await sender.send([{ topic: 'shop.Order', messages: [message({ traceparent: emitTime })] }]);
 
@@ -126,7 +126,7 @@ describe('trace context with OpenTelemetry installed and an SDK registered', () 
 
   it('starts a new trace for an event emitted without one', async () => {
     const inner = new RecordingSender();
-    await traceKafkaSends(inner).send([{ topic: 'Order', messages: [message({})] }]);
+    await instrumentKafkaSender(inner).send([{ topic: 'Order', messages: [message({})] }]);
     const [span] = spans.getFinishedSpans();
     expect(span.parentSpanContext).toBeUndefined();
     expect(inner.sent[0].messages[0].headers.traceparent).toContain(span.spanContext().traceId);
@@ -136,7 +136,7 @@ describe('trace context with OpenTelemetry installed and an SDK registered', () 
     const inner = new RecordingSender();
     inner.fail = Object.assign(new Error('not enough replicas'), { name: 'KafkaJSProtocolError' });
     await expect(
-      traceKafkaSends(inner).send([{ topic: 'Order', messages: [message({}), message({})] }]),
+      instrumentKafkaSender(inner).send([{ topic: 'Order', messages: [message({}), message({})] }]),
     ).rejects.toThrow('not enough replicas');
     const finished = spans.getFinishedSpans();
     expect(finished).toHaveLength(2);
@@ -152,7 +152,7 @@ describe('trace context with OpenTelemetry installed but no SDK', () => {
     const inner = new RecordingSender();
     const emitTime = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     const original = message({ traceparent: emitTime });
-    await traceKafkaSends(inner).send([{ topic: 'Order', messages: [original] }]);
+    await instrumentKafkaSender(inner).send([{ topic: 'Order', messages: [original] }]);
     expect(inner.sent[0].messages[0]).toEqual(original);
   });
 });
@@ -175,7 +175,7 @@ describe('without @opentelemetry/api installed', () => {
       const { fakeTransactionRunner: fakes } = require('../testing/fakes/fake-connection');
       const { OutboxEmitter: Emitter } = require('../events/outbox.emitter');
       const { resolveOutboxOptions: resolve } = require('../options/outbox-options.validator');
-      const { traceKafkaSends: traced } = require('./kafka-producer.tracing');
+      const { instrumentKafkaSender: traced } = require('./kafka-producer.telemetry');
       const { connection, runner } = fakes();
       const outbox = new Emitter(runner, resolve({ relay: false }));
       await runner.run(async () => outbox.emit(event));

@@ -4,7 +4,7 @@ import type { KafkaConfig, RetryOptions } from 'kafkajs';
 import type { OutboxEventRecord } from '../../common/envelope';
 import { asError } from '../../common/errors/describe-error';
 import { PublishRejectedError } from '../errors/publish-rejected.error';
-import { traceKafkaSends } from '../../telemetry/kafka-producer.tracing';
+import { instrumentKafkaSender } from '../../telemetry/kafka-producer.telemetry';
 import { toKafkaMessage } from '../kafka-message.mapper';
 import type { CloudEventSource, OutboxKafkaMessage } from '../kafka-message.mapper';
 import type { OutboxPublisher, PublishOutcome } from '../outbox-publisher.interface';
@@ -106,7 +106,7 @@ export class KafkaPublisher implements OutboxPublisher {
     private readonly now: () => number = Date.now,
   ) {
     this.route = createTopicRouter({ route: options.topic, prefix: options.topicPrefix });
-    this.sender = traceKafkaSends(sender ?? new KafkajsSender(options, this.logger));
+    this.sender = instrumentKafkaSender(sender ?? new KafkajsSender(options, this.logger));
   }
 
   connect(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Span } from '@opentelemetry/api';
+import type { Counter, Histogram, Span } from '@opentelemetry/api';
 import { KAFKA_HEADERS } from '../common/envelope';
 import type { KafkaSender, PartitionedMessage, TopicBatch } from '../publisher/kafka/kafka.sender';
 import { INSTRUMENTATION_SCOPE, openTelemetry } from './opentelemetry.loader';
@@ -6,14 +6,15 @@ import type { OpenTelemetryApi } from './opentelemetry.loader';
 import { contextFromHeaders, injectTraceHeaders } from './w3c-trace-context';
 
 /**
- * The relay's producer spans: `sender` itself when OpenTelemetry is not installed, else a sender
- * that, for every message it sends, starts a `send <topic>` span (kind PRODUCER, OpenTelemetry
- * messaging conventions), a child of the trace context stored with the event when it was
- * emitted, writes that span's context into the message's `traceparent`/`tracestate` headers,
- * and ends it with the broker's answer. One trace then runs from the emitting call through the
- * relay to the consumer.
+ * The relay's producer telemetry: `sender` itself when OpenTelemetry is not installed, else a
+ * sender that, for every message it sends, starts a `send <topic>` span (kind PRODUCER,
+ * OpenTelemetry messaging conventions), a child of the trace context stored with the event when
+ * it was emitted, writes that span's context into the message's `traceparent`/`tracestate`
+ * headers, and ends it with the broker's answer. One trace then runs from the emitting call
+ * through the relay to the consumer. It also records the conventions' client metrics:
+ * `messaging.client.sent.messages` (per topic) and `messaging.client.operation.duration`.
  */
-export function traceKafkaSends(sender: KafkaSender): KafkaSender {
+export function instrumentKafkaSender(sender: KafkaSender): KafkaSender {
   const api = openTelemetry();
   return api ? new TracingKafkaSender(sender, api) : sender;
 }
@@ -41,10 +42,23 @@ function attributesOf(topic: string, message: PartitionedMessage) {
 }
 
 class TracingKafkaSender implements KafkaSender {
+  private readonly sentMessages: Counter;
+  private readonly duration: Histogram;
+
   constructor(
     private readonly inner: KafkaSender,
     private readonly api: OpenTelemetryApi,
-  ) {}
+  ) {
+    const meter = api.metrics.getMeter(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
+    this.sentMessages = meter.createCounter('messaging.client.sent.messages', {
+      description: 'Messages the relay attempted to send to Kafka',
+      unit: '{message}',
+    });
+    this.duration = meter.createHistogram('messaging.client.operation.duration', {
+      description: 'Duration of one produce call of the relay',
+      unit: 's',
+    });
+  }
 
   connect(): Promise<void> {
     return this.inner.connect();
@@ -79,9 +93,11 @@ class TracingKafkaSender implements KafkaSender {
         return { ...message, headers };
       }),
     }));
+    const started = performance.now();
     try {
       await this.inner.send(traced);
     } catch (error) {
+      this.record(batches, started, (error as Error)?.name ?? 'Error');
       for (const span of spans) {
         span.recordException(error as Error);
         span.setStatus({ code: api.SpanStatusCode.ERROR, message: (error as Error)?.message });
@@ -90,6 +106,22 @@ class TracingKafkaSender implements KafkaSender {
       }
       throw error;
     }
+    this.record(batches, started, undefined);
     for (const span of spans) span.end();
+  }
+
+  private record(batches: readonly TopicBatch[], started: number, errorType?: string): void {
+    const common = {
+      'messaging.system': 'kafka',
+      'messaging.operation.name': 'send',
+      ...(errorType ? { 'error.type': errorType } : {}),
+    };
+    this.duration.record((performance.now() - started) / 1000, common);
+    for (const batch of batches) {
+      this.sentMessages.add(batch.messages.length, {
+        ...common,
+        'messaging.destination.name': batch.topic,
+      });
+    }
   }
 }

@@ -1,0 +1,123 @@
+import { metrics } from '@opentelemetry/api';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import type { MetricData } from '@opentelemetry/sdk-metrics';
+import { resolveOutboxOptions } from '../options/outbox-options.validator';
+import type { OutboxRelay } from '../relay/outbox.relay';
+import { OutboxRelayMetrics } from '../relay/relay.metrics';
+import type { KafkaSender, TopicBatch } from '../publisher/kafka/kafka.sender';
+import { instrumentKafkaSender } from './kafka-producer.telemetry';
+import { OutboxTelemetry } from './outbox-telemetry.service';
+
+/** A reader the test pulls from (what a Prometheus scrape does). */
+class PullReader extends MetricReader {
+  protected async onShutdown() {}
+  protected async onForceFlush() {}
+}
+
+const status = {
+  running: true,
+  role: 'leader' as const,
+  stream: 'following' as const,
+  heldDestinations: [{ destination: 'Order#1', since: 0, retryAt: 0, failures: 1, lastError: 'x' }],
+  inFlight: { events: 7, bytes: 700 },
+  trackedAggregates: 2,
+};
+
+describe('metrics through the OpenTelemetry metrics API', () => {
+  const reader = new PullReader();
+  const provider = new MeterProvider({ readers: [reader] });
+
+  beforeAll(() => metrics.setGlobalMeterProvider(provider));
+  afterAll(async () => {
+    await provider.shutdown();
+    metrics.disable();
+  });
+
+  async function collect(): Promise<Map<string, MetricData>> {
+    const { resourceMetrics } = await reader.collect();
+    const all = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics);
+    return new Map(all.map((metric) => [metric.descriptor.name, metric]));
+  }
+  const valueOf = (metric: MetricData | undefined) => metric?.dataPoints[0]?.value;
+
+  it("exposes the relay's counters and gauges, read at collection time", async () => {
+    const relayMetrics = new OutboxRelayMetrics();
+    const relay = { status: () => status } as unknown as OutboxRelay;
+    const options = resolveOutboxOptions({ relay: { kafka: { brokers: ['127.0.0.1:1'] } } });
+    const telemetry = new OutboxTelemetry(options, relayMetrics, relay);
+    telemetry.onModuleInit();
+    expect(telemetry.enabled).toBe(true);
+
+    Object.assign(relayMetrics, {
+      published: 12,
+      retried: 3,
+      deadLettered: 1,
+      recoveries: 1,
+      outages: 2,
+      pendingCount: 40,
+      oldestPendingAgeMs: 2500,
+      leader: true,
+    });
+    const collected = await collect();
+    expect(valueOf(collected.get('outbox.relay.published'))).toBe(12);
+    expect(valueOf(collected.get('outbox.relay.retried'))).toBe(3);
+    expect(valueOf(collected.get('outbox.relay.dead_lettered'))).toBe(1);
+    expect(valueOf(collected.get('outbox.relay.recoveries'))).toBe(1);
+    expect(valueOf(collected.get('outbox.relay.outages'))).toBe(2);
+    expect(valueOf(collected.get('outbox.relay.pending'))).toBe(40);
+    expect(valueOf(collected.get('outbox.relay.lag'))).toBe(2.5);
+    expect(collected.get('outbox.relay.lag')?.descriptor.unit).toBe('s');
+    expect(valueOf(collected.get('outbox.relay.leader'))).toBe(1);
+    expect(valueOf(collected.get('outbox.relay.in_flight'))).toBe(7);
+    expect(valueOf(collected.get('outbox.relay.held_destinations'))).toBe(1);
+    expect(collected.get('outbox.relay.published')?.dataPoints[0].attributes).toEqual({
+      'outbox.relay.name': 'default',
+    });
+
+    relayMetrics.published = 20;
+    expect(valueOf((await collect()).get('outbox.relay.published'))).toBe(20);
+
+    telemetry.onModuleDestroy();
+    expect(telemetry.enabled).toBe(false);
+  });
+
+  it('registers nothing for an app without a relay', () => {
+    const telemetry = new OutboxTelemetry(
+      resolveOutboxOptions({ relay: false }),
+      new OutboxRelayMetrics(),
+      {} as OutboxRelay,
+    );
+    telemetry.onModuleInit();
+    expect(telemetry.enabled).toBe(false);
+  });
+
+  it('counts the messages the producer sent, per topic, and the duration of each call', async () => {
+    const inner: KafkaSender = {
+      connect: async () => undefined,
+      disconnect: async () => undefined,
+      partitionCount: async () => 1,
+      send: async (_batches: readonly TopicBatch[]) => undefined,
+    };
+    const message = { key: 'k', value: '{}', headers: { ce_id: 'e' } };
+    await instrumentKafkaSender(inner).send([
+      { topic: 'shop.Order', messages: [message, message] },
+      { topic: 'shop.Invoice', messages: [message] },
+    ]);
+    const collected = await collect();
+    const sent = collected.get('messaging.client.sent.messages');
+    const byTopic = Object.fromEntries(
+      (sent?.dataPoints ?? []).map((point) => [
+        point.attributes['messaging.destination.name'],
+        point.value,
+      ]),
+    );
+    expect(byTopic).toEqual({ 'shop.Order': 2, 'shop.Invoice': 1 });
+    expect(sent?.dataPoints[0].attributes).toMatchObject({
+      'messaging.system': 'kafka',
+      'messaging.operation.name': 'send',
+    });
+    const duration = collected.get('messaging.client.operation.duration');
+    expect(duration?.descriptor.unit).toBe('s');
+    expect((duration?.dataPoints[0].value as { count: number }).count).toBe(1);
+  });
+});

@@ -1,0 +1,45 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OutboxRelay } from '../relay/outbox.relay';
+import { OutboxRelayMetrics } from '../relay/relay.metrics';
+import { openTelemetry } from './opentelemetry.loader';
+import { registerRelayInstruments } from './relay-metrics.instruments';
+
+/**
+ * Exposes the outbox's metrics through the OpenTelemetry metrics API when `@opentelemetry/api`
+ * is installed (your SDK's readers and exporters, e.g. Prometheus, then see them). Without the
+ * package it does nothing. `OutboxRelayMetrics.snapshot()` works either way.
+ */
+@Injectable()
+export class OutboxTelemetry implements OnModuleInit, OnModuleDestroy {
+  private readonly unregister: Array<() => void> = [];
+
+  constructor(
+    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    private readonly relayMetrics: OutboxRelayMetrics,
+    private readonly relay: OutboxRelay,
+  ) {}
+
+  /** Whether the instruments are registered (OpenTelemetry installed). */
+  get enabled(): boolean {
+    return this.unregister.length > 0;
+  }
+
+  onModuleInit(): void {
+    const api = openTelemetry();
+    if (!api || this.options.relay === false) return;
+    this.unregister.push(
+      registerRelayInstruments(api, {
+        metrics: this.relayMetrics,
+        status: () => this.relay.status(),
+        relayName: this.options.relay.name,
+      }),
+    );
+  }
+
+  onModuleDestroy(): void {
+    for (const unregister of this.unregister.splice(0)) unregister();
+  }
+}

@@ -1,0 +1,97 @@
+import type { Attributes, BatchObservableResult, Observable } from '@opentelemetry/api';
+import type { OutboxRelayMetrics } from '../relay/relay.metrics';
+import type { RelayStatus } from '../relay/relay.status';
+import { INSTRUMENTATION_SCOPE } from './opentelemetry.loader';
+import type { OpenTelemetryApi } from './opentelemetry.loader';
+
+/** What the instruments read at each collection. */
+export interface RelayMetricsSource {
+  metrics: OutboxRelayMetrics;
+  status(): RelayStatus;
+  /** `relay.name` (the `outbox.relay.name` attribute). */
+  relayName: string;
+}
+
+/**
+ * The relay's counters and gauges as OpenTelemetry instruments (names and units listed in the
+ * README, "Metrics"). Observable instruments, read from `OutboxRelayMetrics` and the relay's
+ * status when the application's reader collects: nothing is recorded between collections.
+ * Returns the function that removes them.
+ */
+export function registerRelayInstruments(
+  api: OpenTelemetryApi,
+  source: RelayMetricsSource,
+): () => void {
+  const meter = api.metrics.getMeter(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
+  const counter = (name: string, description: string, unit: string) =>
+    meter.createObservableCounter(name, { description, unit });
+  const gauge = (name: string, description: string, unit: string) =>
+    meter.createObservableGauge(name, { description, unit });
+
+  const counters: Array<[Observable, (m: OutboxRelayMetrics) => number]> = [
+    [
+      counter('outbox.relay.published', 'Events the broker acknowledged', '{event}'),
+      (m) => m.published,
+    ],
+    [
+      counter('outbox.relay.retried', 'Failed publish attempts scheduled for a retry', '{event}'),
+      (m) => m.retried,
+    ],
+    [
+      counter('outbox.relay.dead_lettered', 'Events moved to the dead letters', '{event}'),
+      (m) => m.deadLettered,
+    ],
+    [
+      counter(
+        'outbox.relay.recoveries',
+        'Times the stream position was lost and the relay recovered from the collection',
+        '{recovery}',
+      ),
+      (m) => m.recoveries,
+    ],
+    [
+      counter('outbox.relay.outages', 'Times publishing paused: broker unavailable', '{outage}'),
+      (m) => m.outages,
+    ],
+  ];
+  const pending = gauge('outbox.relay.pending', 'Pending events in the outbox', '{event}');
+  const lag = gauge('outbox.relay.lag', 'Age of the oldest pending event', 's');
+  const checkpointAge = gauge(
+    'outbox.relay.checkpoint.age',
+    'Time since this relay last saved its stream position',
+    's',
+  );
+  const leader = gauge('outbox.relay.leader', '1 while this instance publishes, else 0', '1');
+  const inFlight = gauge('outbox.relay.in_flight', 'Events held in memory', '{event}');
+  const held = gauge(
+    'outbox.relay.held_destinations',
+    'Topics or partitions held back because they refuse events',
+    '{destination}',
+  );
+
+  const attributes: Attributes = { 'outbox.relay.name': source.relayName };
+  const callback = (result: BatchObservableResult) => {
+    const m = source.metrics;
+    for (const [instrument, read] of counters) result.observe(instrument, read(m), attributes);
+    if (m.pendingCount !== undefined) result.observe(pending, m.pendingCount, attributes);
+    if (m.oldestPendingAgeMs !== undefined)
+      result.observe(lag, m.oldestPendingAgeMs / 1000, attributes);
+    const age = m.checkpointAgeMs;
+    if (age !== undefined) result.observe(checkpointAge, age / 1000, attributes);
+    result.observe(leader, m.leader ? 1 : 0, attributes);
+    const status = source.status();
+    result.observe(inFlight, status.inFlight.events, attributes);
+    result.observe(held, status.heldDestinations.length, attributes);
+  };
+  const observables = [
+    ...counters.map(([instrument]) => instrument),
+    pending,
+    lag,
+    checkpointAge,
+    leader,
+    inFlight,
+    held,
+  ];
+  meter.addBatchObservableCallback(callback, observables);
+  return () => meter.removeBatchObservableCallback(callback, observables);
+}
