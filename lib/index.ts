@@ -8,4 +8,5 @@ export * from './relay';
 export * from './consumer';
 export * from './transport';
 export * from './operations';
+export * from './health';
 export { OutboxModule } from './outbox.module';

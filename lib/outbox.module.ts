@@ -4,6 +4,7 @@ import { OUTBOX_RESOLVED_OPTIONS } from './common/outbox.constants';
 import { CONSUMER_EXPORTS, CONSUMER_PROVIDERS } from './consumer/consumer.providers';
 import { MongooseOutboxEventWriter, OUTBOX_EVENT_WRITER } from './events/outbox-event.writer';
 import { OutboxEmitter } from './events/outbox.emitter';
+import { OutboxHealthIndicator } from './health/outbox-health.indicator';
 import { OutboxDeadLetters } from './operations/outbox-dead-letters.service';
 import { ConfigurableOutboxModule, OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './options/outbox-options.interface';
@@ -34,12 +35,14 @@ import { TransactionRunner } from './transaction/transaction.runner';
     ...RELAY_PROVIDERS,
     ...CONSUMER_PROVIDERS,
     OutboxTelemetry,
+    OutboxHealthIndicator,
   ],
   exports: [
     OutboxEmitter,
     TransactionRunner,
     OutboxConnectionHost,
     OutboxDeadLetters,
+    OutboxHealthIndicator,
     OUTBOX_RESOLVED_OPTIONS,
     ...RELAY_EXPORTS,
     ...CONSUMER_EXPORTS,

@@ -2,6 +2,7 @@ import { mongo } from 'mongoose';
 import type { ResumeToken } from '../ports/change-source';
 import type { LeaseGrant, RelayStateStore, StoredCheckpoint } from '../ports/relay-state.store';
 import { relayCollection } from './relay-collections';
+import { relayStateIds } from './stored-checkpoint.reader';
 
 interface StateDoc {
   _id: string;
@@ -36,8 +37,9 @@ export class MongoRelayStateStore implements RelayStateStore {
     relayName: string,
   ) {
     this.state = relayCollection<StateDoc>(db, collection);
-    this.leaseId = `lease:${relayName}`;
-    this.checkpointId = `checkpoint:${relayName}`;
+    const ids = relayStateIds(relayName);
+    this.leaseId = ids.lease;
+    this.checkpointId = ids.checkpoint;
   }
 
   /**

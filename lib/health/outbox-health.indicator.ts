@@ -1,0 +1,139 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { OutboxConnectionHost } from '../common/outbox-connection.host';
+import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { readStoredCheckpoint } from '../relay/mongo/stored-checkpoint.reader';
+import { relayCollection } from '../relay/mongo/relay-collections';
+import { OutboxRelay } from '../relay/outbox.relay';
+import { OutboxRelayMetrics } from '../relay/relay.metrics';
+import { OutboxHealthCheckError } from './outbox-health-check.error';
+import { HEALTH_DEFAULTS } from './outbox-health.report';
+import type { OutboxHealthOptions, OutboxHealthReport } from './outbox-health.report';
+import { probeOplogWindow } from './oplog-window.probe';
+import { resumeTokenTime } from './resume-token.time';
+
+const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+
+/**
+ * The outbox's health: this process's relay (leader or standby, stream following or recovering,
+ * held destinations), the backlog (age of the oldest pending event against `maxLagMs`), and
+ * the saved stream position against the oplog window, so that a relay about to fall off the
+ * oplog says so before it happens.
+ *
+ * With `@nestjs/terminus`: `() => outboxHealth.check('outbox')` in a `HealthCheckService.check`
+ * list. Without it: `health()` (the full report) or `isHealthy()`.
+ */
+@Injectable()
+export class OutboxHealthIndicator {
+  constructor(
+    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    private readonly host: OutboxConnectionHost,
+    private readonly relay: OutboxRelay,
+    private readonly metrics: OutboxRelayMetrics,
+  ) {}
+
+  async isHealthy(options: OutboxHealthOptions = {}): Promise<boolean> {
+    return (await this.health(options)).healthy;
+  }
+
+  /**
+   * A terminus health indicator: resolves `{ [key]: { status: 'up', ...report } }`, or throws
+   * an error terminus reports as `down` with the same details.
+   */
+  async check(
+    key = 'outbox',
+    options: OutboxHealthOptions = {},
+  ): Promise<Record<string, Record<string, unknown> & { status: 'up' }>> {
+    const { healthy, ...details } = await this.health(options);
+    if (healthy) return { [key]: { status: 'up', ...details } };
+    throw new OutboxHealthCheckError(details.problems.join(' '), {
+      [key]: { status: 'down', ...details },
+    });
+  }
+
+  async health(options: OutboxHealthOptions = {}): Promise<OutboxHealthReport> {
+    const maxLagMs = options.maxLagMs ?? HEALTH_DEFAULTS.maxLagMs;
+    const maxUse = options.maxOplogWindowUse ?? HEALTH_DEFAULTS.maxOplogWindowUse;
+    const relayOptions = this.options.relay === false ? undefined : this.options.relay;
+    const relayName = options.relayName ?? relayOptions?.name ?? 'default';
+    const db = this.host.connection.db;
+    if (!db) throw new Error('The Mongoose connection is not open; no health to report yet.');
+    const problems: string[] = [];
+
+    const hello = await db.command({ hello: 1 });
+    const serverNow = hello.localTime instanceof Date ? hello.localTime : new Date();
+
+    let relay: OutboxHealthReport['relay'];
+    if (relayOptions) {
+      const status = this.relay.status();
+      relay = {
+        role: status.role,
+        stream: status.stream,
+        ...(status.streamError ? { streamError: status.streamError } : {}),
+        ...(status.brokerPausedUntil ? { brokerPausedUntil: status.brokerPausedUntil } : {}),
+        heldDestinations: status.heldDestinations,
+        inFlightEvents: status.inFlight.events,
+      };
+      if (status.role === 'stopped') problems.push('The relay of this instance is not running.');
+    }
+
+    const oldest = await relayCollection<{ occurredAt: Date; status: string }>(
+      db,
+      this.options.collections.outbox,
+    ).findOne({ status: 'pending' }, { sort: { _id: 1 }, projection: { occurredAt: 1 } });
+    const oldestPendingAgeMs = oldest
+      ? Math.max(0, serverNow.getTime() - new Date(oldest.occurredAt).getTime())
+      : undefined;
+    if (oldestPendingAgeMs !== undefined && oldestPendingAgeMs > maxLagMs) {
+      problems.push(
+        `The oldest pending event is ${seconds(oldestPendingAgeMs)} old (limit ${seconds(maxLagMs)}).`,
+      );
+    }
+    const lag: OutboxHealthReport['lag'] = {
+      ...(oldestPendingAgeMs !== undefined ? { oldestPendingAgeMs } : {}),
+      ...(this.relay.isLeader && this.metrics.pendingCount !== undefined
+        ? { pendingCount: this.metrics.pendingCount }
+        : {}),
+      maxLagMs,
+    };
+
+    const stored = await readStoredCheckpoint(db, this.options.collections.relayState, relayName);
+    const tokenTime = stored?.token !== undefined ? resumeTokenTime(stored.token) : undefined;
+    const positionAt = tokenTime ?? (stored?.token !== undefined ? stored.savedAt : undefined);
+    const checkpoint: OutboxHealthReport['checkpoint'] = {
+      saved: stored?.token !== undefined,
+      ...(stored?.savedAt ? { savedAt: stored.savedAt } : {}),
+      ...(positionAt
+        ? {
+            positionAt,
+            positionTimeFrom: tokenTime ? ('resume-token' as const) : ('saved-at' as const),
+            ageMs: Math.max(0, serverNow.getTime() - positionAt.getTime()),
+          }
+        : {}),
+    };
+
+    const window = await probeOplogWindow(this.host.connection.getClient(), serverNow);
+    const oplog: OutboxHealthReport['oplog'] = { ...window, maxUse };
+    if (window.available && checkpoint.ageMs !== undefined && positionAt) {
+      oplog.used = window.windowMs > 0 ? checkpoint.ageMs / window.windowMs : 1;
+      if (positionAt < window.firstEntryAt) {
+        problems.push(
+          `The saved stream position (${positionAt.toISOString()}) is older than the oplog (first entry ${window.firstEntryAt.toISOString()}): the relay cannot resume from it and recovers from the collection (slower, nothing is lost).`,
+        );
+      } else if (oplog.used > maxUse) {
+        problems.push(
+          `The saved stream position is ${seconds(checkpoint.ageMs)} old, ${Math.round(oplog.used * 100)}% of the oplog window (${seconds(window.windowMs)}; limit ${Math.round(maxUse * 100)}%): start a relay, or it falls off the oplog in about ${seconds(window.windowMs - checkpoint.ageMs)}.`,
+        );
+      }
+    }
+
+    return {
+      healthy: problems.length === 0,
+      problems,
+      ...(relay ? { relay } : {}),
+      lag,
+      checkpoint,
+      oplog,
+    };
+  }
+}
