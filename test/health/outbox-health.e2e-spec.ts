@@ -33,6 +33,8 @@ describeWith(['mongodb', 'kafka'], 'outbox health', () => {
 
   it('is healthy while the relay leads and follows the stream, and reports its checkpoint', async () => {
     const relay = await bed.startRelay();
+    // Written once the stream follows, so its change event moves the saved position.
+    await waitFor(() => relay.relay?.status().stream === 'following', 30_000, 'the stream');
     await bed.writer.orders.place('h-1', 'agg-1', 1);
     await waitFor(
       async () =>
