@@ -1,4 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { ClientSession } from 'mongoose';
+import { describeError } from '../common/errors/describe-error';
 import { OutboxError } from '../common/errors/outbox.error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
@@ -7,6 +9,9 @@ import type { NewOutboxEvent, OutboxEventWriter } from '../events/outbox-event.w
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import type { OutboxDeadLetter, OutboxDoc } from '../relay/mongo/mongo-outbox-relay.store';
 import { TransactionRunner } from '../transaction/transaction.runner';
+import { deadLetterQuery } from './dead-letter.filter';
+import type { DeadLetterFilter } from './dead-letter.filter';
+import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
 
 /** Thrown by `OutboxDeadLetters.requeue` for an event id with no dead letter. */
 export class OutboxDeadLetterNotFoundError extends OutboxError {
@@ -15,9 +20,15 @@ export class OutboxDeadLetterNotFoundError extends OutboxError {
   }
 }
 
+/** The order dead letters are requeued in: aggregate by aggregate, each in its commit order. */
+const AGGREGATE_ORDER = { aggregateType: 1, aggregateId: 1, sequence: 1, outboxId: 1 } as const;
+/** The same order for events still marked dead in the outbox. */
+const MARKED_ORDER = { aggregateType: 1, aggregateId: 1, sequence: 1, _id: 1 } as const;
+
 /**
- * Events the relay gave up on (`collections.deadLetters`): inspect them, and once the cause is
- * fixed, put them back into the outbox to be published again.
+ * Events the relay gave up on (`collections.deadLetters`): list and count them by filter, put
+ * them back into the outbox once the cause is fixed (one, or many in bounded batches), or
+ * remove them. The CLI (`npx nestjs-outbox dead-letters ...`) runs on this service.
  */
 @Injectable()
 export class OutboxDeadLetters {
@@ -38,17 +49,20 @@ export class OutboxDeadLetters {
     return this.host.connection.collection<OutboxDoc>(this.options.collections.outbox);
   }
 
-  /** Dead letters, oldest first, optionally of one aggregate type or aggregate. */
-  list(
-    filter: { aggregateType?: string; aggregateId?: string } = {},
-    limit = 100,
-  ): Promise<OutboxDeadLetter[]> {
-    const query: Record<string, string> = {};
-    if (filter.aggregateType) query.aggregateType = filter.aggregateType;
-    if (filter.aggregateId) query.aggregateId = filter.aggregateId;
+  /** Dead letters matching `filter`, oldest first, at most `limit`. */
+  list(filter: DeadLetterFilter = {}, limit = 100): Promise<OutboxDeadLetter[]> {
     return this.deadLetters
-      .find(query, { sort: { deadLetteredAt: 1 }, limit, projection: { _id: 0 } })
+      .find(deadLetterQuery(filter), {
+        sort: { deadLetteredAt: 1, _id: 1 },
+        limit,
+        projection: { _id: 0 },
+      })
       .toArray() as Promise<OutboxDeadLetter[]>;
+  }
+
+  /** How many dead letters match `filter`. */
+  count(filter: DeadLetterFilter = {}): Promise<number> {
+    return this.deadLetters.countDocuments(deadLetterQuery(filter));
   }
 
   /**
@@ -60,36 +74,156 @@ export class OutboxDeadLetters {
    */
   async requeue(eventId: string): Promise<void> {
     await this.runner.run(async () => {
-      const session = this.runner.currentSession()!;
-      const letter = await this.deadLetters.findOne({ eventId }, { session });
-      const marked = await this.outbox.findOne({ eventId, status: 'dead' }, { session });
-      if (marked) {
-        await this.outbox.updateOne(
-          { _id: marked._id },
-          {
-            $set: { status: 'pending', attempts: 0 },
-            $unset: { deadLetter: '', nextAttemptAt: '', lastError: '', errorHistory: '' },
-          },
-          { session },
-        );
-        if (letter) await this.deadLetters.deleteOne({ eventId }, { session });
-        return;
+      if (!(await this.requeueIn(eventId, this.runner.currentSession()!))) {
+        throw new OutboxDeadLetterNotFoundError(eventId);
       }
-      if (!letter) throw new OutboxDeadLetterNotFoundError(eventId);
-      const event: NewOutboxEvent = {
-        eventId: letter.eventId,
-        eventType: letter.eventType,
-        aggregateType: letter.aggregateType,
-        aggregateId: letter.aggregateId,
-        payload: letter.payload,
-        ...(letter.headers ? { headers: letter.headers } : {}),
-        occurredAt: letter.occurredAt,
-        status: 'pending',
-        attempts: 0,
-      };
-      await this.writer.insert([event], session);
-      await this.deadLetters.deleteOne({ eventId }, { session });
     });
     this.logger.log(`Dead-lettered event ${eventId} requeued into the outbox`);
+  }
+
+  /**
+   * Requeues every dead letter matching `filter` (as `requeue` does one), `batchSize` per
+   * transaction, aggregate by aggregate in commit order, so the relay publishes each aggregate's
+   * requeued events in their original order. Events still marked dead in the outbox (an
+   * interrupted move) that match are requeued too. An event that cannot be requeued is reported
+   * in `failed` and the others go on. With `dryRun`, nothing changes: the result lists what
+   * would be requeued.
+   */
+  async requeueMany(
+    filter: DeadLetterFilter = {},
+    options: { batchSize?: number; dryRun?: boolean } = {},
+  ): Promise<DeadLetterRequeueResult> {
+    const batchSize = options.batchSize ?? 100;
+    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
+      throw new OutboxError(
+        `requeueMany: batchSize must be an integer from 1 to 10000, got ${String(batchSize)}.`,
+        'OUTBOX_INVALID_ARGUMENT',
+        { batchSize },
+      );
+    }
+    const sources = [
+      { collection: this.deadLetters, query: deadLetterQuery(filter), sort: AGGREGATE_ORDER },
+      {
+        collection: this.outbox,
+        query: {
+          ...deadLetterQuery(filter, {
+            errorField: 'deadLetter.error',
+            timeField: 'deadLetter.at',
+          }),
+          status: 'dead',
+        },
+        sort: MARKED_ORDER,
+      },
+    ];
+    const result: DeadLetterRequeueResult = {
+      dryRun: options.dryRun ?? false,
+      requeued: 0,
+      eventIds: [],
+      failed: [],
+      batches: 0,
+    };
+    const passed = new Set<string>();
+    for (const { collection, query, sort } of sources) {
+      for (;;) {
+        const page = await (collection as typeof this.deadLetters)
+          .find({ ...query, eventId: { $nin: [...passed] } } as Record<string, unknown>, {
+            sort,
+            limit: batchSize,
+            projection: { eventId: 1 },
+          })
+          .toArray();
+        const ids = page.map((doc) => doc.eventId);
+        if (ids.length === 0) break;
+        result.batches++;
+        if (result.dryRun) {
+          for (const id of ids) passed.add(id);
+          result.eventIds.push(...ids);
+          continue;
+        }
+        const done = await this.requeueBatch(ids, result);
+        for (const id of ids) passed.add(id);
+        result.eventIds.push(...done);
+      }
+    }
+    result.requeued = result.dryRun ? 0 : result.eventIds.length;
+    if (!result.dryRun) {
+      this.logger.log(
+        `${result.requeued} dead-lettered event(s) requeued in ${result.batches} batch(es)` +
+          (result.failed.length > 0 ? `, ${result.failed.length} could not be` : ''),
+      );
+    }
+    return result;
+  }
+
+  /**
+   * Deletes the dead letters matching `filter` (for good: their events are not published).
+   * With `dryRun`, only counts them.
+   */
+  async purge(
+    filter: DeadLetterFilter = {},
+    options: { dryRun?: boolean } = {},
+  ): Promise<DeadLetterPurgeResult> {
+    const query = deadLetterQuery(filter);
+    if (options.dryRun) {
+      return { dryRun: true, matched: await this.deadLetters.countDocuments(query), deleted: 0 };
+    }
+    const { deletedCount } = await this.deadLetters.deleteMany(query);
+    this.logger.log(`${deletedCount} dead letter(s) purged`);
+    return { dryRun: false, matched: deletedCount, deleted: deletedCount };
+  }
+
+  /** One transaction for the batch; if it fails, each event on its own, to report which fail. */
+  private async requeueBatch(ids: string[], result: DeadLetterRequeueResult): Promise<string[]> {
+    try {
+      await this.runner.run(async () => {
+        const session = this.runner.currentSession()!;
+        for (const id of ids) await this.requeueIn(id, session);
+      });
+      return ids;
+    } catch {
+      const done: string[] = [];
+      for (const id of ids) {
+        try {
+          await this.runner.run(() => this.requeueIn(id, this.runner.currentSession()!));
+          done.push(id);
+        } catch (error) {
+          result.failed.push({ eventId: id, error: describeError(error) });
+        }
+      }
+      return done;
+    }
+  }
+
+  /** Requeues one event in `session`; false when there is nothing to requeue. */
+  private async requeueIn(eventId: string, session: ClientSession): Promise<boolean> {
+    const letter = await this.deadLetters.findOne({ eventId }, { session });
+    const marked = await this.outbox.findOne({ eventId, status: 'dead' }, { session });
+    if (marked) {
+      await this.outbox.updateOne(
+        { _id: marked._id },
+        {
+          $set: { status: 'pending', attempts: 0 },
+          $unset: { deadLetter: '', nextAttemptAt: '', lastError: '', errorHistory: '' },
+        },
+        { session },
+      );
+      if (letter) await this.deadLetters.deleteOne({ eventId }, { session });
+      return true;
+    }
+    if (!letter) return false;
+    const event: NewOutboxEvent = {
+      eventId: letter.eventId,
+      eventType: letter.eventType,
+      aggregateType: letter.aggregateType,
+      aggregateId: letter.aggregateId,
+      payload: letter.payload,
+      ...(letter.headers ? { headers: letter.headers } : {}),
+      occurredAt: letter.occurredAt,
+      status: 'pending',
+      attempts: 0,
+    };
+    await this.writer.insert([event], session);
+    await this.deadLetters.deleteOne({ eventId }, { session });
+    return true;
   }
 }
