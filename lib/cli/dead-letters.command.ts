@@ -1,0 +1,138 @@
+import { Module } from '@nestjs/common';
+import type { DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { MongooseModule } from '@nestjs/mongoose';
+import { OutboxDeadLetters } from '../operations/outbox-dead-letters.service';
+import type { OutboxDeadLetter } from '../relay/mongo/mongo-outbox-relay.store';
+import { OutboxModule } from '../outbox.module';
+import type { DeadLettersCommand } from './cli.args';
+
+/** Where the CLI writes, and how it asks (replaced in tests). */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  /** Asks `question` and resolves the answer line. */
+  ask(question: string): Promise<string>;
+}
+
+@Module({})
+class DeadLettersCliModule {
+  static register(command: DeadLettersCommand): DynamicModule {
+    return {
+      module: DeadLettersCliModule,
+      imports: [
+        // One attempt: a wrong URI should fail now, not after Nest's retries.
+        MongooseModule.forRoot(command.uri, {
+          retryAttempts: 0,
+          ...(/serverSelectionTimeoutMS=/i.test(command.uri)
+            ? {}
+            : { serverSelectionTimeoutMS: 10_000 }),
+        }),
+        OutboxModule.forRoot({
+          relay: false,
+          createIndexes: false,
+          collections: command.collections,
+        }),
+      ],
+    };
+  }
+}
+
+function describeFilter(command: DeadLettersCommand): string {
+  const text = JSON.stringify(command.filter);
+  return text === '{}' ? 'every dead letter' : `filter ${text}`;
+}
+
+function row(letter: OutboxDeadLetter): string {
+  const error =
+    letter.lastError.length > 80 ? `${letter.lastError.slice(0, 77)}...` : letter.lastError;
+  return [
+    new Date(letter.deadLetteredAt).toISOString(),
+    letter.eventId,
+    letter.eventType,
+    `${letter.aggregateType}/${letter.aggregateId}`,
+    letter.reason,
+    error,
+  ].join('  ');
+}
+
+/**
+ * Runs one `dead-letters` action on `OutboxDeadLetters`, in a Nest application context with
+ * its own connection (no relay, no index creation). Resolves the exit code.
+ */
+export async function runDeadLettersCommand(
+  command: DeadLettersCommand,
+  io: CliIo,
+): Promise<number> {
+  const app = await NestFactory.createApplicationContext(DeadLettersCliModule.register(command), {
+    logger: false,
+    abortOnError: false,
+  });
+  try {
+    const deadLetters = app.get(OutboxDeadLetters);
+    const { filter } = command;
+    switch (command.action) {
+      case 'list': {
+        const letters = await deadLetters.list(filter, command.limit);
+        if (command.json) io.out(JSON.stringify(letters, null, 2));
+        else {
+          for (const letter of letters) io.out(row(letter));
+          io.out(
+            `${letters.length} dead letter(s)${letters.length === command.limit ? ` (--limit ${command.limit})` : ''}`,
+          );
+        }
+        return 0;
+      }
+      case 'count': {
+        const count = await deadLetters.count(filter);
+        io.out(command.json ? JSON.stringify({ count }) : String(count));
+        return 0;
+      }
+      case 'requeue': {
+        const result = await deadLetters.requeueMany(filter, {
+          batchSize: command.batchSize,
+          dryRun: command.dryRun,
+        });
+        if (command.json) io.out(JSON.stringify(result, null, 2));
+        else {
+          const ids = result.eventIds.join(' ');
+          io.out(
+            result.dryRun
+              ? `dry run: would requeue ${result.eventIds.length} event(s): ${ids}`
+              : `requeued ${result.requeued} event(s) in ${result.batches} batch(es): ${ids}`,
+          );
+          for (const failure of result.failed)
+            io.err(`not requeued ${failure.eventId}: ${failure.error}`);
+        }
+        return result.failed.length > 0 ? 1 : 0;
+      }
+      case 'purge': {
+        if (!command.dryRun && !command.yes) {
+          const matched = await deadLetters.count(filter);
+          if (matched === 0) {
+            io.out('nothing to purge: no dead letter matches');
+            return 0;
+          }
+          const answer = await io.ask(
+            `Delete ${matched} dead letter(s) (${describeFilter(command)}) for good? Type "yes" to go on: `,
+          );
+          if (answer.trim().toLowerCase() !== 'yes') {
+            io.err('purge cancelled: nothing deleted');
+            return 1;
+          }
+        }
+        const result = await deadLetters.purge(filter, { dryRun: command.dryRun });
+        if (command.json) io.out(JSON.stringify(result));
+        else
+          io.out(
+            result.dryRun
+              ? `dry run: would delete ${result.matched} dead letter(s)`
+              : `deleted ${result.deleted} dead letter(s)`,
+          );
+        return 0;
+      }
+    }
+  } finally {
+    await app.close();
+  }
+}

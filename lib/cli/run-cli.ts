@@ -1,0 +1,38 @@
+import { describeError } from '../common/errors/describe-error';
+import { DeadLetterFilterError } from '../operations/dead-letter.filter';
+import { parseDeadLettersCommand, USAGE } from './cli.args';
+import { runDeadLettersCommand } from './dead-letters.command';
+import type { CliIo } from './dead-letters.command';
+import { redactCredentials } from './redact';
+
+/**
+ * `npx nestjs-outbox <command>`: parses, runs, prints; resolves the exit code (0 done, 1 failed
+ * or cancelled, 2 bad usage). Nothing it prints contains the connection string's credentials.
+ */
+export async function runCli(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+  io: CliIo,
+): Promise<number> {
+  if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
+    io.out(USAGE);
+    return argv.length === 0 ? 2 : 0;
+  }
+  let command;
+  try {
+    command = parseDeadLettersCommand(argv, env);
+  } catch (error) {
+    io.err(`nestjs-outbox: ${redactCredentials((error as Error).message)}\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    return await runDeadLettersCommand(command, io);
+  } catch (error) {
+    if (error instanceof DeadLetterFilterError) {
+      io.err(`nestjs-outbox: ${error.message}`);
+      return 2;
+    }
+    io.err(`nestjs-outbox: ${redactCredentials(describeError(error))}`);
+    return 1;
+  }
+}

@@ -1,0 +1,151 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { mongo } from 'mongoose';
+import { runCli } from '../../lib/cli/run-cli';
+import { describeWith, mongoUriFor, testServers, uniqueName } from '../harness';
+
+/** Records what the CLI prints and answers its question. */
+function recordingIo(answer = '') {
+  const io = {
+    out: [] as string[],
+    err: [] as string[],
+    asked: [] as string[],
+  };
+  return {
+    io,
+    cli: {
+      out: (line: string) => io.out.push(line),
+      err: (line: string) => io.err.push(line),
+      ask: async (question: string) => {
+        io.asked.push(question);
+        return answer;
+      },
+    },
+  };
+}
+
+const letter = (eventId: string, aggregateId: string, eventType: string, lastError: string) => ({
+  outboxId: eventId,
+  eventId,
+  eventType,
+  aggregateType: 'Order',
+  aggregateId,
+  payload: {},
+  occurredAt: new Date('2026-11-01T10:00:00Z'),
+  reason: 'rejected',
+  attempts: 1,
+  lastError,
+  errors: [],
+  deadLetteredAt: new Date('2026-11-20T10:00:00Z'),
+});
+
+describeWith(['mongodb'], 'the dead-letters CLI', () => {
+  const db = uniqueName('dl-cli');
+  let uri: string;
+  let client: mongo.MongoClient;
+  const run = (args: string[], answer?: string) => {
+    const { io, cli } = recordingIo(answer);
+    return runCli(['dead-letters', ...args, '--uri', uri], {}, cli).then((code) => ({
+      code,
+      ...io,
+    }));
+  };
+
+  beforeAll(async () => {
+    const url = new URL(mongoUriFor(db));
+    // PoppyDB binds a transaction to one connection (see the test harness).
+    if (testServers().mongoKind === 'poppydb') url.searchParams.set('maxPoolSize', '1');
+    uri = url.toString();
+    client = await mongo.MongoClient.connect(uri);
+    await client
+      .db(db)
+      .collection('outbox_dead_letters')
+      .insertMany([
+        letter('e-1', 'o-1', 'OrderPlaced', 'MESSAGE_TOO_LARGE'),
+        letter('e-2', 'o-2', 'OrderPlaced', 'MESSAGE_TOO_LARGE'),
+        letter('e-3', 'o-3', 'OrderCancelled', 'timeout'),
+      ]);
+  });
+  afterAll(async () => {
+    await client.db(db).dropDatabase();
+    await client.close();
+  });
+
+  it('lists and counts by filter, as text and as JSON', async () => {
+    const listed = await run(['list', '--event-type', 'OrderPlaced']);
+    expect(listed.code).toBe(0);
+    expect(listed.out).toHaveLength(3);
+    expect(listed.out[0]).toContain('e-1  OrderPlaced  Order/o-1  rejected  MESSAGE_TOO_LARGE');
+    expect(listed.out[2]).toBe('2 dead letter(s)');
+
+    const counted = await run(['count', '--filter', '{"error":"timeout"}', '--json']);
+    expect(counted).toMatchObject({ code: 0, out: ['{"count":1}'] });
+  });
+
+  it('requeue --dry-run says what it would requeue and changes nothing', async () => {
+    const dry = await run(['requeue', '--error', 'too_large', '--dry-run']);
+    expect(dry).toMatchObject({ code: 0, out: ['dry run: would requeue 2 event(s): e-1 e-2'] });
+    expect(await client.db(db).collection('outbox_dead_letters').countDocuments()).toBe(3);
+  });
+
+  it('requeues by filter, with the same event ids', async () => {
+    const done = await run(['requeue', '--aggregate-id', 'o-2', '--json']);
+    expect(done.code).toBe(0);
+    expect(JSON.parse(done.out[0])).toMatchObject({ requeued: 1, eventIds: ['e-2'] });
+    const outbox = await client.db(db).collection('outbox').find().toArray();
+    expect(outbox.map((doc) => [doc.eventId, doc.status])).toEqual([['e-2', 'pending']]);
+  });
+
+  it('purge asks first, and deletes only on "yes" (or with --yes)', async () => {
+    const cancelled = await run(['purge', '--event-type', 'OrderCancelled'], 'no');
+    expect(cancelled.code).toBe(1);
+    expect(cancelled.asked[0]).toContain(
+      'Delete 1 dead letter(s) (filter {"eventType":"OrderCancelled"})',
+    );
+    expect(cancelled.err).toEqual(['purge cancelled: nothing deleted']);
+
+    const dry = await run(['purge', '--dry-run']);
+    expect(dry).toMatchObject({
+      code: 0,
+      asked: [],
+      out: ['dry run: would delete 2 dead letter(s)'],
+    });
+
+    const confirmed = await run(['purge', '--event-type', 'OrderCancelled'], 'yes');
+    expect(confirmed).toMatchObject({ code: 0, out: ['deleted 1 dead letter(s)'] });
+
+    const forced = await run(['purge', '--yes']);
+    expect(forced).toMatchObject({ code: 0, asked: [], out: ['deleted 1 dead letter(s)'] });
+  });
+
+  it('refuses bad usage with exit code 2 and the usage text', async () => {
+    const { io, cli } = recordingIo();
+    expect(await runCli(['dead-letters', 'drop', '--uri', uri], {}, cli)).toBe(2);
+    expect(io.err[0]).toContain('unknown action "drop"');
+    const badFilter = await run(['count', '--filter', '{"status":"dead"}']);
+    expect(badFilter.code).toBe(2);
+    expect(badFilter.err[0]).toContain('unknown field "status"');
+  });
+
+  it('never prints the credentials of the connection string', async () => {
+    const { io, cli } = recordingIo();
+    const secretUri = 'mongodb://admin:s3cret-pw@127.0.0.1:1/shop?serverSelectionTimeoutMS=300';
+    const code = await runCli(['dead-letters', 'count', '--uri', secretUri], {}, cli);
+    expect(code).toBe(1);
+    const printed = [...io.out, ...io.err].join('\n');
+    expect(printed).toContain('nestjs-outbox:');
+    expect(printed).not.toContain('s3cret-pw');
+  });
+
+  it('runs as the package binary', () => {
+    const main = join(__dirname, '../../lib/cli/main.ts');
+    const result = spawnSync(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', main, 'dead-letters', 'count', '--json'],
+      { env: { ...process.env, MONGODB_URI: uri }, encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ count: 0 });
+  });
+});
