@@ -12,7 +12,6 @@ import { describeWith, mongoUriFor, uniqueName } from '../harness';
 describeWith(['mongodb'], 'the relay’s MongoDB stores', () => {
   let conn: Connection;
   let store: MongoOutboxRelayStore;
-  let state: MongoRelayStateStore;
 
   const event = (
     aggregateId: string,
@@ -38,7 +37,6 @@ describeWith(['mongodb'], 'the relay’s MongoDB stores', () => {
   beforeAll(async () => {
     conn = await mongoose.createConnection(mongoUriFor(uniqueName('relay-store'))).asPromise();
     store = new MongoOutboxRelayStore(conn.db!, OUTBOX_DEFAULT_COLLECTIONS);
-    state = new MongoRelayStateStore(conn.db!, OUTBOX_DEFAULT_COLLECTIONS.relayState, 'default');
   });
   afterAll(async () => {
     await conn?.dropDatabase().catch(() => undefined);

@@ -42,22 +42,19 @@ export class ScriptedChangeSource implements ChangeSource {
       );
     }
     let position = from === undefined ? this.inserts.length - 1 : (from as number);
-    const source = this;
-    return {
-      async next(max: number): Promise<ChangeBatch> {
-        const failure = source.failure();
-        if (failure) throw failure;
-        const changes = source.inserts
-          .slice(position + 1, position + 1 + max)
-          .map((event, i) => ({ token: position + 1 + i, event }));
-        if (changes.length === 0) {
-          await new Promise((resolve) => setTimeout(resolve, source.idleMs));
-          return { changes: [], position };
-        }
-        position += changes.length;
-        return { changes, position };
-      },
-      async close(): Promise<void> {},
+    const next = async (max: number): Promise<ChangeBatch> => {
+      const failure = this.failure();
+      if (failure) throw failure;
+      const changes = this.inserts
+        .slice(position + 1, position + 1 + max)
+        .map((event, i) => ({ token: position + 1 + i, event }));
+      if (changes.length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, this.idleMs));
+        return { changes: [], position };
+      }
+      position += changes.length;
+      return { changes, position };
     };
+    return { next, close: async () => undefined };
   }
 }
