@@ -114,7 +114,9 @@ export class RelayEngine {
       trackedAggregates: this.lanes.size,
       heldDestinations: this.holds.snapshot(),
       brokerPausedUntil:
-        this.pausedUntil > this.deps.clock.monotonic() ? this.pausedUntil : undefined,
+        this.pausedUntil > this.deps.clock.monotonic()
+          ? this.deps.clock.now() + (this.pausedUntil - this.deps.clock.monotonic())
+          : undefined,
     };
   }
 

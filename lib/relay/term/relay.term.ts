@@ -105,7 +105,12 @@ export class RelayTerm {
 
   /** Starts the term's work in the background. */
   start(): void {
-    this.running = this.run();
+    this.running = this.run().catch((error: unknown) => {
+      this.deps
+        .loggers('RelayTerm')
+        .error(`The relay term failed unexpectedly and ends: ${describeError(error)}`);
+      this.endItself('failed');
+    });
   }
 
   private async run(): Promise<void> {
