@@ -1,5 +1,5 @@
-import { InMemoryRelayStateStore } from '../../../test/relay/support/in-memory-relay-state.store';
-import { InMemoryRelayStore } from '../../../test/relay/support/in-memory-relay.store';
+import { InMemoryRelayStateStore } from '../../testing/relay/in-memory-relay-state.store';
+import { InMemoryRelayStore } from '../../testing/relay/in-memory-relay.store';
 import type { RelayClock } from '../ports/relay-clock';
 import { FencedWrites } from '../term/fenced.writes';
 import { LeaseKeeper } from './lease.keeper';

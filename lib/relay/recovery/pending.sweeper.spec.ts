@@ -1,5 +1,5 @@
-import { InMemoryRelayStore } from '../../../test/relay/support/in-memory-relay.store';
-import { ScriptedPublisher } from '../../../test/relay/support/scripted.publisher';
+import { InMemoryRelayStore } from '../../testing/relay/in-memory-relay.store';
+import { ScriptedPublisher } from '../../testing/relay/scripted.publisher';
 import { RelayEngine } from '../engine/relay.engine';
 import { systemClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';

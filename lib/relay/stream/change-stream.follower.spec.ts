@@ -1,7 +1,7 @@
-import { InMemoryRelayStateStore } from '../../../test/relay/support/in-memory-relay-state.store';
-import { InMemoryRelayStore } from '../../../test/relay/support/in-memory-relay.store';
-import { ScriptedChangeSource } from '../../../test/relay/support/scripted-change.source';
-import { ScriptedPublisher } from '../../../test/relay/support/scripted.publisher';
+import { InMemoryRelayStateStore } from '../../testing/relay/in-memory-relay-state.store';
+import { InMemoryRelayStore } from '../../testing/relay/in-memory-relay.store';
+import { ScriptedChangeSource } from '../../testing/relay/scripted-change.source';
+import { ScriptedPublisher } from '../../testing/relay/scripted.publisher';
 import { RelayEngine } from '../engine/relay.engine';
 import { ChangeSourceError } from '../ports/change-source';
 import { systemClock } from '../ports/relay-clock';
