@@ -25,9 +25,14 @@ export interface FakeWrite {
 export class FakeSession {
   active = false;
   writes: FakeWrite[] = [];
+  /** Called once this attempt commits (dropped when it aborts). */
+  commitHooks: Array<() => void> = [];
   constructor(readonly client: object) {}
   inTransaction(): boolean {
     return this.active;
+  }
+  onCommit(hook: () => void): void {
+    this.commitHooks.push(hook);
   }
 }
 
@@ -99,6 +104,7 @@ export class FakeConnection {
       this.attempts++;
       session.active = true;
       session.writes = [];
+      session.commitHooks = [];
       try {
         const storage = this.base.transactionAsyncLocalStorage;
         const run = () => fn(session as unknown as ClientSession);
@@ -110,6 +116,7 @@ export class FakeConnection {
         }
         this.committed.push(...session.writes);
         session.active = false;
+        for (const hook of session.commitHooks) hook();
         return result;
       } catch (error) {
         session.active = false;

@@ -1,0 +1,66 @@
+import type { NewOutboxEvent } from '../events/outbox-event.writer';
+
+/** An event a committed transaction emitted, as `OutboxTesting` recorded it. */
+export interface EmittedEvent extends NewOutboxEvent {
+  /** 1 for the first transaction that committed events in this test, 2 for the next... */
+  transaction: number;
+  /** Set once `drain()` delivered it to every handler that listens to it. */
+  delivered: boolean;
+}
+
+/** What `emitted()` and `expectEmitted()` select; every field given must match. */
+export interface EmittedEventFilter {
+  eventType?: string;
+  aggregateType?: string;
+  aggregateId?: string;
+  /** A part of the payload: each given key must be equal (deeply) in the event's payload. */
+  payload?: Record<string, unknown>;
+  /** A part of the headers. */
+  headers?: Record<string, string>;
+}
+
+/** Deep equality of JSON-like values. */
+function equal(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  return (
+    keysA.length === keysB.length &&
+    keysA.every((key) =>
+      equal((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+    )
+  );
+}
+
+/** Each key of `part` is equal in `whole`. */
+function contains(whole: Record<string, unknown> | undefined, part: Record<string, unknown>) {
+  return Object.entries(part).every(([key, value]) => equal(whole?.[key], value));
+}
+
+export function matchesEmitted(
+  event: EmittedEvent,
+  filter: EmittedEventFilter | ((event: EmittedEvent) => boolean),
+): boolean {
+  if (typeof filter === 'function') return filter(event);
+  return (
+    (filter.eventType === undefined || event.eventType === filter.eventType) &&
+    (filter.aggregateType === undefined || event.aggregateType === filter.aggregateType) &&
+    (filter.aggregateId === undefined || event.aggregateId === filter.aggregateId) &&
+    (filter.payload === undefined || contains(event.payload, filter.payload)) &&
+    (filter.headers === undefined || contains(event.headers, filter.headers))
+  );
+}
+
+/** One line per event, for failure messages. */
+export function describeEmitted(events: readonly EmittedEvent[]): string {
+  if (events.length === 0) return '  (no event was emitted)';
+  return events
+    .map(
+      (e) =>
+        `  #${e.transaction} ${e.eventType} ${e.aggregateType}/${e.aggregateId} ${JSON.stringify(e.payload)}`,
+    )
+    .join('\n');
+}

@@ -1,0 +1,7 @@
+// The `nestjs-outbox/testing` entry point: test your own services without MongoDB or Kafka.
+export { OutboxTestingModule } from './outbox-testing.module';
+export type { OutboxTestingOptions } from './outbox-testing.module';
+export { OutboxTesting } from './outbox-testing.service';
+export { OutboxExpectationError } from './outbox-testing.errors';
+export type { EmittedEvent, EmittedEventFilter } from './emitted-event';
+export { ScriptedPublisher } from './relay/scripted.publisher';

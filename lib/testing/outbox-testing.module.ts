@@ -1,0 +1,67 @@
+import { Module } from '@nestjs/common';
+import type { DynamicModule, Provider } from '@nestjs/common';
+import { OutboxConnectionHost } from '../common/outbox-connection.host';
+import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
+import { OutboxEmitter } from '../events/outbox.emitter';
+import type { OutboxModuleOptions } from '../options/outbox-options.interface';
+import { resolveOutboxOptions } from '../options/outbox-options.validator';
+import { RELAY_EXPORTS, RELAY_PROVIDERS } from '../relay/relay.providers';
+import { OutboxWriteSideBootstrap } from '../transaction/outbox-write-side.bootstrap';
+import { TransactionRunner } from '../transaction/transaction.runner';
+import { FakeConnection } from './fakes/fake-connection';
+import { OutboxTesting } from './outbox-testing.service';
+import { RecordingOutboxWriter } from './recording-outbox.writer';
+
+/** Options of `OutboxTestingModule.forRoot()`: the outbox options that matter without servers. */
+export interface OutboxTestingOptions extends Pick<
+  OutboxModuleOptions,
+  'connectionName' | 'maxPayloadBytes' | 'allowBigInt'
+> {
+  /** Register globally (like `OutboxModule`'s `isGlobal`). Default true. */
+  isGlobal?: boolean;
+}
+
+/**
+ * `OutboxModule` for your unit tests, with neither MongoDB nor Kafka: import it instead of
+ * `OutboxModule` (and instead of `MongooseModule`; provide your models' test doubles yourself).
+ * `@Transactional()` and `@EmitsEvent()` methods and `OutboxEmitter` work as in production, on
+ * in-memory transactions: a method that throws rolls back and its events are not recorded.
+ * Inject `OutboxTesting` to read and assert what was emitted. There is no relay.
+ *
+ * ```ts
+ * const moduleRef = await Test.createTestingModule({
+ *   imports: [OutboxTestingModule.forRoot()],
+ *   providers: [OrdersService, { provide: getModelToken('Order'), useValue: orderModelDouble }],
+ * }).compile();
+ * await moduleRef.init();
+ * ```
+ */
+@Module({})
+export class OutboxTestingModule {
+  static forRoot(options: OutboxTestingOptions = {}): DynamicModule {
+    const { isGlobal = true, ...outbox } = options;
+    const connection = new FakeConnection();
+    const writer = new RecordingOutboxWriter();
+    const providers: Provider[] = [
+      {
+        provide: OUTBOX_RESOLVED_OPTIONS,
+        useFactory: () => resolveOutboxOptions({ ...outbox, relay: false, createIndexes: false }),
+      },
+      { provide: OutboxConnectionHost, useValue: { connection: connection.asConnection } },
+      { provide: RecordingOutboxWriter, useValue: writer },
+      { provide: OUTBOX_EVENT_WRITER, useExisting: RecordingOutboxWriter },
+      TransactionRunner,
+      OutboxEmitter,
+      OutboxWriteSideBootstrap,
+      OutboxTesting,
+      ...RELAY_PROVIDERS,
+    ];
+    return {
+      module: OutboxTestingModule,
+      global: isGlobal,
+      providers,
+      exports: [OutboxEmitter, TransactionRunner, OutboxTesting, ...RELAY_EXPORTS],
+    };
+  }
+}
