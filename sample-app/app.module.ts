@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { OutboxModule, type OutboxModuleOptions } from '../lib';
 import type { SampleConfig } from './config';
+import { ObservabilityModule } from './observability/observability.module';
 import { OrderSummariesModule } from './order-summaries/order-summaries.module';
 import { OrdersModule } from './orders/orders.module';
 
@@ -45,7 +46,7 @@ export class AppModule {
             consumer: { maxFailures: 3 },
           }),
         }),
-        ...(config.parts.has('api') ? [OrdersModule] : []),
+        ...(config.parts.has('api') ? [OrdersModule, ObservabilityModule] : []),
         ...(config.parts.has('consumer') ? [OrderSummariesModule] : []),
       ],
     };

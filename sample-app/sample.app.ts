@@ -9,6 +9,7 @@ import { OutboxKafkaServer } from '../lib';
 import { AppModule } from './app.module';
 import type { SampleConfig } from './config';
 import { ensureTopics } from './kafka-topics';
+import { startTelemetry } from './observability/telemetry';
 
 /** Topics the sample uses: one per aggregate type (the relay's default routing). */
 export const SAMPLE_TOPICS = ['Order'];
@@ -37,6 +38,8 @@ export async function startSample(
   config: SampleConfig,
   logger: false | undefined = undefined,
 ): Promise<RunningSample> {
+  // Before Nest creates the outbox: its metrics find the SDK's meter provider when they register.
+  startTelemetry();
   await ensureTopics(config.kafkaBrokers, SAMPLE_TOPICS);
   const module = AppModule.register(config);
   const loggerOption = logger === false ? { logger: false as const } : {};
