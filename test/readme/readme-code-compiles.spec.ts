@@ -30,7 +30,10 @@ describe('README', () => {
       ...parsed.options,
       noEmit: true,
       baseUrl: root,
-      paths: { 'nestjs-outbox': ['lib/index.ts'] },
+      paths: {
+        'nestjs-outbox': ['lib/index.ts'],
+        'nestjs-outbox/testing': ['lib/testing/index.ts'],
+      },
     };
     const virtual = new Map<string, { line: number; code: string }>();
     readmeBlocks().forEach((block, i) =>
