@@ -1,8 +1,14 @@
-import { Injectable } from '@nestjs/common';
+import { Controller, Injectable } from '@nestjs/common';
+import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import type { TestingModule } from '@nestjs/testing';
-import { EmitsEvent, OutboxEmitter, OutboxRelay, Transactional } from '../index';
-import { OutboxExpectationError, OutboxTesting, OutboxTestingModule } from './index';
+import { EmitsEvent, IdempotentHandler, OutboxEmitter, OutboxRelay, Transactional } from '../index';
+import {
+  OutboxDrainError,
+  OutboxExpectationError,
+  OutboxTesting,
+  OutboxTestingModule,
+} from './index';
 
 interface Order {
   id: string;
@@ -48,15 +54,52 @@ class OrdersService {
   }
 }
 
+/** A user's consumer: a read model fed by the order events, which emits events of its own. */
+@Controller()
+class OrderSummaries {
+  readonly applied: Array<{ orderId: string; total: number; eventId: string }> = [];
+  readonly audited: string[] = [];
+  failures = 0;
+
+  constructor(private readonly outbox: OutboxEmitter) {}
+
+  @EventPattern('OrderPlaced')
+  @IdempotentHandler({ consumer: 'order-summaries', maxFailures: 2 })
+  async onPlaced(@Payload() event: { total: number }, @Ctx() context: KafkaContext) {
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error('summary store unavailable');
+    }
+    const message = context.getMessage();
+    const orderId = String(message.key);
+    this.applied.push({ orderId, total: event.total, eventId: String(message.headers!.ce_id) });
+    this.outbox.emit({
+      eventType: 'SummaryUpdated',
+      aggregateType: 'Summary',
+      aggregateId: orderId,
+      payload: { total: event.total },
+    });
+  }
+
+  /** Plain Kafka transport style: the pattern is the topic (`${topicPrefix}${aggregateType}`). */
+  @EventPattern('shop.Summary')
+  @IdempotentHandler({ consumer: 'audit' })
+  async onSummary(@Payload() event: { total: number }, @Ctx() context: KafkaContext) {
+    this.audited.push(`${String(context.getMessage().key)}:${event.total}`);
+  }
+}
+
 describe('OutboxTestingModule in a user-style unit test', () => {
   let moduleRef: TestingModule;
   let outbox: OutboxTesting;
   let orders: OrdersService;
+  let summaries: OrderSummaries;
   const saved: string[] = [];
 
   beforeAll(async () => {
     moduleRef = await Test.createTestingModule({
-      imports: [OutboxTestingModule.forRoot()],
+      imports: [OutboxTestingModule.forRoot({ topicPrefix: 'shop.' })],
+      controllers: [OrderSummaries],
       providers: [
         OrdersService,
         {
@@ -73,9 +116,14 @@ describe('OutboxTestingModule in a user-style unit test', () => {
     await moduleRef.init();
     outbox = moduleRef.get(OutboxTesting);
     orders = moduleRef.get(OrdersService);
+    summaries = moduleRef.get(OrderSummaries);
   });
   afterAll(() => moduleRef.close());
-  beforeEach(() => outbox.clear());
+  beforeEach(() => {
+    outbox.clear();
+    summaries.applied.length = 0;
+    summaries.audited.length = 0;
+  });
 
   it('records what each committed call emitted, in commit order', async () => {
     await orders.place('o-1', 50);
@@ -121,5 +169,63 @@ describe('OutboxTestingModule in a user-style unit test', () => {
 
   it('has no relay', () => {
     expect(moduleRef.get(OutboxRelay).status().role).toBe('stopped');
+  });
+
+  it('drain() delivers pending events to the @IdempotentHandler methods, then what they emitted', async () => {
+    await orders.place('o-10', 10);
+    await orders.place('o-11', 11);
+    const report = await outbox.drain();
+    expect(summaries.applied.map((a) => [a.orderId, a.total])).toEqual([
+      ['o-10', 10],
+      ['o-11', 11],
+    ]);
+    expect(summaries.applied[0].eventId).toBe(outbox.emitted({ aggregateId: 'o-10' })[0].eventId);
+    expect(summaries.audited).toEqual(['o-10:10', 'o-11:11']);
+    expect(report.delivered.map((e) => e.eventType)).toEqual([
+      'OrderPlaced',
+      'OrderPlaced',
+      'SummaryUpdated',
+      'SummaryUpdated',
+    ]);
+    expect(outbox.pending()).toEqual([]);
+    outbox.expectEmitted('SummaryUpdated', { aggregateId: 'o-11', payload: { total: 11 } });
+  });
+
+  it('applies a redelivered event once (dedupe by consumer and event id)', async () => {
+    await orders.place('o-20', 20);
+    await outbox.drain();
+    outbox.redeliver(outbox.emitted('OrderPlaced')[0].eventId);
+    await outbox.drain();
+    expect(summaries.applied).toHaveLength(1);
+    outbox.expectEmitted('SummaryUpdated', {}, 1);
+  });
+
+  it('a failing handler keeps its event (and the rest of its aggregate) pending; drain again retries', async () => {
+    summaries.failures = 1;
+    await orders.placeTwo('o-30', 'o-31');
+    const failed = await outbox.drain().catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(OutboxDrainError);
+    expect((failed as OutboxDrainError).message).toContain(
+      'OrderSummaries.onPlaced on OrderPlaced',
+    );
+    expect(summaries.applied.map((a) => a.orderId)).toEqual(['o-31']);
+    expect(outbox.pending().map((e) => e.aggregateId)).toEqual(['o-30']);
+
+    await outbox.drain();
+    expect(summaries.applied.map((a) => a.orderId)).toEqual(['o-31', 'o-30']);
+  });
+
+  it('dead-letters an event after maxFailures, as in production', async () => {
+    summaries.failures = 10;
+    await orders.place('o-40', 40);
+    const first = await outbox.drain({ throwOnFailure: false });
+    expect(first.failures).toHaveLength(1);
+    const second = await outbox.drain({ throwOnFailure: false });
+    expect(second.failures).toEqual([]);
+    expect(outbox.consumerDeadLetters()).toEqual([
+      expect.objectContaining({ consumer: 'order-summaries', reason: 'handler-failed' }),
+    ]);
+    expect(summaries.applied).toEqual([]);
+    summaries.failures = 0;
   });
 });

@@ -6,3 +6,26 @@ export class OutboxExpectationError extends OutboxError {
     super(message, 'OUTBOX_EXPECTATION_FAILED');
   }
 }
+
+/** `OutboxTesting.drain()` found handlers that failed; the message names them and their errors. */
+export class OutboxDrainError extends OutboxError {
+  constructor(
+    readonly failures: ReadonlyArray<{
+      eventId: string;
+      eventType: string;
+      handler: string;
+      error: unknown;
+    }>,
+  ) {
+    super(
+      `${failures.length} delivery(ies) failed during drain():\n` +
+        failures
+          .map(
+            (f) =>
+              `  ${f.handler} on ${f.eventType} ${f.eventId}: ${(f.error as Error)?.message ?? String(f.error)}`,
+          )
+          .join('\n'),
+      'OUTBOX_DRAIN_FAILED',
+    );
+  }
+}

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import type { DynamicModule, Provider } from '@nestjs/common';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
@@ -10,16 +11,24 @@ import { RELAY_EXPORTS, RELAY_PROVIDERS } from '../relay/relay.providers';
 import { OutboxWriteSideBootstrap } from '../transaction/outbox-write-side.bootstrap';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import { FakeConnection } from './fakes/fake-connection';
-import { OutboxTesting } from './outbox-testing.service';
+import { IdempotentHandlerFinder } from './consumer/idempotent-handler.finder';
+import { InMemoryConsumerRuntime } from './consumer/in-memory-consumer.runtime';
+import { OUTBOX_TESTING_TOPIC_PREFIX, OutboxTesting } from './outbox-testing.service';
 import { RecordingOutboxWriter } from './recording-outbox.writer';
 
 /** Options of `OutboxTestingModule.forRoot()`: the outbox options that matter without servers. */
 export interface OutboxTestingOptions extends Pick<
   OutboxModuleOptions,
-  'connectionName' | 'maxPayloadBytes' | 'allowBigInt'
+  'connectionName' | 'maxPayloadBytes' | 'allowBigInt' | 'consumer'
 > {
   /** Register globally (like `OutboxModule`'s `isGlobal`). Default true. */
   isGlobal?: boolean;
+  /**
+   * The relay's `topicPrefix`: `drain()` delivers an event to `@EventPattern(topic)` handlers of
+   * `${topicPrefix}${aggregateType}` (plain Kafka transport) and to `@EventPattern(eventType)`
+   * ones (`OutboxKafkaServer`). Default ''.
+   */
+  topicPrefix?: string;
 }
 
 /**
@@ -27,7 +36,8 @@ export interface OutboxTestingOptions extends Pick<
  * `OutboxModule` (and instead of `MongooseModule`; provide your models' test doubles yourself).
  * `@Transactional()` and `@EmitsEvent()` methods and `OutboxEmitter` work as in production, on
  * in-memory transactions: a method that throws rolls back and its events are not recorded.
- * Inject `OutboxTesting` to read and assert what was emitted. There is no relay.
+ * Inject `OutboxTesting` to read and assert what was emitted, and `drain()` the events to the
+ * app's `@IdempotentHandler` methods in process. There is no relay and no broker.
  *
  * ```ts
  * const moduleRef = await Test.createTestingModule({
@@ -40,7 +50,7 @@ export interface OutboxTestingOptions extends Pick<
 @Module({})
 export class OutboxTestingModule {
   static forRoot(options: OutboxTestingOptions = {}): DynamicModule {
-    const { isGlobal = true, ...outbox } = options;
+    const { isGlobal = true, topicPrefix = '', ...outbox } = options;
     const connection = new FakeConnection();
     const writer = new RecordingOutboxWriter();
     const providers: Provider[] = [
@@ -55,11 +65,15 @@ export class OutboxTestingModule {
       OutboxEmitter,
       OutboxWriteSideBootstrap,
       OutboxTesting,
+      { provide: OUTBOX_TESTING_TOPIC_PREFIX, useValue: topicPrefix },
+      IdempotentHandlerFinder,
+      InMemoryConsumerRuntime,
       ...RELAY_PROVIDERS,
     ];
     return {
       module: OutboxTestingModule,
       global: isGlobal,
+      imports: [DiscoveryModule],
       providers,
       exports: [OutboxEmitter, TransactionRunner, OutboxTesting, ...RELAY_EXPORTS],
     };

@@ -1,8 +1,25 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { IdempotentHandlerFinder } from './consumer/idempotent-handler.finder';
+import { InMemoryConsumerRuntime } from './consumer/in-memory-consumer.runtime';
+import type { TestingConsumerDeadLetter } from './consumer/in-memory-consumer.runtime';
+import { inProcessDelivery } from './consumer/in-process.delivery';
 import { describeEmitted, matchesEmitted } from './emitted-event';
 import type { EmittedEvent, EmittedEventFilter } from './emitted-event';
-import { OutboxExpectationError } from './outbox-testing.errors';
+import { OutboxDrainError, OutboxExpectationError } from './outbox-testing.errors';
 import { RecordingOutboxWriter } from './recording-outbox.writer';
+
+/** Injection token of the topic prefix `drain()` matches topic patterns with. */
+export const OUTBOX_TESTING_TOPIC_PREFIX = Symbol('outbox:testing_topic_prefix');
+
+/** What one `drain()` did. */
+export interface DrainReport {
+  /** Events delivered to every handler listening to them (or to none: nobody listens). */
+  delivered: EmittedEvent[];
+  /** Deliveries whose handler threw; their events stay pending, later ones of their aggregate wait. */
+  failures: Array<{ eventId: string; eventType: string; handler: string; error: unknown }>;
+}
+
+const MAX_ROUNDS = 100;
 
 type Filter = EmittedEventFilter | ((event: EmittedEvent) => boolean);
 
@@ -12,7 +29,14 @@ type Filter = EmittedEventFilter | ((event: EmittedEvent) => boolean);
  */
 @Injectable()
 export class OutboxTesting {
-  constructor(private readonly writer: RecordingOutboxWriter) {}
+  private offset = 0;
+
+  constructor(
+    private readonly writer: RecordingOutboxWriter,
+    private readonly handlers: IdempotentHandlerFinder,
+    private readonly consumers: InMemoryConsumerRuntime,
+    @Inject(OUTBOX_TESTING_TOPIC_PREFIX) private readonly topicPrefix: string,
+  ) {}
 
   /** The committed events (of one type, or matching a filter), in commit order. */
   emitted(filter: string | Filter = {}): EmittedEvent[] {
@@ -59,8 +83,81 @@ export class OutboxTesting {
     }
   }
 
-  /** Forgets every recorded event (call it in `beforeEach`). */
+  /**
+   * Delivers the pending events, in commit order, to the app's `@IdempotentHandler` methods whose
+   * `@EventPattern` is the event type (as `OutboxKafkaServer` routes) or its topic
+   * (`${topicPrefix}${aggregateType}`), in process, as the relay and the Kafka transport would:
+   * same headers, dedupe by `(consumer, eventId)`, failures counted, dead letters after
+   * `maxFailures`. Events the handlers emit are delivered too, until none is left. A handler that
+   * throws leaves its event pending (and the later ones of its aggregate); `drain()` then throws
+   * `OutboxDrainError`, unless `{ throwOnFailure: false }`. Call it again to deliver them again.
+   */
+  async drain(options: { throwOnFailure?: boolean } = {}): Promise<DrainReport> {
+    const report: DrainReport = { delivered: [], failures: [] };
+    const blocked = new Set<string>();
+    for (let round = 0; ; round++) {
+      const due = this.pending().filter((event) => !blocked.has(aggregateKey(event)));
+      if (due.length === 0) break;
+      if (round >= MAX_ROUNDS) {
+        throw new OutboxExpectationError(
+          `drain() still had events to deliver after ${MAX_ROUNDS} rounds: handlers keep emitting events that other handlers receive.`,
+        );
+      }
+      for (const event of due) {
+        if (blocked.has(aggregateKey(event))) continue;
+        if (await this.deliver(event, report)) {
+          event.delivered = true;
+          report.delivered.push(event);
+        } else blocked.add(aggregateKey(event));
+      }
+    }
+    if (report.failures.length > 0 && options.throwOnFailure !== false) {
+      throw new OutboxDrainError(report.failures);
+    }
+    return report;
+  }
+
+  /** Makes a delivered event pending again: the next `drain()` delivers it once more (a duplicate). */
+  redeliver(eventId: string): void {
+    const event = this.writer.events.find((e) => e.eventId === eventId);
+    if (!event) throw new OutboxExpectationError(`No emitted event ${eventId} to deliver again.`);
+    event.delivered = false;
+  }
+
+  /** Messages `@IdempotentHandler` methods dead-lettered during `drain()`. */
+  consumerDeadLetters(): TestingConsumerDeadLetter[] {
+    return [...this.consumers.deadLetters];
+  }
+
+  /** Forgets every recorded event, processed record and dead letter (call it in `beforeEach`). */
   clear(): void {
     this.writer.clear();
+    this.consumers.clear();
   }
+
+  private async deliver(event: EmittedEvent, report: DrainReport): Promise<boolean> {
+    const topic = `${this.topicPrefix}${event.aggregateType}`;
+    const listening = this.handlers
+      .handlers()
+      .filter((h) => h.patterns.some((p) => p === event.eventType || p === topic));
+    for (const handler of listening) {
+      const { data, context } = inProcessDelivery(event, topic, this.offset++);
+      try {
+        await handler.call(data, context);
+      } catch (error) {
+        report.failures.push({
+          eventId: event.eventId,
+          eventType: event.eventType,
+          handler: handler.name,
+          error,
+        });
+        return false;
+      }
+    }
+    return true;
+  }
+}
+
+function aggregateKey(event: EmittedEvent): string {
+  return `${event.aggregateType}\u0000${event.aggregateId}`;
 }
