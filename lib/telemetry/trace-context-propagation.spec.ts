@@ -11,6 +11,7 @@ import { OutboxEmitter } from '../events/outbox.emitter';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
 import type { KafkaSender, TopicBatch } from '../publisher/kafka/kafka.sender';
 import { fakeTransactionRunner } from '../testing/fakes/fake-connection';
+import { inConsumerSpan } from './consumer-span';
 import { instrumentKafkaSender } from './kafka-producer.telemetry';
 
 const event: OutboxEventInput = {
@@ -145,6 +146,49 @@ describe('trace context with OpenTelemetry installed and an SDK registered', () 
       expect(span.attributes['error.type']).toBe('KafkaJSProtocolError');
     }
   });
+  it('runs a consumer delivery in a process span, a child of the message trace context', async () => {
+    const producer = '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01';
+    const seen: Array<string | undefined> = [];
+    const result = await inConsumerSpan(
+      {
+        topic: 'shop.Order',
+        partition: 2,
+        offset: '41',
+        key: 'o-1',
+        headers: { traceparent: producer, ce_id: 'evt-1', ce_type: 'OrderPlaced' },
+      },
+      'summaries',
+      async () => {
+        seen.push(trace.getActiveSpan()?.spanContext().traceId);
+        return { kind: 'applied' };
+      },
+      (outcome) => outcome.kind,
+    );
+    expect(result).toEqual({ kind: 'applied' });
+    const [span] = spans.getFinishedSpans();
+    expect(span.name).toBe('process shop.Order');
+    expect(span.kind).toBe(SpanKind.CONSUMER);
+    expect(span.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
+    expect(seen).toEqual(['0af7651916cd43dd8448eb211c80319c']);
+    expect(span.attributes).toMatchObject({
+      'messaging.operation.type': 'process',
+      'messaging.destination.partition.id': '2',
+      'messaging.kafka.offset': 41,
+      'messaging.message.id': 'evt-1',
+      'outbox.consumer': 'summaries',
+      'outbox.consume.outcome': 'applied',
+    });
+  });
+
+  it('ends a failed delivery span with an error status', async () => {
+    const message = { topic: 'Order', partition: 0, offset: '1', key: null, headers: {} };
+    await expect(
+      inConsumerSpan(message, 'c', async () => {
+        throw new Error('handler failed');
+      }),
+    ).rejects.toThrow('handler failed');
+    expect(spans.getFinishedSpans()[0].status.code).toBe(SpanStatusCode.ERROR);
+  });
 });
 
 describe('trace context with OpenTelemetry installed but no SDK', () => {
@@ -182,6 +226,9 @@ describe('without @opentelemetry/api installed', () => {
       expect(connection.docs('outbox')[0].headers).toBeUndefined();
       const inner = new RecordingSender();
       expect(traced(inner)).toBe(inner);
+      const { inConsumerSpan: inSpan } = require('./consumer-span');
+      const message = { topic: 'Order', partition: 0, offset: '1', key: null, headers: {} };
+      await expect(inSpan(message, 'c', async () => 'ran')).resolves.toBe('ran');
       expect(factory).toHaveBeenCalledTimes(1);
     });
   });
