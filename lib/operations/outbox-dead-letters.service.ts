@@ -122,27 +122,39 @@ export class OutboxDeadLetters {
       failed: [],
       batches: 0,
     };
-    const passed = new Set<string>();
+    // Requeued events leave their source (the letter is deleted, the marked event is pending
+    // again), so each page is read from the start, without the events that failed (or vanished
+    // meanwhile). A dry run changes nothing and pages on instead.
+    const excluded = new Set<string>();
+    const listed = new Set<string>();
     for (const { collection, query, sort } of sources) {
-      for (;;) {
+      for (let skip = 0; ;) {
+        const filter =
+          excluded.size > 0 ? { $and: [query, { eventId: { $nin: [...excluded] } }] } : query;
         const page = await (collection as typeof this.deadLetters)
-          .find({ ...query, eventId: { $nin: [...passed] } } as Record<string, unknown>, {
+          .find(filter as Record<string, unknown>, {
             sort,
+            skip,
             limit: batchSize,
             projection: { eventId: 1 },
           })
           .toArray();
-        const ids = page.map((doc) => doc.eventId);
-        if (ids.length === 0) break;
+        if (page.length === 0) break;
         result.batches++;
+        const ids = page.map((doc) => doc.eventId);
         if (result.dryRun) {
-          for (const id of ids) passed.add(id);
-          result.eventIds.push(...ids);
+          skip += ids.length;
+          // A letter whose event is also still marked dead in the outbox is listed once.
+          for (const id of ids.filter((id) => !listed.has(id))) {
+            listed.add(id);
+            result.eventIds.push(id);
+          }
           continue;
         }
-        const done = await this.requeueBatch(ids, result);
-        for (const id of ids) passed.add(id);
+        const { done, failures } = await this.requeueBatch(ids);
         result.eventIds.push(...done);
+        result.failed.push(...failures);
+        for (const id of ids) if (!done.includes(id)) excluded.add(id);
       }
     }
     result.requeued = result.dryRun ? 0 : result.eventIds.length;
@@ -173,24 +185,30 @@ export class OutboxDeadLetters {
   }
 
   /** One transaction for the batch; if it fails, each event on its own, to report which fail. */
-  private async requeueBatch(ids: string[], result: DeadLetterRequeueResult): Promise<string[]> {
+  private async requeueBatch(
+    ids: string[],
+  ): Promise<{ done: string[]; failures: DeadLetterRequeueResult['failed'] }> {
     try {
-      await this.runner.run(async () => {
+      const done = await this.runner.run(async () => {
         const session = this.runner.currentSession()!;
-        for (const id of ids) await this.requeueIn(id, session);
+        const requeued: string[] = [];
+        for (const id of ids) if (await this.requeueIn(id, session)) requeued.push(id);
+        return requeued;
       });
-      return ids;
+      return { done, failures: [] };
     } catch {
       const done: string[] = [];
+      const failures: DeadLetterRequeueResult['failed'] = [];
       for (const id of ids) {
         try {
-          await this.runner.run(() => this.requeueIn(id, this.runner.currentSession()!));
-          done.push(id);
+          if (await this.runner.run(() => this.requeueIn(id, this.runner.currentSession()!))) {
+            done.push(id);
+          }
         } catch (error) {
-          result.failed.push({ eventId: id, error: describeError(error) });
+          failures.push({ eventId: id, error: describeError(error) });
         }
       }
-      return done;
+      return { done, failures };
     }
   }
 

@@ -105,6 +105,8 @@ describeWith(['mongodb', 'kafka'], 'dead letters by filter', () => {
     const result = await deadLetters.requeueMany({ aggregateType: 'Order' }, { dryRun: true });
     expect(result).toMatchObject({ dryRun: true, requeued: 0, failed: [] });
     expect(result.eventIds).toEqual(['a-1', 'a-2', 'a-3', 'b-1', 'd-1']);
+    const some = await deadLetters.requeueMany({ eventIds: ['b-1', 'a-2'] }, { dryRun: true });
+    expect(some.eventIds).toEqual(['a-2', 'b-1']);
     expect(await deadLetters.count()).toBe(4);
     expect(
       await bed.writer.connection.collection('outbox').countDocuments({ status: 'dead' }),
@@ -139,5 +141,38 @@ describeWith(['mongodb', 'kafka'], 'dead letters by filter', () => {
       requeued: 0,
       batches: 0,
     });
+  });
+
+  it('reports an event it cannot requeue and requeues the others', async () => {
+    const db = bed.writer.connection;
+    await db.collection('outbox_dead_letters').insertMany([
+      {
+        ...letter('x-1', 'inv-1', new Types.ObjectId(), { deadLetteredAt: at('21T10:00:00') }),
+        aggregateType: 'Invoice',
+      },
+      {
+        ...letter('x-2', 'inv-2', new Types.ObjectId(), { deadLetteredAt: at('21T10:00:01') }),
+        aggregateType: 'Invoice',
+      },
+    ]);
+    // x-1's event id is taken in the outbox (unique index): it cannot go back.
+    await db.collection('outbox').insertOne({
+      eventId: 'x-1',
+      eventType: 'OrderPlaced',
+      aggregateType: 'Invoice',
+      aggregateId: 'inv-1',
+      payload: {},
+      occurredAt: new Date(),
+      status: 'published',
+      attempts: 1,
+    });
+    const result = await deadLetters.requeueMany({ aggregateType: 'Invoice' });
+    expect(result.eventIds).toEqual(['x-2']);
+    expect(result.failed).toEqual([
+      { eventId: 'x-1', error: expect.stringMatching(/E11000|duplicate/i) },
+    ]);
+    expect((await deadLetters.list({ aggregateType: 'Invoice' })).map((l) => l.eventId)).toEqual([
+      'x-1',
+    ]);
   });
 });
