@@ -1,5 +1,7 @@
+import type { Counter, Histogram } from '@opentelemetry/api';
 import { KAFKA_HEADERS } from '../common/envelope';
 import { INSTRUMENTATION_SCOPE, openTelemetry } from './opentelemetry.loader';
+import type { OpenTelemetryApi } from './opentelemetry.loader';
 import { contextFromHeaders } from './w3c-trace-context';
 
 /** The message a consumer span is about. */
@@ -15,8 +17,9 @@ export interface ConsumedMessageRef {
  * Runs `fn` (an `@IdempotentHandler` delivery) in a `process <topic>` span of kind CONSUMER
  * (OpenTelemetry messaging conventions), a child of the trace context in the message's headers
  * (the relay's producer span), so the handler, and what it emits, joins the emitting call's
- * trace. `outcome` names how the delivery ended (attribute `outbox.consume.outcome`). Without
- * `@opentelemetry/api`, just `fn()`.
+ * trace. `outcome` names how the delivery ended (attribute `outbox.consume.outcome`). It also
+ * records the conventions' `messaging.process.duration` and `messaging.client.consumed.messages`.
+ * Without `@opentelemetry/api`, just `fn()`.
  */
 export async function inConsumerSpan<T>(
   message: ConsumedMessageRef,
@@ -50,16 +53,49 @@ export async function inConsumerSpan<T>(
     },
     parent,
   );
+  const started = performance.now();
+  const metricAttributes: Record<string, string> = {
+    'messaging.system': 'kafka',
+    'messaging.operation.name': 'process',
+    'messaging.destination.name': message.topic,
+    'outbox.consumer': consumer,
+  };
   try {
     const result = await api.context.with(api.trace.setSpan(parent, span), fn);
     if (outcome) span.setAttribute('outbox.consume.outcome', outcome(result));
     return result;
   } catch (error) {
+    metricAttributes['error.type'] = (error as Error)?.name ?? 'Error';
     span.recordException(error as Error);
     span.setStatus({ code: api.SpanStatusCode.ERROR, message: (error as Error)?.message });
-    span.setAttribute('error.type', (error as Error)?.name ?? 'Error');
+    span.setAttribute('error.type', metricAttributes['error.type']);
     throw error;
   } finally {
     span.end();
+    const instruments = consumerInstruments(api);
+    instruments.duration.record((performance.now() - started) / 1000, metricAttributes);
+    instruments.consumed.add(1, metricAttributes);
   }
+}
+
+let instrumentsOf: { provider: unknown; consumed: Counter; duration: Histogram } | undefined;
+
+/** Created once per registered meter provider. */
+function consumerInstruments(api: OpenTelemetryApi) {
+  const provider = api.metrics.getMeterProvider();
+  if (instrumentsOf?.provider !== provider) {
+    const meter = provider.getMeter(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
+    instrumentsOf = {
+      provider,
+      consumed: meter.createCounter('messaging.client.consumed.messages', {
+        description: 'Messages handed to @IdempotentHandler methods',
+        unit: '{message}',
+      }),
+      duration: meter.createHistogram('messaging.process.duration', {
+        description: 'Duration of one @IdempotentHandler delivery',
+        unit: 's',
+      }),
+    };
+  }
+  return instrumentsOf;
 }

@@ -5,7 +5,10 @@ import { resolveOutboxOptions } from '../options/outbox-options.validator';
 import type { OutboxRelay } from '../relay/outbox.relay';
 import { OutboxRelayMetrics } from '../relay/relay.metrics';
 import type { KafkaSender, TopicBatch } from '../publisher/kafka/kafka.sender';
+import { registerConsumerInstruments } from './consumer-metrics.instruments';
+import { inConsumerSpan } from './consumer-span';
 import { instrumentKafkaSender } from './kafka-producer.telemetry';
+import { openTelemetry } from './opentelemetry.loader';
 import { OutboxTelemetry } from './outbox-telemetry.service';
 
 /** A reader the test pulls from (what a Prometheus scrape does). */
@@ -119,5 +122,61 @@ describe('metrics through the OpenTelemetry metrics API', () => {
     const duration = collected.get('messaging.client.operation.duration');
     expect(duration?.descriptor.unit).toBe('s');
     expect((duration?.dataPoints[0].value as { count: number }).count).toBe(1);
+  });
+});
+
+describe('consumer metrics through the OpenTelemetry metrics API', () => {
+  const reader = new PullReader();
+  const provider = new MeterProvider({ readers: [reader] });
+
+  beforeAll(() => metrics.setGlobalMeterProvider(provider));
+  afterAll(async () => {
+    await provider.shutdown();
+    metrics.disable();
+  });
+
+  async function collect(): Promise<Map<string, MetricData>> {
+    const { resourceMetrics } = await reader.collect();
+    const all = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics);
+    return new Map(all.map((metric) => [metric.descriptor.name, metric]));
+  }
+
+  it("exposes the consumers' counters, read at collection time", async () => {
+    const counts = {
+      applied: 5,
+      duplicates: 2,
+      failures: 1,
+      timeouts: 0,
+      deadLettered: 1,
+      partitionPauses: 3,
+    };
+    const unregister = registerConsumerInstruments(openTelemetry()!, { snapshot: () => counts });
+    const collected = await collect();
+    expect(collected.get('outbox.consumer.applied')?.dataPoints[0].value).toBe(5);
+    expect(collected.get('outbox.consumer.duplicates')?.dataPoints[0].value).toBe(2);
+    expect(collected.get('outbox.consumer.dead_lettered')?.dataPoints[0].value).toBe(1);
+    expect(collected.get('outbox.consumer.partition_pauses')?.dataPoints[0].value).toBe(3);
+    unregister();
+  });
+
+  it('records the duration and count of each delivery run in a consumer span', async () => {
+    const message = { topic: 'shop.Order', partition: 0, offset: '1', key: 'k', headers: {} };
+    await inConsumerSpan(message, 'summaries', async () => 'ok');
+    await expect(
+      inConsumerSpan(message, 'summaries', async () => {
+        throw new TypeError('bad');
+      }),
+    ).rejects.toThrow('bad');
+    const collected = await collect();
+    const consumed = collected.get('messaging.client.consumed.messages')?.dataPoints ?? [];
+    expect(consumed.map((point) => [point.attributes['error.type'], point.value])).toEqual([
+      [undefined, 1],
+      ['TypeError', 1],
+    ]);
+    expect(consumed[0].attributes).toMatchObject({
+      'messaging.destination.name': 'shop.Order',
+      'outbox.consumer': 'summaries',
+    });
+    expect(collected.get('messaging.process.duration')?.descriptor.unit).toBe('s');
   });
 });
