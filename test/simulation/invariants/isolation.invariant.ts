@@ -1,0 +1,173 @@
+import type { FaultKind } from '../schedule/schedule.types';
+import type { CommitFact } from '../world/sim.history';
+import type { SimWorld } from '../world/sim-world';
+import { capped } from './invariant';
+import type { InvariantChecker, InvariantResult } from './invariant';
+
+/** Faults that concern one destination (a topic, a partition) or one aggregate. */
+const TARGETED: ReadonlySet<FaultKind> = new Set([
+  'kafka-partition-retriable',
+  'kafka-ambiguous-ack',
+  'kafka-topic-missing',
+  'kafka-topic-unauthorized',
+  'kafka-oversize-event',
+]);
+
+interface Window {
+  from: number;
+  to: number;
+}
+
+/** Where a targeted fault hits: a topic, a partition of one, or an aggregate. */
+interface Target {
+  window: Window;
+  topic?: string;
+  partition?: number;
+  aggregate?: string;
+  label: string;
+}
+
+/**
+ * (f) Isolation: while a fault hits one destination (a partition, a topic) or one aggregate
+ * (an event the broker rejects), an event bound elsewhere is published within `isolationBound`
+ * of becoming visible, provided nothing global overlaps (any other fault, a crash, a pause, a
+ * leader change, the relay's start) and its aggregate had nothing older still waiting.
+ *
+ * `isolationBound` = 4 idle reads + 2 x backoff.initialMs + 1.5 s (kafkajs' own retries of
+ * a mixed request) + 40 one-way latencies.
+ */
+export class IsolationInvariant implements InvariantChecker {
+  readonly id = 'f';
+  readonly name = 'isolation';
+
+  finish(world: SimWorld): InvariantResult {
+    const { schedule, history } = world;
+    const options = schedule.options;
+    const bound = isolationBound(world);
+    const targets = this.targets(world);
+    if (targets.length === 0) return { id: this.id, name: this.name, checked: 0, violations: [] };
+    const global = this.globalWindows(world);
+    const first = history.firstAppends();
+    const committed = history.committed();
+    const byAggregate = new Map<string, CommitFact[]>();
+    for (const commit of committed) {
+      const list = byAggregate.get(commit.aggregate) ?? [];
+      list.push(commit);
+      byAggregate.set(commit.aggregate, list);
+    }
+    const placeOf = (commit: CommitFact): { topic: string; partition: number } | undefined => {
+      for (const sibling of byAggregate.get(commit.aggregate) ?? []) {
+        const append = first.get(sibling.eventId);
+        if (append) return { topic: append.topic, partition: append.partition };
+      }
+      return undefined;
+    };
+    const hits = (target: Target, commit: CommitFact): boolean => {
+      if (target.aggregate !== undefined) return target.aggregate === commit.aggregate;
+      if (target.topic !== commit.topic) return false;
+      if (target.partition === undefined) return true;
+      return placeOf(commit)?.partition === target.partition;
+    };
+    const violations: string[] = [];
+    let checked = 0;
+    for (const commit of committed) {
+      const visible = commit.majorityAt as number;
+      const during = targets.find(
+        (target) => target.window.from <= visible && visible + bound <= target.window.to,
+      );
+      if (!during) continue;
+      if (targets.some((target) => hits(target, commit))) continue;
+      if (
+        global.some(
+          (window) =>
+            window.from <= visible + bound && visible - options.lease.durationMs <= window.to,
+        )
+      )
+        continue;
+      const older = (byAggregate.get(commit.aggregate) ?? []).some(
+        (sibling) =>
+          (sibling.pos < commit.pos ||
+            (sibling.pos === commit.pos && sibling.index < commit.index)) &&
+          (first.get(sibling.eventId)?.at ?? Infinity) > visible,
+      );
+      if (older) continue;
+      checked++;
+      const published = first.get(commit.eventId)?.at;
+      if (published === undefined || published > visible + bound) {
+        violations.push(
+          `${commit.eventId} (${commit.aggregate}, ${placeOf(commit)?.topic ?? commit.topic}/${placeOf(commit)?.partition ?? '?'}) ` +
+            `visible at ${visible}, published ${published === undefined ? 'never' : `at ${published}`} ` +
+            `(bound ${bound} ms) while ${during.label} [${during.window.from}, ${during.window.to})`,
+        );
+      }
+    }
+    return { id: this.id, name: this.name, checked, violations: capped(violations) };
+  }
+
+  private targets(world: SimWorld): Target[] {
+    const { schedule, history } = world;
+    const topics = schedule.world.topics;
+    const result: Target[] = [];
+    for (const commit of history.commits.values()) {
+      if (!commit.oversize || commit.majorityAt === undefined || commit.rolledBackAt !== undefined)
+        continue;
+      result.push({
+        window: {
+          from: commit.majorityAt,
+          to: history.deadMarked.get(commit.eventId) ?? world.now,
+        },
+        aggregate: commit.aggregate,
+        label: `oversize ${commit.eventId}`,
+      });
+    }
+    for (const fault of schedule.faults) {
+      if (!TARGETED.has(fault.kind) || fault.kind === 'kafka-oversize-event') continue;
+      const topic = topics[fault.target % topics.length];
+      const name = `sim.${topic.type}`;
+      const window = { from: fault.at, to: fault.at + fault.duration };
+      if (fault.kind === 'kafka-topic-missing' || fault.kind === 'kafka-topic-unauthorized') {
+        result.push({ window, topic: name, label: `${fault.kind} ${name}` });
+      } else {
+        const partition = fault.param % Math.max(1, topic.partitions);
+        result.push({
+          window,
+          topic: name,
+          partition,
+          label: `${fault.kind} ${name}/${partition}`,
+        });
+      }
+    }
+    return result;
+  }
+
+  /** Times when something global disturbs every destination. */
+  private globalWindows(world: SimWorld): Window[] {
+    const { schedule, history } = world;
+    const options = schedule.options;
+    const settle = options.lease.durationMs + options.lease.renewMs + options.backoff.maxMs;
+    const windows: Window[] = [];
+    for (const fault of schedule.faults) {
+      if (TARGETED.has(fault.kind)) continue;
+      windows.push({ from: fault.at, to: fault.at + fault.duration + settle });
+    }
+    for (const lease of history.leases) {
+      if (lease.kind === 'acquire') windows.push({ from: lease.at - 1, to: lease.at + settle });
+    }
+    for (const fact of history.processes) {
+      if (fact.kind !== 'start' && fact.kind !== 'join')
+        windows.push({ from: fact.at, to: fact.at + settle });
+    }
+    return windows;
+  }
+}
+
+/** See the class comment. */
+export function isolationBound(world: SimWorld): number {
+  const { options, world: data } = world.schedule;
+  return (
+    4 * options.idleMs +
+    2 * options.backoff.initialMs +
+    1500 +
+    40 * Math.max(data.dbLatencyMs, data.kafkaLatencyMs)
+  );
+}
