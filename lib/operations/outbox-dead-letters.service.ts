@@ -5,7 +5,7 @@ import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import type { NewOutboxEvent, OutboxEventWriter } from '../events/outbox-event.writer';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
-import type { OutboxDeadLetter } from '../relay/mongo-relay.store';
+import type { OutboxDeadLetter, OutboxDoc } from '../relay/mongo/mongo-outbox-relay.store';
 import { TransactionRunner } from '../transaction/transaction.runner';
 
 /** Thrown by `OutboxDeadLetters.requeue` for an event id with no dead letter. */
@@ -34,6 +34,10 @@ export class OutboxDeadLetters {
     return this.host.connection.collection<OutboxDeadLetter>(this.options.collections.deadLetters);
   }
 
+  private get outbox() {
+    return this.host.connection.collection<OutboxDoc>(this.options.collections.outbox);
+  }
+
   /** Dead letters, oldest first, optionally of one aggregate type or aggregate. */
   list(
     filter: { aggregateType?: string; aggregateId?: string } = {},
@@ -50,12 +54,27 @@ export class OutboxDeadLetters {
   /**
    * Moves a dead letter back into the outbox as a pending event with the same `eventId` (so
    * consumers still deduplicate it) and zero attempts, in one transaction. The relay publishes
-   * it like any new event, after the events of its aggregate already published.
+   * it like any new event, after the events of its aggregate already published. If the relay's
+   * move was interrupted (the event is still in the outbox, marked dead), that document is
+   * made pending again instead.
    */
   async requeue(eventId: string): Promise<void> {
     await this.runner.run(async () => {
       const session = this.runner.currentSession()!;
       const letter = await this.deadLetters.findOne({ eventId }, { session });
+      const marked = await this.outbox.findOne({ eventId, status: 'dead' }, { session });
+      if (marked) {
+        await this.outbox.updateOne(
+          { _id: marked._id },
+          {
+            $set: { status: 'pending', attempts: 0 },
+            $unset: { deadLetter: '', nextAttemptAt: '', lastError: '', errorHistory: '' },
+          },
+          { session },
+        );
+        if (letter) await this.deadLetters.deleteOne({ eventId }, { session });
+        return;
+      }
       if (!letter) throw new OutboxDeadLetterNotFoundError(eventId);
       const event: NewOutboxEvent = {
         eventId: letter.eventId,

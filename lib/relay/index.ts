@@ -1,14 +1,16 @@
 export * from './relay.options';
-export { OutboxRelay, POSITION_LOST_CODES } from './outbox.relay';
+export { OutboxRelay } from './outbox.relay';
 export * from './relay.metrics';
+export type { RelayStatus, HeldDestination, StreamState } from './relay.status';
+export { POSITION_LOST_CODES } from './mongo/mongo-change.source';
+export type { OutboxDeadLetter, PublishErrorEntry } from './mongo/mongo-outbox-relay.store';
 export type {
   AggregateRef,
   DeadLetterRecord,
   FailureRecord,
   OutboxRelayStore,
   PendingState,
-  RelayStateStore,
-} from './relay.store';
-export type { OutboxDeadLetter, PublishErrorEntry } from './mongo-relay.store';
-export { RelayEngine } from './relay.engine';
-export type { RelayEngineOptions } from './relay.engine';
+} from './ports/outbox-relay.store';
+export type { RelayStateStore } from './ports/relay-state.store';
+export { RelayEngine } from './engine/relay.engine';
+export type { RelayEngineOptions } from './engine/relay.engine';

@@ -1,5 +1,5 @@
 import { OutboxOptionsError } from '../common/errors/outbox-options.error';
-import type { KafkaConnectionOptions } from '../publisher/kafka.publisher';
+import type { KafkaConnectionOptions } from '../publisher/kafka/kafka.publisher';
 import type { CloudEventSource } from '../publisher/kafka-message.mapper';
 import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
 import { topicNameProblem } from '../publisher/topic-name';
@@ -51,8 +51,15 @@ export interface RelayOptions {
   allowAutoTopicCreation?: boolean;
   /** Most events per publish call and per database page. Default 500. */
   batchSize?: number;
+  /**
+   * Most bytes (keys, values and headers) per publish call; one larger event goes alone. Keeps
+   * each produce request under the broker's `message.max.bytes` (1 MiB by default). Default 1 000 000.
+   */
+  maxBatchBytes?: number;
   /** Most events the relay holds in memory (queued + being published); bounds memory under backlog. Default 5 000. */
   maxInFlight?: number;
+  /** Most bytes of events the relay holds in memory (see the README on how reads are sized). Default 32 MiB. */
+  maxInFlightBytes?: number;
   /** Publish attempts of an event before it moves to the dead-letter collection. Default 10. */
   maxAttempts?: number;
   backoff?: RelayBackoffOptions;
@@ -81,7 +88,11 @@ export interface ResolvedRelayOptions {
   source?: CloudEventSource;
   allowAutoTopicCreation: boolean;
   batchSize: number;
+  maxBatchBytes: number;
   maxInFlight: number;
+  maxInFlightBytes: number;
+  /** Publish calls in flight at once (derived: 1 with kafkajs' idempotent producer, else up to 4). */
+  publishConcurrency: number;
   maxAttempts: number;
   backoff: Required<RelayBackoffOptions>;
   sweepIntervalMs: number;
@@ -99,7 +110,9 @@ export const RELAY_DEFAULTS = {
   topicPrefix: '',
   allowAutoTopicCreation: false,
   batchSize: 500,
+  maxBatchBytes: 1_000_000,
   maxInFlight: 5000,
+  maxInFlightBytes: 32 * 1024 * 1024,
   maxAttempts: 10,
   backoff: { initialMs: 500, maxMs: 60_000, jitter: 0.2 },
   sweepIntervalMs: 10_000,
@@ -121,7 +134,9 @@ const KNOWN_KEYS = new Set([
   'source',
   'allowAutoTopicCreation',
   'batchSize',
+  'maxBatchBytes',
   'maxInFlight',
+  'maxInFlightBytes',
   'maxAttempts',
   'backoff',
   'sweepIntervalMs',
@@ -394,6 +409,28 @@ export function resolveRelayOptions(raw: RelayOptions | undefined): ResolvedRela
       'Raise maxInFlight or lower batchSize.',
     );
   }
+  const maxBatchBytes = int(
+    'maxBatchBytes',
+    options.maxBatchBytes,
+    RELAY_DEFAULTS.maxBatchBytes,
+    1024,
+    256 * 1024 * 1024,
+  );
+  const maxInFlightBytes = int(
+    'maxInFlightBytes',
+    options.maxInFlightBytes,
+    RELAY_DEFAULTS.maxInFlightBytes,
+    1024,
+    16 * 1024 * 1024 * 1024,
+  );
+  if (maxInFlightBytes < maxBatchBytes) {
+    fail(
+      'maxInFlightBytes',
+      `(${maxInFlightBytes}) is below relay.maxBatchBytes (${maxBatchBytes})`,
+      'Raise maxInFlightBytes or lower maxBatchBytes.',
+    );
+  }
+  const idempotent = kafka?.idempotent === true && !options.publisher;
   const name = options.name ?? RELAY_DEFAULTS.name;
   if (typeof name !== 'string' || !/^[A-Za-z0-9._-]{1,100}$/.test(name)) {
     fail(
@@ -415,7 +452,10 @@ export function resolveRelayOptions(raw: RelayOptions | undefined): ResolvedRela
       RELAY_DEFAULTS.allowAutoTopicCreation,
     ),
     batchSize,
+    maxBatchBytes,
     maxInFlight,
+    maxInFlightBytes,
+    publishConcurrency: idempotent ? 1 : Math.min(4, Math.max(1, Math.floor(maxInFlight / batchSize))),
     maxAttempts: int('maxAttempts', options.maxAttempts, RELAY_DEFAULTS.maxAttempts, 1, 1000),
     backoff,
     sweepIntervalMs: int(

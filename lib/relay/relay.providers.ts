@@ -1,10 +1,11 @@
 import type { Provider } from '@nestjs/common';
 import { OUTBOX_PUBLISHER, OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
-import { KafkaPublisher } from '../publisher/kafka.publisher';
+import { KafkaPublisher } from '../publisher/kafka/kafka.publisher';
 import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
 import { OutboxRelay } from './outbox.relay';
 import { OutboxRelayMetrics } from './relay.metrics';
+import { RelayScheduling } from './relay.scheduling';
 
 /** The relay's publisher: `relay.publisher` if given, else a `KafkaPublisher`; null without a relay. */
 export function createOutboxPublisher(options: ResolvedOutboxOptions): OutboxPublisher | null {
@@ -29,6 +30,7 @@ export const RELAY_PROVIDERS: Provider[] = [
     inject: [OUTBOX_RESOLVED_OPTIONS],
   },
   OutboxRelayMetrics,
+  RelayScheduling,
   OutboxRelay,
 ];
 /** Of those, the ones the module exports (e.g. the relay and its metrics service). */

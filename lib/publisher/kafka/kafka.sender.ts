@@ -1,8 +1,8 @@
 import type { OutboxKafkaMessage } from '../kafka-message.mapper';
 
-/** A message bound for one partition (the publisher computes partitions itself). */
+/** A message bound for one partition (the publisher computes partitions itself; none: the producer picks). */
 export interface PartitionedMessage extends OutboxKafkaMessage {
-  partition: number;
+  partition?: number;
 }
 
 /** Messages of one produce call, grouped by topic. */

@@ -13,7 +13,10 @@ export interface OutboxChange {
 
 /** What one read of the change stream returned. */
 export interface ChangeBatch {
-  /** Majority-committed inserts, in commit order. May be empty (nothing new within the idle time). */
+  /**
+   * Majority-committed inserts, in commit order, at most the relay's `batchSize`. May be empty
+   * (nothing new within the idle time).
+   */
   changes: OutboxChange[];
   /**
    * The stream's position after this batch, also when it is empty (MongoDB's post-batch resume
@@ -47,10 +50,11 @@ export class ChangeSourceError extends Error {
 /** An open change stream. */
 export interface ChangeCursor {
   /**
-   * The next changes, waiting at most the source's idle time. Rejects with `ChangeSourceError`
-   * (or any error, taken as `transient`); after a rejection the cursor is unusable: close it.
+   * The next changes (at most `max`), waiting at most the source's idle time. Rejects with
+   * `ChangeSourceError` (or any error, taken as `transient`); after a rejection the cursor is
+   * unusable: close it.
    */
-  next(): Promise<ChangeBatch>;
+  next(max: number): Promise<ChangeBatch>;
   /** Never rejects. */
   close(): Promise<void>;
 }

@@ -20,6 +20,11 @@ export interface RelayClock {
   setTimeout(fn: () => void, ms: number): RelayTimer;
   /** Resolves after `ms`. */
   sleep(ms: number): Promise<void>;
+  /**
+   * Calls `fn` every `ms` until cancelled. `name` identifies the job (the Nest integration
+   * registers it in @nestjs/schedule's `SchedulerRegistry` under that name when available).
+   */
+  every(name: string, ms: number, fn: () => void): RelayTimer;
 }
 
 /** The process clocks: `Date.now()`, `performance.now()`, unref'd timers (they never keep the process alive). */
@@ -36,5 +41,10 @@ export const systemClock: RelayClock = {
       const handle = setTimeout(resolve, Math.max(0, ms));
       handle.unref?.();
     });
+  },
+  every(_name, ms, fn) {
+    const handle = setInterval(fn, Math.max(1, ms));
+    handle.unref?.();
+    return { cancel: () => clearInterval(handle) };
   },
 };

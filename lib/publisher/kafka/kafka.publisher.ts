@@ -1,0 +1,341 @@
+import { Logger } from '@nestjs/common';
+import { Partitioners } from 'kafkajs';
+import type { KafkaConfig, RetryOptions } from 'kafkajs';
+import type { OutboxEventRecord } from '../../common/envelope';
+import { asError } from '../../common/errors/describe-error';
+import { PublishRejectedError } from '../errors/publish-rejected.error';
+import { toKafkaMessage } from '../kafka-message.mapper';
+import type { CloudEventSource, OutboxKafkaMessage } from '../kafka-message.mapper';
+import type { OutboxPublisher, PublishOutcome } from '../outbox-publisher.interface';
+import { createTopicRouter } from '../topic-name';
+import type { TopicRouter } from '../topic-name';
+import { classifyKafkaError } from './kafka-error.classifier';
+import type { KafkaErrorClass } from './kafka-error.classifier';
+import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
+import { KafkajsSender } from './kafkajs.sender';
+
+/** Connection settings of the default publisher (a subset of kafkajs' `KafkaConfig`). */
+export interface KafkaConnectionOptions {
+  /** `host:port` of at least one broker. Use `127.0.0.1` rather than `localhost`. */
+  brokers: string[];
+  /** Default `nestjs-outbox-relay`. */
+  clientId?: string;
+  ssl?: KafkaConfig['ssl'];
+  sasl?: KafkaConfig['sasl'];
+  /** ms, kafkajs default 1000. */
+  connectionTimeout?: number;
+  /** ms, kafkajs default 30000. */
+  requestTimeout?: number;
+  /**
+   * kafkajs' own retries of one send (metadata refresh, leader changes...). Default
+   * `{ retries: 2, initialRetryTime: 100, maxRetryTime: 1000 }`: a send gives up after about a
+   * second and the relay retries with its own backoff, holding back only what failed.
+   */
+  retry?: RetryOptions;
+  /**
+   * kafkajs' idempotent producer (broker-side dedupe of producer retries; forces one request in
+   * flight). Default false: the relay already keeps per-aggregate order itself, and kafkajs marks
+   * this mode experimental.
+   */
+  idempotent?: boolean;
+  /** Default `none`. */
+  compression?: 'none' | 'gzip';
+}
+
+export interface KafkaPublisherOptions extends KafkaConnectionOptions {
+  /** Topic of an event. Default `${topicPrefix}${aggregateType}`. */
+  topic?: TopicRouter;
+  /** Prefix of the default topic name. Default ''. */
+  topicPrefix?: string;
+  /** `ce_source` header. Default the event's aggregateType. */
+  source?: CloudEventSource;
+  /** Let the broker create unknown topics (if it allows it). Default false. */
+  allowAutoTopicCreation?: boolean;
+}
+
+/** An event ready to send, computed once per event object (size, routing, then publish). */
+interface Prepared {
+  topic: string;
+  message: OutboxKafkaMessage;
+  bytes: number;
+}
+
+interface Entry {
+  index: number;
+  event: OutboxEventRecord;
+  prepared: Prepared;
+  partition?: number;
+}
+
+interface Group {
+  topic: string;
+  partition?: number;
+  entries: Entry[];
+}
+
+const METADATA_TTL_MS = 5 * 60_000;
+/** Bytes a record takes on the wire beyond its key, value and headers (lengths, offsets, CRC...). */
+const RECORD_OVERHEAD = 70;
+
+/**
+ * The default publisher. Per event: topic from the router, key = aggregateId (so one aggregate
+ * stays on one partition), CloudEvents headers, JSON value, `acks: -1`. It computes each
+ * message's partition itself (kafkajs' default murmur2 partitioner over the topic's partition
+ * count), so it knows where every event goes: `destinationsOf(event)` is `[topic, topic#p]`.
+ *
+ * One produce call per batch while all is well. When it fails, every (topic, partition) group
+ * is sent on its own, concurrently, and each gets its own outcome: a partition that refuses is
+ * held back alone (`destination` scope), an unknown or unauthorized topic alone, a connection
+ * problem pauses everything (`broker`). Groups that the first call had stored are sent again
+ * (duplicates, never losses). A size error splits its group message by message; only a message
+ * that is too large on its own is `fatal`.
+ */
+export class KafkaPublisher implements OutboxPublisher {
+  private readonly logger = new Logger('KafkaPublisher');
+  private readonly route: TopicRouter;
+  private readonly sender: KafkaSender;
+  private readonly prepared = new WeakMap<OutboxEventRecord, Prepared | Error>();
+  private readonly partitionCounts = new Map<string, { count: number; at: number }>();
+  private readonly fetching = new Map<string, Promise<number>>();
+  private readonly partitioner = Partitioners.DefaultPartitioner();
+
+  constructor(
+    private readonly options: KafkaPublisherOptions,
+    sender?: KafkaSender,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.route = createTopicRouter({ route: options.topic, prefix: options.topicPrefix });
+    this.sender = sender ?? new KafkajsSender(options, this.logger);
+  }
+
+  connect(): Promise<void> {
+    return this.sender.connect();
+  }
+
+  disconnect(): Promise<void> {
+    return this.sender.disconnect();
+  }
+
+  sizeOf(event: OutboxEventRecord): number {
+    const prepared = this.prepare(event);
+    return prepared instanceof Error ? RECORD_OVERHEAD : prepared.bytes;
+  }
+
+  destinationsOf(event: OutboxEventRecord): readonly string[] {
+    const prepared = this.prepare(event);
+    if (prepared instanceof Error) return [];
+    const known = this.partitionCounts.get(prepared.topic);
+    if (!known) return [prepared.topic];
+    return [prepared.topic, `${prepared.topic}#${this.partitionOf(prepared, known.count)}`];
+  }
+
+  async publish(events: readonly OutboxEventRecord[]): Promise<PublishOutcome[]> {
+    const outcomes = new Array<PublishOutcome>(events.length);
+    const byTopic = new Map<string, Entry[]>();
+    events.forEach((event, index) => {
+      const prepared = this.prepare(event);
+      if (prepared instanceof Error) {
+        outcomes[index] = { status: 'fatal', error: prepared };
+        return;
+      }
+      const list = byTopic.get(prepared.topic);
+      if (list) list.push({ index, event, prepared });
+      else byTopic.set(prepared.topic, [{ index, event, prepared }]);
+    });
+    const groups: Group[] = [];
+    await Promise.all(
+      [...byTopic].map(async ([topic, entries]) => {
+        let count: number | undefined;
+        try {
+          count = await this.partitionCount(topic);
+        } catch (error) {
+          const cls = classifyKafkaError(error);
+          if (!(cls.scope === 'topic' && this.options.allowAutoTopicCreation)) {
+            this.settle(outcomes, entries, error, cls, topic);
+            return;
+          }
+          // Unknown, but the broker may create it: let the producer pick partitions.
+        }
+        groups.push(...this.partitioned(topic, entries, count));
+      }),
+    );
+    if (groups.length > 0) await this.sendGroups(groups, outcomes);
+    return outcomes;
+  }
+
+  // ------------------------------------------------------------------ preparation
+
+  private prepare(event: OutboxEventRecord): Prepared | Error {
+    let prepared = this.prepared.get(event);
+    if (prepared === undefined) {
+      try {
+        const topic = this.route(event);
+        const message = toKafkaMessage(event, this.options.source);
+        let bytes = RECORD_OVERHEAD + Buffer.byteLength(message.key) + Buffer.byteLength(message.value);
+        for (const [name, value] of Object.entries(message.headers)) {
+          bytes += name.length + Buffer.byteLength(value);
+        }
+        prepared = { topic, message, bytes };
+      } catch (error) {
+        prepared = asError(error);
+      }
+      this.prepared.set(event, prepared);
+    }
+    return prepared;
+  }
+
+  private partitionOf(prepared: Prepared, count: number): number {
+    return this.partitioner({
+      topic: prepared.topic,
+      partitionMetadata: Array.from({ length: count }, (_, partitionId) => ({
+        partitionId,
+        leader: 0,
+        partitionErrorCode: 0,
+        replicas: [],
+        isr: [],
+      })),
+      message: { key: prepared.message.key, value: prepared.message.value },
+    });
+  }
+
+  private partitioned(topic: string, entries: Entry[], count: number | undefined): Group[] {
+    if (count === undefined) return [{ topic, entries }];
+    const groups = new Map<number, Group>();
+    for (const entry of entries) {
+      const partition = this.partitionOf(entry.prepared, count);
+      entry.partition = partition;
+      let group = groups.get(partition);
+      if (!group) {
+        group = { topic, partition, entries: [] };
+        groups.set(partition, group);
+      }
+      group.entries.push(entry);
+    }
+    return [...groups.values()];
+  }
+
+  private partitionCount(topic: string): Promise<number> {
+    const known = this.partitionCounts.get(topic);
+    if (known && this.now() - known.at < METADATA_TTL_MS) return Promise.resolve(known.count);
+    let fetching = this.fetching.get(topic);
+    if (!fetching) {
+      fetching = this.sender
+        .partitionCount(topic)
+        .then((count) => {
+          this.partitionCounts.set(topic, { count, at: this.now() });
+          return count;
+        })
+        .finally(() => this.fetching.delete(topic));
+      this.fetching.set(topic, fetching);
+    }
+    return fetching;
+  }
+
+  // ------------------------------------------------------------------ sending
+
+  private batchOf(groups: readonly Group[]): TopicBatch[] {
+    const byTopic = new Map<string, PartitionedMessage[]>();
+    for (const group of groups) {
+      const list = byTopic.get(group.topic) ?? [];
+      for (const entry of group.entries) list.push({ ...entry.prepared.message, partition: entry.partition });
+      byTopic.set(group.topic, list);
+    }
+    return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+  }
+
+  private async sendGroups(groups: Group[], outcomes: PublishOutcome[]): Promise<void> {
+    try {
+      await this.sender.send(this.batchOf(groups));
+      for (const group of groups) for (const entry of group.entries) outcomes[entry.index] = { status: 'ok' };
+      return;
+    } catch (error) {
+      const cls = classifyKafkaError(error);
+      if (groups.length === 1 || cls.scope === 'broker') {
+        if (groups.length === 1) await this.failed(groups[0], error, cls, outcomes);
+        else for (const group of groups) this.settle(outcomes, group.entries, error, cls, group.topic);
+        return;
+      }
+    }
+    // Some groups failed, maybe not all: each on its own, so each gets its own answer.
+    await Promise.all(groups.map((group) => this.sendGroup(group, outcomes)));
+  }
+
+  private async sendGroup(group: Group, outcomes: PublishOutcome[]): Promise<void> {
+    try {
+      await this.sender.send(this.batchOf([group]));
+      for (const entry of group.entries) outcomes[entry.index] = { status: 'ok' };
+    } catch (error) {
+      await this.failed(group, error, classifyKafkaError(error), outcomes);
+    }
+  }
+
+  private async failed(group: Group, error: unknown, cls: KafkaErrorClass, outcomes: PublishOutcome[]): Promise<void> {
+    if (cls.scope === 'size' && group.entries.length > 1) {
+      await this.sendOneByOne(group, outcomes);
+      return;
+    }
+    this.settle(outcomes, group.entries, error, cls, group.topic, group.partition);
+  }
+
+  /** Size errors: find the guilty messages, in order; after a failure, hold back the rest of that aggregate. */
+  private async sendOneByOne(group: Group, outcomes: PublishOutcome[]): Promise<void> {
+    const held = new Map<string, PublishOutcome>();
+    for (const entry of group.entries) {
+      const aggregate = entry.prepared.message.key;
+      const blocking = held.get(aggregate);
+      if (blocking) {
+        outcomes[entry.index] = blocking;
+        continue;
+      }
+      try {
+        await this.sender.send(this.batchOf([{ ...group, entries: [entry] }]));
+        outcomes[entry.index] = { status: 'ok' };
+      } catch (error) {
+        this.settle(outcomes, [entry], error, classifyKafkaError(error), group.topic, group.partition);
+        const outcome = outcomes[entry.index];
+        if (outcome.status === 'retriable') held.set(aggregate, outcome);
+      }
+    }
+  }
+
+  /** The outcome of `entries` after `error`. */
+  private settle(
+    outcomes: PublishOutcome[],
+    entries: readonly Entry[],
+    error: unknown,
+    cls: KafkaErrorClass,
+    topic: string,
+    partition?: number,
+  ): void {
+    const fatal = cls.scope === 'size' || cls.scope === 'invalid-topic';
+    const failure = rejected(error, cls.type, topic, fatal);
+    let outcome: PublishOutcome;
+    if (fatal) outcome = { status: 'fatal', error: failure };
+    else if (cls.scope === 'topic') {
+      this.partitionCounts.delete(topic);
+      outcome = { status: 'retriable', error: failure, scope: 'destination', destination: topic };
+    } else if (cls.scope === 'partition' && partition !== undefined) {
+      outcome = {
+        status: 'retriable',
+        error: failure,
+        scope: 'destination',
+        destination: `${topic}#${partition}`,
+      };
+    } else if (cls.scope === 'partition') {
+      outcome = { status: 'retriable', error: failure, scope: 'destination', destination: topic };
+    } else outcome = { status: 'retriable', error: failure, scope: cls.scope === 'broker' ? 'broker' : 'event' };
+    for (const entry of entries) outcomes[entry.index] = outcome;
+  }
+}
+
+function rejected(error: unknown, type: string | undefined, topic: string, fatal: boolean): Error {
+  const cause = asError(error);
+  const result = new PublishRejectedError(
+    `Kafka ${fatal ? 'rejected' : 'did not accept'} the event for topic "${topic}"` +
+      `${type ? ` (${type})` : ''}: ${cause.message}`,
+    fatal,
+    { topic, kafkaError: type },
+  );
+  (result as Error & { cause?: unknown }).cause = cause;
+  return result;
+}

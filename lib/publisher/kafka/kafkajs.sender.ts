@@ -1,0 +1,122 @@
+import type { LoggerService } from '@nestjs/common';
+import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
+import type { Admin, LogEntry, Producer } from 'kafkajs';
+import { asError } from '../../common/errors/describe-error';
+import type { KafkaPublisherOptions } from './kafka.publisher';
+import type { KafkaSender, TopicBatch } from './kafka.sender';
+
+const DEFAULT_RETRY = { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 };
+
+/** `KafkaSender` over kafkajs: one producer (`acks: -1`) and an admin client for topic metadata. */
+export class KafkajsSender implements KafkaSender {
+  private readonly kafka: Kafka;
+  private readonly compression: CompressionTypes;
+  private producer?: Producer;
+  private connecting?: Promise<Producer>;
+  private admin?: Promise<Admin>;
+
+  constructor(
+    private readonly options: KafkaPublisherOptions,
+    private readonly logger: LoggerService,
+  ) {
+    this.compression = options.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
+    this.kafka = new Kafka({
+      clientId: options.clientId ?? 'nestjs-outbox-relay',
+      brokers: options.brokers,
+      ssl: options.ssl,
+      sasl: options.sasl,
+      connectionTimeout: options.connectionTimeout,
+      requestTimeout: options.requestTimeout,
+      retry: options.retry ?? DEFAULT_RETRY,
+      logLevel: logLevel.WARN,
+      logCreator: () => (entry: LogEntry) => this.log(entry),
+    });
+  }
+
+  async connect(): Promise<void> {
+    await this.ensureProducer();
+  }
+
+  async partitionCount(topic: string): Promise<number> {
+    const admin = await this.ensureAdmin();
+    const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+    const count = metadata.topics.find((entry) => entry.name === topic)?.partitions.length ?? 0;
+    if (count === 0) {
+      throw Object.assign(new Error(`topic "${topic}" has no partitions in the cluster metadata`), {
+        name: 'KafkaJSProtocolError',
+        type: 'UNKNOWN_TOPIC_OR_PARTITION',
+      });
+    }
+    return count;
+  }
+
+  async send(batches: readonly TopicBatch[]): Promise<void> {
+    const producer = await this.ensureProducer();
+    await producer.sendBatch({
+      acks: -1,
+      compression: this.compression,
+      topicMessages: batches.map((batch) => ({ topic: batch.topic, messages: batch.messages })),
+    });
+  }
+
+  async disconnect(): Promise<void> {
+    const producer = this.producer ?? (await this.connecting?.catch(() => undefined));
+    const admin = await this.admin?.catch(() => undefined);
+    this.producer = undefined;
+    this.connecting = undefined;
+    this.admin = undefined;
+    for (const client of [producer, admin]) {
+      try {
+        await client?.disconnect();
+      } catch (error) {
+        this.logger.warn(`Kafka client did not disconnect cleanly: ${asError(error).message}`);
+      }
+    }
+  }
+
+  private ensureAdmin(): Promise<Admin> {
+    if (!this.admin) {
+      const admin = this.kafka.admin();
+      this.admin = admin.connect().then(
+        () => admin,
+        (error: unknown) => {
+          this.admin = undefined;
+          throw error;
+        },
+      );
+    }
+    return this.admin;
+  }
+
+  private ensureProducer(): Promise<Producer> {
+    if (this.producer) return Promise.resolve(this.producer);
+    if (!this.connecting) {
+      const idempotent = this.options.idempotent ?? false;
+      const producer = this.kafka.producer({
+        allowAutoTopicCreation: this.options.allowAutoTopicCreation ?? false,
+        idempotent,
+        maxInFlightRequests: idempotent ? 1 : undefined,
+        retry: idempotent ? (this.options.retry ?? DEFAULT_RETRY) : undefined,
+      });
+      this.connecting = producer.connect().then(
+        () => {
+          this.producer = producer;
+          return producer;
+        },
+        (error: unknown) => {
+          this.connecting = undefined;
+          throw error;
+        },
+      );
+    }
+    return this.connecting;
+  }
+
+  private log(entry: LogEntry): void {
+    const message = entry.log.message;
+    if (message.includes('Limiting retries for the idempotent producer')) return;
+    const text = `kafkajs ${entry.namespace}: ${message}${entry.log.error ? ` (${String(entry.log.error)})` : ''}`;
+    if (entry.level === logLevel.ERROR || entry.level === logLevel.WARN) this.logger.warn(text);
+    else this.logger.debug?.(text);
+  }
+}

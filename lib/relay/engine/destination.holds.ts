@@ -1,0 +1,134 @@
+import { backoffDelay } from '../backoff';
+import type { RelayLogger } from '../ports/relay-logger';
+import type { ResolvedRelayOptions } from '../relay.options';
+import type { HeldDestination } from '../relay.status';
+
+interface Hold {
+  destination: string;
+  since: number;
+  retryAt: number;
+  failures: number;
+  lastError: string;
+  /** Aggregates (lane keys) waiting for this destination, in the order they were held. */
+  waiting: Set<string>;
+  /** The one aggregate allowed through to find out whether the destination accepts again. */
+  probe?: string;
+}
+
+/**
+ * Destinations (a Kafka topic, or one partition of it) that refuse events for now. While one is
+ * held, nothing is sent there: the aggregates bound there wait (their events stay pending in the
+ * collection, with a durable marker), everything else flows. When the hold's backoff runs out,
+ * one waiting aggregate probes; its success releases the others, its failure extends the hold.
+ * No attempt is counted against the events and nothing is dead-lettered: the relay says so once
+ * (an error log, the `heldDestinations` gauge, the status) and keeps retrying.
+ */
+export class DestinationHolds {
+  private readonly holds = new Map<string, Hold>();
+
+  constructor(
+    private readonly backoff: ResolvedRelayOptions['backoff'],
+    private readonly random: () => number,
+    private readonly logger: RelayLogger,
+  ) {}
+
+  get size(): number {
+    return this.holds.size;
+  }
+
+  /** The hold that keeps `lane` from sending to one of `destinations`, if any. */
+  blocking(destinations: readonly string[], lane: string): string | undefined {
+    for (const destination of destinations) {
+      const hold = this.holds.get(destination);
+      if (hold && hold.probe !== lane) return destination;
+    }
+    return undefined;
+  }
+
+  /** A send to `destination` failed: hold it (or extend the hold), with `lane` waiting on it. */
+  fail(destination: string, lane: string, error: string, now: number): number {
+    let hold = this.holds.get(destination);
+    if (!hold) {
+      hold = { destination, since: now, retryAt: 0, failures: 0, lastError: error, waiting: new Set() };
+      this.holds.set(destination, hold);
+      this.logger.error(
+        `"${destination}" refuses events (${error}). Only events bound there are held back (they stay pending, ` +
+          'no attempt is counted); the relay retries with backoff until it accepts them again.',
+      );
+    }
+    hold.failures++;
+    hold.lastError = error;
+    hold.retryAt = now + backoffDelay(hold.failures, this.backoff, this.random);
+    if (hold.probe === lane) hold.probe = undefined;
+    hold.waiting.add(lane);
+    return hold.retryAt;
+  }
+
+  /** `lane` waits for `destination` (its events were found bound there while it is held). */
+  wait(destination: string, lane: string): number | undefined {
+    const hold = this.holds.get(destination);
+    if (!hold) return undefined;
+    hold.waiting.add(lane);
+    return hold.retryAt;
+  }
+
+  /** Something was accepted by these destinations: release their holds; returns the lanes to resume. */
+  succeeded(destinations: readonly string[], now: number): string[] {
+    const resumed: string[] = [];
+    for (const destination of destinations) {
+      const hold = this.holds.get(destination);
+      if (!hold) continue;
+      this.holds.delete(destination);
+      resumed.push(...hold.waiting);
+      this.logger.log(
+        `"${destination}" accepts events again after ${hold.failures} failed attempt(s) over ` +
+          `${Math.max(0, Math.round((now - hold.since) / 1000))} s; resuming ${hold.waiting.size} aggregate(s).`,
+      );
+    }
+    return resumed;
+  }
+
+  /** The probe of `lane` ended without reaching the destination (nothing pending there any more). */
+  probeEnded(lane: string): void {
+    for (const hold of this.holds.values()) {
+      if (hold.probe === lane) hold.probe = undefined;
+      hold.waiting.delete(lane);
+    }
+  }
+
+  /** Holds whose backoff ran out and that have no probe yet: one waiting lane each, now the probe. */
+  dueProbes(now: number): Array<{ destination: string; lane: string }> {
+    const out: Array<{ destination: string; lane: string }> = [];
+    for (const hold of [...this.holds.values()]) {
+      if (hold.probe !== undefined || hold.retryAt > now) continue;
+      const first = hold.waiting.values().next();
+      if (first.done) {
+        this.holds.delete(hold.destination);
+        continue;
+      }
+      hold.probe = first.value;
+      hold.waiting.delete(first.value);
+      out.push({ destination: hold.destination, lane: first.value });
+    }
+    return out;
+  }
+
+  /** When the next hold's backoff runs out. */
+  nextRetryAt(): number | undefined {
+    let next: number | undefined;
+    for (const hold of this.holds.values()) {
+      if (hold.probe === undefined && (next === undefined || hold.retryAt < next)) next = hold.retryAt;
+    }
+    return next;
+  }
+
+  snapshot(): HeldDestination[] {
+    return [...this.holds.values()].map((hold) => ({
+      destination: hold.destination,
+      since: hold.since,
+      retryAt: hold.retryAt,
+      failures: hold.failures,
+      lastError: hold.lastError,
+    }));
+  }
+}

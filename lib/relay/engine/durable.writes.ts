@@ -1,0 +1,50 @@
+import { describeError } from '../../common/errors/describe-error';
+import { backoffDelay } from '../backoff';
+import { LeaseLostError } from '../lease/lease-lost.error';
+import type { RelayClock } from '../ports/relay-clock';
+import type { RelayLogger } from '../ports/relay-logger';
+import type { ResolvedRelayOptions } from '../relay.options';
+
+/**
+ * Writes that must land before the relay goes on (a failure record, a marker, the first step of
+ * a dead-letter move): retried with backoff until they land, the lease runs out, or the term
+ * ends. A streak of failures is logged once when it starts and once when it ends.
+ */
+export class DurableWrites {
+  private closed = false;
+  private failing = 0;
+
+  constructor(
+    private readonly clock: RelayClock,
+    private readonly backoff: ResolvedRelayOptions['backoff'],
+    private readonly random: () => number,
+    private readonly logger: RelayLogger,
+  ) {}
+
+  /** Resolves true once `write` landed, false when given up (lease lost or closed). */
+  async run(what: string, write: () => Promise<void>): Promise<boolean> {
+    for (let attempt = 1; !this.closed; attempt++) {
+      try {
+        await write();
+        if (attempt > 1 && --this.failing === 0) {
+          this.logger.log(`Relay writes land again (${what} after ${attempt} attempts).`);
+        }
+        return true;
+      } catch (error) {
+        if (error instanceof LeaseLostError) return false;
+        if (attempt === 1 && this.failing++ === 0) {
+          this.logger.warn(
+            `Could not write ${what} (${describeError(error)}); retrying with backoff. The events stay pending meanwhile.`,
+          );
+        }
+        if (this.closed) return false;
+        await this.clock.sleep(backoffDelay(attempt, this.backoff, this.random));
+      }
+    }
+    return false;
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+}

@@ -1,0 +1,99 @@
+/** Room for `events` more events, taken from an `InFlightBudget` before reading them. */
+export interface Reservation {
+  readonly events: number;
+}
+
+/**
+ * The bound on what the relay holds in memory: events queued or being published, in count and
+ * in bytes. Every read that brings events into memory (change stream, drain, catch-up) reserves
+ * its page size first, so the count never exceeds `maxEvents`. Bytes are known only once read:
+ * a read starts only while the bytes held are below `maxBytes`, and asks for no more events
+ * than fit there at the average size seen so far (at least one), so the bytes exceed `maxBytes`
+ * by at most what the reads in flight bring beyond that estimate.
+ */
+export class InFlightBudget {
+  private heldEvents = 0;
+  private heldBytes = 0;
+  private reservedEvents = 0;
+  private waiters: Array<{ events: number; resolve: (r: Reservation) => void }> = [];
+  private closed = false;
+  /** Running average of event sizes (bytes), for sizing reads. */
+  private averageBytes = 1024;
+
+  constructor(
+    readonly maxEvents: number,
+    readonly maxBytes: number,
+  ) {}
+
+  get events(): number {
+    return this.heldEvents;
+  }
+
+  get bytes(): number {
+    return this.heldBytes;
+  }
+
+  /** Held plus reserved: what may be in memory once every started read returns. */
+  get committed(): number {
+    return this.heldEvents + this.reservedEvents;
+  }
+
+  private fits(events: number): boolean {
+    return this.committed + events <= this.maxEvents && this.heldBytes < this.maxBytes;
+  }
+
+  /** How many of `events` to read now: what fits in bytes at the average size, at least one. */
+  private sized(events: number): number {
+    const room = Math.floor((this.maxBytes - this.heldBytes) / this.averageBytes);
+    return Math.max(1, Math.min(events, room));
+  }
+
+  /** A reservation now (possibly smaller than asked, see the class), or undefined when there is no room. */
+  tryReserve(events: number): Reservation | undefined {
+    if (this.closed || this.waiters.length > 0 || !this.fits(events)) return undefined;
+    const granted = this.sized(events);
+    this.reservedEvents += granted;
+    return { events: granted };
+  }
+
+  /** Waits (first come, first served) until `events` fit. After `close()`, resolves with nothing. */
+  reserve(events: number): Promise<Reservation> {
+    const now = this.tryReserve(events);
+    if (now) return Promise.resolve(now);
+    if (this.closed) return Promise.resolve({ events: 0 });
+    return new Promise((resolve) => this.waiters.push({ events, resolve }));
+  }
+
+  /** Turns the reservation into `count` held events of `bytes` in total (at most its size), giving back the rest. */
+  settleReservation(reservation: Reservation, count: number, bytes: number): void {
+    this.reservedEvents -= reservation.events;
+    this.heldEvents += count;
+    this.heldBytes += bytes;
+    if (count > 0) this.averageBytes = Math.max(1, Math.round(this.averageBytes * 0.8 + (bytes / count) * 0.2));
+    this.wake();
+  }
+
+  /** Events leave memory (published, dropped, dead-lettered). */
+  release(events: number, bytes: number): void {
+    this.heldEvents = Math.max(0, this.heldEvents - events);
+    this.heldBytes = Math.max(0, this.heldBytes - bytes);
+    this.wake();
+  }
+
+  /** Wakes every waiter with an empty reservation; later calls get empty ones at once. */
+  close(): void {
+    this.closed = true;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const waiter of waiters) waiter.resolve({ events: 0 });
+  }
+
+  private wake(): void {
+    while (this.waiters.length > 0 && this.fits(this.waiters[0].events)) {
+      const waiter = this.waiters.shift() as { events: number; resolve: (r: Reservation) => void };
+      const granted = this.sized(waiter.events);
+      this.reservedEvents += granted;
+      waiter.resolve({ events: granted });
+    }
+  }
+}

@@ -1,0 +1,157 @@
+import type { mongo } from 'mongoose';
+import type { OutboxEventRecord } from '../../common/envelope';
+import { ChangeSourceError } from '../ports/change-source';
+import type {
+  ChangeBatch,
+  ChangeCursor,
+  ChangeSource,
+  OutboxChange,
+  ResumeToken,
+} from '../ports/change-source';
+import type { OutboxDoc } from './mongo-outbox-relay.store';
+
+/**
+ * Change stream errors after which the stored position can never be used again:
+ * 286 ChangeStreamHistoryLost (the oplog rolled past the token), 280 ChangeStreamFatalError,
+ * 260 InvalidResumeToken (https://www.mongodb.com/docs/manual/reference/error-codes/).
+ */
+export const POSITION_LOST_CODES: ReadonlySet<number> = new Set([286, 280, 260]);
+
+interface StreamChange {
+  _id: ResumeToken;
+  operationType: string;
+  fullDocument?: OutboxEventRecord;
+}
+
+/**
+ * Inserts, plus the events that end a collection's stream. An `invalidate` follows a drop or a
+ * rename (https://www.mongodb.com/docs/manual/reference/change-events/invalidate/); filtering it
+ * out would leave a stream that just closes, so it is matched and turned into a lost position.
+ */
+const PIPELINE = [
+  { $match: { operationType: { $in: ['insert', 'invalidate', 'drop', 'rename', 'dropDatabase'] } } },
+];
+
+function classify(error: unknown): ChangeSourceError {
+  if (error instanceof ChangeSourceError) return error;
+  const code = Number((error as { code?: unknown } | null)?.code);
+  const message = (error as Error | null)?.message ?? String(error);
+  if (POSITION_LOST_CODES.has(code)) {
+    return new ChangeSourceError('position-lost', `${message} (code ${code})`, error);
+  }
+  return new ChangeSourceError('transient', message, error);
+}
+
+/** `collection.watch()` on the outbox, majority-committed inserts only (as every change stream). */
+export class MongoChangeSource implements ChangeSource {
+  constructor(
+    private readonly outbox: mongo.Collection<OutboxDoc>,
+    private readonly options: { batchSize: number; idleMs: number },
+  ) {}
+
+  async open(from: ResumeToken | undefined): Promise<ChangeCursor> {
+    const stream = this.outbox.watch<OutboxDoc, StreamChange>(PIPELINE, {
+      maxAwaitTimeMS: this.options.idleMs,
+      batchSize: this.options.batchSize,
+      ...(from !== undefined ? { startAfter: from as mongo.ResumeToken } : {}),
+    });
+    const cursor = new MongoChangeCursor(stream, this.options);
+    try {
+      // The stream's position is fixed by its first round trip: do it now, so that whatever
+      // the relay reads from the collection afterwards (the drain) overlaps with the stream.
+      await cursor.establish();
+    } catch (error) {
+      await cursor.close();
+      throw classify(error);
+    }
+    return cursor;
+  }
+}
+
+/**
+ * Reads the driver's stream in the background into a queue of at most `batchSize` changes, so
+ * a batch is handed over as soon as changes are there (no wait for the next idle getMore). A
+ * read error ends the reader; the next `next()` rethrows it.
+ */
+class MongoChangeCursor implements ChangeCursor {
+  private readonly queue: OutboxChange[] = [];
+  private failure?: ChangeSourceError;
+  private closed = false;
+  private idle = false;
+  private wakeNext?: () => void;
+  private wakeReader?: () => void;
+
+  constructor(
+    private readonly stream: mongo.ChangeStream<OutboxDoc, StreamChange>,
+    private readonly options: { batchSize: number; idleMs: number },
+  ) {}
+
+  async establish(): Promise<void> {
+    const first = await this.stream.tryNext();
+    if (first) this.accept(first);
+    void this.read();
+  }
+
+  async next(max: number): Promise<ChangeBatch> {
+    if (this.queue.length === 0 && !this.failure && !this.idle) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.options.idleMs);
+        timer.unref?.();
+        this.wakeNext = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeNext = undefined;
+    }
+    this.idle = false;
+    if (this.queue.length > 0) {
+      const changes = this.queue.splice(0, Math.max(1, Math.min(max, this.options.batchSize)));
+      this.wakeReader?.();
+      return { changes, position: changes[changes.length - 1].token };
+    }
+    if (this.failure) throw this.failure;
+    return { changes: [], position: this.stream.resumeToken ?? undefined };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wakeReader?.();
+    this.wakeNext?.();
+    await this.stream.close().catch(() => undefined);
+  }
+
+  private accept(change: StreamChange): void {
+    if (change.operationType !== 'insert') {
+      throw new ChangeSourceError(
+        'position-lost',
+        `the change stream was invalidated (${change.operationType} of the outbox collection)`,
+      );
+    }
+    // An insert always carries its document; without one the sweep publishes the event.
+    if (change.fullDocument) this.queue.push({ token: change._id, event: change.fullDocument });
+  }
+
+  private async read(): Promise<void> {
+    try {
+      while (!this.closed) {
+        if (this.queue.length >= this.options.batchSize) {
+          await new Promise<void>((resolve) => (this.wakeReader = resolve));
+          this.wakeReader = undefined;
+          continue;
+        }
+        const change = await this.stream.tryNext();
+        if (this.closed) return;
+        if (change) this.accept(change);
+        else if (this.queue.length === 0) this.idle = true;
+        if (this.stream.closed) {
+          throw new ChangeSourceError('position-lost', 'the change stream closed by itself');
+        }
+        this.wakeNext?.();
+      }
+    } catch (error) {
+      if (!this.closed) this.failure = classify(error);
+      this.wakeNext?.();
+    }
+  }
+}

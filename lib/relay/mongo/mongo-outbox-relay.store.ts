@@ -1,0 +1,278 @@
+import type { mongo } from 'mongoose';
+import type { OutboxEventRecord } from '../../common/envelope';
+import { AGGREGATE_ORDER } from '../ports/outbox-relay.store';
+import type {
+  AggregateRef,
+  DeadLetterRecord,
+  FailureRecord,
+  MarkedDead,
+  OutboxRelayStore,
+  PendingState,
+  RelayFence,
+  StaleEvent,
+} from '../ports/outbox-relay.store';
+import { relayCollection } from './relay-collections';
+
+/** One entry of an outbox document's `errorHistory` (the last 20 are kept). */
+export interface PublishErrorEntry {
+  at: Date;
+  attempt: number;
+  error: string;
+}
+
+/** The outbox document as the relay writes it: the event plus relay bookkeeping. */
+export type OutboxDoc = Omit<OutboxEventRecord, 'status'> & {
+  status: OutboxEventRecord['status'] | 'dead';
+  errorHistory?: PublishErrorEntry[];
+  /** The fencing number of the last relay leader that wrote this document. */
+  relayFence?: number;
+  /** Set with status `dead`, until the move to the dead-letter collection finishes. */
+  deadLetter?: DeadLetterRecord;
+};
+
+/** A document of the dead-letter collection. */
+export interface OutboxDeadLetter extends Omit<OutboxEventRecord, '_id' | 'status'> {
+  /** `_id` of the event in the outbox collection. */
+  outboxId: unknown;
+  reason: DeadLetterRecord['reason'];
+  attempts: number;
+  lastError: string;
+  errors: PublishErrorEntry[];
+  deadLetteredAt: Date;
+}
+
+const ERROR_HISTORY = 20;
+
+/**
+ * Keyset condition "after `last`" in the drain's order (aggregateType, aggregateId, sequence,
+ * _id), where a missing `sequence` sorts before any number, as in MongoDB.
+ */
+function afterInDrainOrder(last: OutboxEventRecord): mongo.Filter<OutboxDoc> {
+  const { aggregateType, aggregateId, sequence, _id } = last;
+  const later =
+    typeof sequence === 'number'
+      ? [{ sequence: { $gt: sequence } }, { sequence, _id: { $gt: _id } }]
+      : [{ sequence: { $exists: true } }, { sequence: { $exists: false }, _id: { $gt: _id } }];
+  return {
+    $or: [
+      { aggregateType: { $gt: aggregateType } },
+      { aggregateType, aggregateId: { $gt: aggregateId } },
+      { aggregateType, aggregateId, $or: later },
+    ],
+  } as mongo.Filter<OutboxDoc>;
+}
+
+function afterAggregate(ref: AggregateRef | undefined): mongo.Filter<OutboxDoc> {
+  if (!ref) return {};
+  return {
+    $or: [
+      { aggregateType: { $gt: ref.aggregateType } },
+      { aggregateType: ref.aggregateType, aggregateId: { $gt: ref.aggregateId } },
+    ],
+  } as mongo.Filter<OutboxDoc>;
+}
+
+/**
+ * The owner stamp (`RelayFence`): a relay write lands only on a document no newer leader wrote,
+ * and stamps it. Documents have no stamp until a relay first writes them.
+ */
+function fenced(fence: RelayFence): { filter: mongo.Filter<OutboxDoc>; stamp: Partial<OutboxDoc> } {
+  if (fence === null) return { filter: {}, stamp: {} };
+  return {
+    filter: { $or: [{ relayFence: { $exists: false } }, { relayFence: { $lte: fence } }] },
+    stamp: { relayFence: fence },
+  };
+}
+
+/**
+ * The relay's reads and writes of the outbox and dead-letter collections, through the native
+ * driver of the app's connection, at read concern majority from the primary and `w: majority`
+ * (see `RELAY_COLLECTION_OPTIONS`).
+ */
+export class MongoOutboxRelayStore implements OutboxRelayStore {
+  readonly outbox: mongo.Collection<OutboxDoc>;
+  readonly deadLetters: mongo.Collection<OutboxDeadLetter>;
+
+  constructor(db: mongo.Db, names: { outbox: string; deadLetters: string }) {
+    this.outbox = relayCollection<OutboxDoc>(db, names.outbox);
+    this.deadLetters = relayCollection<OutboxDeadLetter>(db, names.deadLetters);
+  }
+
+  findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.outbox
+      .find(
+        { _id: { $in: ids as never[] }, status: 'pending' },
+        { projection: { payload: 0, headers: 0 } },
+      )
+      .toArray() as Promise<PendingState[]>;
+  }
+
+  findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]> {
+    return this.outbox
+      .find({ aggregateType: ref.aggregateType, aggregateId: ref.aggregateId, status: 'pending' })
+      .sort(AGGREGATE_ORDER)
+      .limit(limit)
+      .toArray() as Promise<OutboxEventRecord[]>;
+  }
+
+  findPendingPage(
+    after: OutboxEventRecord | undefined,
+    limit: number,
+  ): Promise<OutboxEventRecord[]> {
+    return this.outbox
+      .find({ status: 'pending', ...(after ? afterInDrainOrder(after) : {}) })
+      .sort({ aggregateType: 1, aggregateId: 1, ...AGGREGATE_ORDER })
+      .limit(limit)
+      .toArray() as Promise<OutboxEventRecord[]>;
+  }
+
+  async findRetryingAggregates(
+    after: AggregateRef | undefined,
+    limit: number,
+  ): Promise<Array<AggregateRef & { retryAt: Date }>> {
+    // Marked events, by aggregate (index outbox_relay_marked), grouped here: one aggregate may
+    // have several marked events. A full page's last aggregate may be cut short: it is read
+    // again by the next page (unless it fills the page alone).
+    const docLimit = limit * 4;
+    const docs = await this.outbox
+      .find(
+        { status: 'pending', nextAttemptAt: { $exists: true }, ...afterAggregate(after) },
+        { projection: { aggregateType: 1, aggregateId: 1, nextAttemptAt: 1 } },
+      )
+      .sort({ aggregateType: 1, aggregateId: 1 })
+      .limit(docLimit)
+      .toArray();
+    const groups: Array<AggregateRef & { retryAt: Date }> = [];
+    for (const doc of docs) {
+      const last = groups[groups.length - 1];
+      const retryAt = doc.nextAttemptAt as Date;
+      if (last && last.aggregateType === doc.aggregateType && last.aggregateId === doc.aggregateId) {
+        if (retryAt < last.retryAt) last.retryAt = retryAt;
+      } else {
+        groups.push({ aggregateType: doc.aggregateType, aggregateId: doc.aggregateId, retryAt });
+      }
+    }
+    if (docs.length >= docLimit && groups.length > 1) groups.pop();
+    return groups.slice(0, limit);
+  }
+
+  findStaleEvents(
+    afterId: unknown,
+    olderThan: Date,
+    dueBy: Date,
+    limit: number,
+  ): Promise<StaleEvent[]> {
+    return this.outbox
+      .find(
+        {
+          status: 'pending',
+          occurredAt: { $lt: olderThan },
+          $or: [{ nextAttemptAt: { $exists: false } }, { nextAttemptAt: { $lte: dueBy } }],
+          ...(afterId !== undefined ? { _id: { $gt: afterId as never } } : {}),
+        },
+        { projection: { aggregateType: 1, aggregateId: 1 } },
+      )
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray() as Promise<StaleEvent[]>;
+  }
+
+  async pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }> {
+    const count = await this.outbox.countDocuments({ status: 'pending' });
+    if (count === 0) return { count };
+    const oldest = await this.outbox.findOne(
+      { status: 'pending' },
+      { sort: { _id: 1 }, projection: { occurredAt: 1 } },
+    );
+    return { count, oldestOccurredAt: oldest?.occurredAt };
+  }
+
+  findMarkedDead(limit: number): Promise<MarkedDead[]> {
+    return this.outbox.find({ status: 'dead' }).limit(limit).toArray() as Promise<MarkedDead[]>;
+  }
+
+  async markPublished(ids: readonly unknown[], at: Date, fence: RelayFence): Promise<void> {
+    if (ids.length === 0) return;
+    const { filter, stamp } = fenced(fence);
+    await this.outbox.updateMany(
+      { _id: { $in: ids as never[] }, status: 'pending', ...filter },
+      { $set: { status: 'published', publishedAt: at, ...stamp }, $unset: { nextAttemptAt: '' } },
+    );
+  }
+
+  async markHeld(ids: readonly unknown[], retryAt: Date, fence: RelayFence): Promise<void> {
+    if (ids.length === 0) return;
+    const { filter, stamp } = fenced(fence);
+    await this.outbox.updateMany(
+      { _id: { $in: ids as never[] }, status: 'pending', nextAttemptAt: { $exists: false }, ...filter },
+      { $set: { nextAttemptAt: retryAt, ...stamp } },
+    );
+  }
+
+  async recordFailure(event: OutboxEventRecord, failure: FailureRecord, fence: RelayFence): Promise<void> {
+    const { filter, stamp } = fenced(fence);
+    await this.outbox.updateOne(
+      { _id: event._id, status: 'pending', ...filter },
+      {
+        $set: {
+          attempts: failure.attempts,
+          nextAttemptAt: failure.nextAttemptAt,
+          lastError: failure.error,
+          ...stamp,
+        },
+        $push: {
+          errorHistory: {
+            $each: [{ at: failure.at, attempt: failure.attempts, error: failure.error }],
+            $slice: -ERROR_HISTORY,
+          },
+        },
+      },
+    );
+  }
+
+  async markDead(event: OutboxEventRecord, record: DeadLetterRecord, fence: RelayFence): Promise<void> {
+    const { filter, stamp } = fenced(fence);
+    await this.outbox.updateOne(
+      { _id: event._id, status: 'pending', ...filter },
+      { $set: { status: 'dead', deadLetter: record, ...stamp }, $unset: { nextAttemptAt: '' } },
+    );
+  }
+
+  async copyToDeadLetters(event: MarkedDead): Promise<void> {
+    const {
+      _id,
+      status: _status,
+      errorHistory,
+      deadLetter,
+      relayFence: _fence,
+      nextAttemptAt: _next,
+      lastError: _lastError,
+      attempts: _attempts,
+      ...rest
+    } = event as MarkedDead & { relayFence?: number };
+    const errors = [
+      ...(errorHistory ?? []),
+      { at: deadLetter.at, attempt: deadLetter.attempts, error: deadLetter.error },
+    ].slice(-ERROR_HISTORY);
+    await this.deadLetters.updateOne(
+      { eventId: event.eventId },
+      {
+        $setOnInsert: { ...rest, outboxId: _id },
+        $set: {
+          reason: deadLetter.reason,
+          attempts: deadLetter.attempts,
+          lastError: deadLetter.error,
+          errors,
+          deadLetteredAt: deadLetter.at,
+        },
+      },
+      { upsert: true },
+    );
+  }
+
+  async removeDead(id: unknown, fence: RelayFence): Promise<void> {
+    const { filter } = fenced(fence);
+    await this.outbox.deleteOne({ _id: id as never, status: 'dead', ...filter });
+  }
+}

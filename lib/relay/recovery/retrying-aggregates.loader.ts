@@ -1,0 +1,26 @@
+import type { RelayEngine } from '../engine/relay.engine';
+import type { AggregateRef, OutboxRelayStore } from '../ports/outbox-relay.store';
+
+const PAGE = 1000;
+
+/**
+ * At the start of a term: every aggregate with a marked pending event (a failure waiting for
+ * its retry, or events held back behind one) is read page by page and held in the engine, so
+ * the stream cannot publish a newer event of it before the older ones. Returns how many.
+ */
+export async function loadRetryingAggregates(
+  outbox: Pick<OutboxRelayStore, 'findRetryingAggregates'>,
+  engine: RelayEngine,
+  active: () => boolean,
+): Promise<number> {
+  let after: AggregateRef | undefined;
+  let total = 0;
+  while (active()) {
+    const page = await outbox.findRetryingAggregates(after, PAGE);
+    for (const aggregate of page) engine.holdUntil(aggregate, aggregate.retryAt);
+    total += page.length;
+    if (page.length < PAGE) break;
+    after = page[page.length - 1];
+  }
+  return total;
+}

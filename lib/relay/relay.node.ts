@@ -1,0 +1,194 @@
+import { describeError } from '../common/errors/describe-error';
+import { LeaseKeeper } from './lease/lease.keeper';
+import type { RelayTimer } from './ports/relay-clock';
+import type { RelayLogger } from './ports/relay-logger';
+import type { RelayNodeDeps } from './relay-node.deps';
+import type { ResolvedRelayOptions } from './relay.options';
+import type { RelayStatus } from './relay.status';
+import { RelayTerm } from './term/relay.term';
+import type { TermEnd } from './term/relay.term';
+
+/**
+ * One relay instance, free of Nest: renews or tries to acquire the lease every `lease.renewMs`
+ * and runs a `RelayTerm` while it leads. `OutboxRelay` is its Nest lifecycle facade; the
+ * simulation runs several of these against simulated ports.
+ */
+export class RelayNode {
+  private readonly lease: LeaseKeeper;
+  private readonly logger: RelayLogger;
+  private running = false;
+  private term?: RelayTerm;
+  private ending?: Promise<void>;
+  private ticker?: RelayTimer;
+  private ticking?: Promise<void>;
+  private watchdog?: RelayTimer;
+  private publisherConnected = false;
+
+  constructor(
+    private readonly options: ResolvedRelayOptions,
+    private readonly deps: RelayNodeDeps,
+  ) {
+    this.lease = new LeaseKeeper(deps.state, deps.owner, options.lease, deps.clock);
+    this.logger = deps.loggers('RelayLease');
+  }
+
+  get owner(): string {
+    return this.deps.owner;
+  }
+
+  get isLeader(): boolean {
+    return this.term !== undefined && this.lease.isValid();
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** Starts (idempotent); resolves once it tried to become leader. Work goes on in the background. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    this.connectPublisher();
+    await this.tick();
+    if (!this.running) return;
+    const interval = this.options.lease.enabled ? this.options.lease.renewMs : 1000;
+    this.ticker = this.deps.clock.every(`nestjs-outbox:relay:${this.options.name}:lease`, interval, () => {
+      this.ticking ??= this.tick().finally(() => (this.ticking = undefined));
+    });
+  }
+
+  /**
+   * Stops taking work, lets publishes under way finish (up to `shutdownTimeoutMs`; then they
+   * stay pending), saves the checkpoint, releases the lease, disconnects the publisher. Never
+   * throws.
+   */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    try {
+      this.ticker?.cancel();
+      this.watchdog?.cancel();
+      await this.ticking?.catch(() => undefined);
+      await this.endTerm('the relay is stopping', this.options.shutdownTimeoutMs, true);
+      if (this.publisherConnected) {
+        this.publisherConnected = false;
+        await this.deps.publisher.disconnect();
+      }
+    } catch (error) {
+      this.logger.error(`Error while stopping the relay (ignored): ${describeError(error)}`);
+    }
+  }
+
+  status(): RelayStatus {
+    const term = this.term?.status();
+    return {
+      running: this.running,
+      role: !this.running ? 'stopped' : this.term ? 'leader' : 'standby',
+      fencing: this.term ? (this.term.fencing ?? undefined) : undefined,
+      stream: term?.stream ?? 'stopped',
+      streamError: term?.streamError,
+      brokerPausedUntil: term?.brokerPausedUntil,
+      heldDestinations: term?.heldDestinations ?? [],
+      inFlight: term?.inFlight ?? { events: 0, bytes: 0 },
+      trackedAggregates: term?.trackedAggregates ?? 0,
+    };
+  }
+
+  private connectPublisher(): void {
+    this.deps.publisher.connect().then(
+      () => (this.publisherConnected = true),
+      (error: unknown) => {
+        this.publisherConnected = true; // publish() reconnects; disconnect() must still run
+        this.logger.warn(
+          `The publisher could not connect yet (${describeError(error)}); events wait and are retried.`,
+        );
+      },
+    );
+  }
+
+  private async tick(): Promise<void> {
+    if (!this.running) return;
+    await this.ending;
+    try {
+      if (!this.options.lease.enabled) {
+        await this.lease.syncServerTime().catch(() => undefined);
+        if (!this.term && this.running) this.beginTerm(null);
+        return;
+      }
+      const result = await this.lease.tick();
+      if (!this.running) return;
+      if (result === 'acquired') {
+        this.logger.log(
+          `This instance (${this.deps.owner}) is the relay leader (fencing ${this.lease.fencing}).`,
+        );
+      }
+      if (result === 'lost') {
+        await this.endTerm('another instance took the lease', this.options.shutdownTimeoutMs, false);
+      } else if ((result === 'acquired' || result === 'renewed') && !this.term) {
+        this.beginTerm(this.lease.fencing as number);
+      }
+    } catch (error) {
+      this.logger.warn(`Relay lease check failed (retrying): ${describeError(error)}`);
+    }
+    this.armWatchdog();
+  }
+
+  /** Ends the term when the local validity runs out before a renewal lands. */
+  private armWatchdog(): void {
+    this.watchdog?.cancel();
+    if (!this.term || !this.options.lease.enabled) return;
+    const term = this.term;
+    this.watchdog = this.deps.clock.setTimeout(
+      () => {
+        if (this.term !== term || this.lease.isValid()) return;
+        this.lease.lost();
+        void this.endTerm('the lease could not be renewed in time', this.options.shutdownTimeoutMs, false);
+      },
+      this.lease.remainingMs() + 1,
+    );
+  }
+
+  private beginTerm(fencing: number | null): void {
+    const term: RelayTerm = new RelayTerm(this.options, this.deps, this.lease, fencing, (why) =>
+      this.termEnded(term, why),
+    );
+    this.term = term;
+    this.deps.metrics.leader = true;
+    term.start();
+    this.armWatchdog();
+  }
+
+  private termEnded(term: RelayTerm, why: TermEnd): void {
+    if (this.term !== term) return;
+    if (why === 'fenced-off') {
+      this.lease.lost();
+      void this.endTerm('a newer leader fenced this instance off', 0, false);
+    } else {
+      void this.endTerm('its start-up failed; a new term starts with the next lease renewal', 0, false);
+    }
+  }
+
+  private async endTerm(reason: string, timeoutMs: number, release: boolean): Promise<void> {
+    const term = this.term;
+    if (!term) return this.ending;
+    this.term = undefined;
+    this.deps.metrics.leader = false;
+    this.logger.log(`Relay leadership ends: ${reason}.`);
+    this.ending = (async () => {
+      const finished = await term.end(timeoutMs);
+      if (!finished) {
+        this.logger.warn(
+          `Publishes still in flight after ${timeoutMs} ms were abandoned; their events stay pending and are sent again later.`,
+        );
+      }
+      if (release && this.options.lease.enabled && this.lease.fencing !== undefined) {
+        try {
+          await this.lease.release();
+        } catch (error) {
+          this.logger.warn(`Could not release the lease (it expires by itself): ${describeError(error)}`);
+        }
+      }
+    })();
+    await this.ending;
+  }
+}

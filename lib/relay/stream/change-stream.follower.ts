@@ -1,0 +1,176 @@
+import { describeError } from '../../common/errors/describe-error';
+import { backoffDelay } from '../backoff';
+import type { RelayEngine, Offer } from '../engine/relay.engine';
+import { ChangeSourceError } from '../ports/change-source';
+import type { ChangeCursor, ChangeSource, ResumeToken } from '../ports/change-source';
+import type { OutboxRelayStore } from '../ports/outbox-relay.store';
+import type { RelayClock } from '../ports/relay-clock';
+import type { RelayLogger } from '../ports/relay-logger';
+import type { CollectionDrain } from '../recovery/collection.drain';
+import type { OutboxRelayMetrics } from '../relay.metrics';
+import type { ResolvedRelayOptions } from '../relay.options';
+import type { StreamState } from '../relay.status';
+import type { Checkpointer } from './checkpointer';
+
+export interface FollowerDeps {
+  changes: ChangeSource;
+  outbox: Pick<OutboxRelayStore, 'findPendingState'>;
+  engine: RelayEngine;
+  drain: CollectionDrain;
+  checkpointer: Checkpointer;
+  clock: RelayClock;
+  random: () => number;
+  logger: RelayLogger;
+  metrics: OutboxRelayMetrics;
+}
+
+/**
+ * The fast path: follows the outbox's change stream and offers each batch to the engine. It
+ * never stops on its own while its term lasts:
+ * - a lost position (oplog rolled over, invalidated, cursor closed) is counted as a recovery,
+ *   logged as an error, the stored token cleared, and the collection drained before following
+ *   again from the current end;
+ * - any other failure (a read of the stream or of the collection) closes the stream and reopens
+ *   it from the last safe position, with backoff, for as long as it takes, saying so when the
+ *   streak starts and when it ends.
+ */
+export class ChangeStreamFollower {
+  private streamState: StreamState = 'stopped';
+  private lastError?: string;
+  private cursor?: ChangeCursor;
+
+  constructor(
+    private readonly options: Pick<ResolvedRelayOptions, 'batchSize' | 'backoff'>,
+    private readonly deps: FollowerDeps,
+  ) {}
+
+  get state(): StreamState {
+    return this.streamState;
+  }
+
+  get error(): string | undefined {
+    return this.streamState === 'retrying' ? this.lastError : undefined;
+  }
+
+  /** Runs until `active()` turns false (then `stop()` unblocks a pending read). Never rejects. */
+  async run(from: ResumeToken | undefined, active: () => boolean): Promise<void> {
+    const { checkpointer, logger, metrics } = this.deps;
+    let position = from;
+    let failures = 0;
+    while (active()) {
+      try {
+        this.cursor = await this.deps.changes.open(position);
+        if (!active()) break;
+        if (position === undefined) {
+          this.streamState = 'draining';
+          await this.deps.drain.run(checkpointer.tracker, active);
+        }
+        await this.follow(this.cursor, active, () => {
+          if (failures > 0) logger.log(`The change stream is followed again after ${failures} failure(s).`);
+          failures = 0;
+          this.streamState = 'following';
+        });
+      } catch (error) {
+        if (!active()) break;
+        await this.closeCursor();
+        if (error instanceof ChangeSourceError && error.kind === 'position-lost') {
+          metrics.recoveries++;
+          logger.error(
+            `The change stream position is lost (${error.message}). Recovering from the outbox collection: every pending ` +
+              'event is published from there, then the stream is followed from its current end. Nothing is lost, but ' +
+              'check that the oplog window is larger than the longest relay downtime.',
+          );
+          position = undefined;
+          await checkpointer.clear();
+          continue;
+        }
+        failures++;
+        this.streamState = 'retrying';
+        this.lastError = describeError(error);
+        const delay = backoffDelay(failures, this.options.backoff, this.deps.random);
+        if (failures === 1 || failures % 10 === 0) {
+          logger.warn(
+            `The change stream failed (${this.lastError}); reopening from the last safe position in ${delay} ms` +
+              `${failures > 1 ? ` (failure ${failures} in a row)` : ''}. The sweep publishes meanwhile.`,
+          );
+        }
+        position = checkpointer.tracker.latest() ?? checkpointer.saved ?? position;
+        checkpointer.tracker.reset();
+        await this.deps.clock.sleep(delay);
+      }
+    }
+    await this.closeCursor();
+    this.streamState = 'stopped';
+  }
+
+  /** Unblocks `run` (closes the open stream). */
+  async stop(): Promise<void> {
+    await this.closeCursor();
+  }
+
+  private async closeCursor(): Promise<void> {
+    const cursor = this.cursor;
+    this.cursor = undefined;
+    await cursor?.close();
+  }
+
+  private async follow(cursor: ChangeCursor, active: () => boolean, healthy: () => void): Promise<void> {
+    const { engine, checkpointer } = this.deps;
+    const tracker = checkpointer.tracker;
+    let first = true;
+    while (active()) {
+      const reservation = await engine.budget.reserve(this.options.batchSize);
+      if (!active() || reservation.events === 0) {
+        engine.budget.settleReservation(reservation, 0, 0);
+        return;
+      }
+      let batch;
+      try {
+        batch = await cursor.next(reservation.events);
+        if (first) {
+          healthy();
+          first = false;
+        }
+      } catch (error) {
+        engine.budget.settleReservation(reservation, 0, 0);
+        throw error;
+      }
+      const changes = batch.changes;
+      if (changes.length === 0) {
+        engine.budget.settleReservation(reservation, 0, 0);
+        tracker.observeIdle(batch.position);
+        void checkpointer.maybeSave();
+        continue;
+      }
+      const seqs = changes.map((change) => tracker.track(change.token));
+      let states;
+      try {
+        states = await this.deps.outbox.findPendingState(changes.map((change) => change.event._id));
+      } catch (error) {
+        engine.budget.settleReservation(reservation, 0, 0);
+        throw error;
+      }
+      // The collection is the source of truth: only what is still pending is published, with its
+      // current relay fields (attempts, markers, errors); the body comes from the change event.
+      const byId = new Map(states.map((state) => [String(state._id), state]));
+      const offers: Offer[] = [];
+      changes.forEach((change, index) => {
+        const seq = seqs[index];
+        const state = byId.get(String(change.event._id));
+        if (!state) {
+          tracker.settle(seq);
+          return;
+        }
+        offers.push({
+          event: { ...change.event, ...state },
+          settle: () => {
+            tracker.settle(seq);
+            void checkpointer.maybeSave();
+          },
+        });
+      });
+      engine.offer(offers, reservation);
+      void checkpointer.maybeSave();
+    }
+  }
+}

@@ -1,0 +1,188 @@
+import { describeError } from '../../common/errors/describe-error';
+import { RelayEngine } from '../engine/relay.engine';
+import type { LeaseKeeper } from '../lease/lease.keeper';
+import type { RelayTimer } from '../ports/relay-clock';
+import { CollectionDrain } from '../recovery/collection.drain';
+import { PendingSweeper } from '../recovery/pending.sweeper';
+import { loadRetryingAggregates } from '../recovery/retrying-aggregates.loader';
+import type { RelayNodeDeps } from '../relay-node.deps';
+import type { ResolvedRelayOptions } from '../relay.options';
+import type { RelayStatus } from '../relay.status';
+import { ChangeStreamFollower } from '../stream/change-stream.follower';
+import { Checkpointer } from '../stream/checkpointer';
+import { FencedWrites } from './fenced.writes';
+
+/** Why a term ended by itself; the node decides what comes next. */
+export type TermEnd = 'fenced-off' | 'failed';
+
+/**
+ * One leadership term: the engine, the stream follower, the sweep and the checkpoint, wired
+ * together with this term's fencing number, and thrown away as a whole when the lease ends.
+ */
+export class RelayTerm {
+  private active = true;
+  /** Set while `end()` writes the last checkpoint of a term that still held its lease. */
+  private finalSave = false;
+  private readonly engine: RelayEngine;
+  private readonly checkpointer: Checkpointer;
+  private readonly follower: ChangeStreamFollower;
+  private readonly sweeper: PendingSweeper;
+  private readonly timers: RelayTimer[] = [];
+  private running?: Promise<void>;
+  private sweeping?: Promise<void>;
+
+  constructor(
+    private readonly options: ResolvedRelayOptions,
+    private readonly deps: RelayNodeDeps,
+    private readonly lease: LeaseKeeper,
+    /** The lease's fencing number, or null without a lease. */
+    readonly fencing: number | null,
+    private readonly ended: (why: TermEnd) => void,
+  ) {
+    const { clock, loggers, metrics, publisher, outbox } = deps;
+    const random = deps.random ?? Math.random;
+    const leaseValid = () => this.active && lease.isValid();
+    const now = () => lease.serverNow();
+    const checkpointAllowed = () => (this.active || this.finalSave) && lease.isValid();
+    const writes = new FencedWrites(outbox, fencing, leaseValid);
+    this.engine = new RelayEngine(
+      {
+        batchSize: options.batchSize,
+        maxBatchBytes: options.maxBatchBytes,
+        maxInFlight: options.maxInFlight,
+        maxInFlightBytes: options.maxInFlightBytes,
+        maxAttempts: options.maxAttempts,
+        backoff: options.backoff,
+        publishConcurrency: options.publishConcurrency,
+      },
+      {
+        outbox,
+        writes,
+        publisher,
+        clock,
+        now,
+        canPublish: leaseValid,
+        random,
+        logger: loggers('RelayEngine'),
+        holdsLogger: loggers('RelayDestinations'),
+        metrics,
+      },
+    );
+    this.checkpointer = new Checkpointer(options.checkpointEvery, {
+      state: deps.state,
+      fencing: fencing ?? 0,
+      clock,
+      now,
+      leaseValid: checkpointAllowed,
+      logger: loggers('RelayCheckpoint'),
+      metrics,
+      fencedOff: () => this.endItself('fenced-off'),
+    });
+    this.follower = new ChangeStreamFollower(options, {
+      changes: deps.changes,
+      outbox,
+      engine: this.engine,
+      drain: new CollectionDrain(outbox, this.engine, options.batchSize, loggers('RelayDrain')),
+      checkpointer: this.checkpointer,
+      clock,
+      random,
+      logger: loggers('RelayStream'),
+      metrics,
+    });
+    this.sweeper = new PendingSweeper(options, {
+      outbox,
+      writes,
+      engine: this.engine,
+      now,
+      logger: loggers('RelaySweep'),
+      metrics,
+    });
+  }
+
+  get isActive(): boolean {
+    return this.active;
+  }
+
+  /** Starts the term's work in the background. */
+  start(): void {
+    this.running = this.run();
+  }
+
+  private async run(): Promise<void> {
+    const { clock, state, outbox, loggers } = this.deps;
+    const logger = loggers('RelayTerm');
+    const activeNow = () => this.active;
+    let from;
+    try {
+      const stored = await state.claimCheckpoint(this.fencing ?? 0);
+      if (!this.active) return;
+      if (!stored) {
+        this.endItself('fenced-off');
+        return;
+      }
+      this.checkpointer.started(stored.token, stored.savedAt);
+      from = stored.token;
+      const retrying = await loadRetryingAggregates(outbox, this.engine, activeNow);
+      if (retrying > 0) {
+        logger.log(`${retrying} aggregate(s) wait for a retry; they are read from the collection when due.`);
+      }
+    } catch (error) {
+      if (this.active) {
+        logger.warn(`Could not start publishing (retried with the next lease renewal): ${describeError(error)}`);
+        this.endItself('failed');
+      }
+      return;
+    }
+    if (!this.active) return;
+    const name = `nestjs-outbox:relay:${this.options.name}`;
+    this.timers.push(
+      clock.every(`${name}:sweep`, this.options.sweepIntervalMs, () => {
+        this.sweeping ??= this.sweeper
+          .sweep(this.follower.state === 'draining')
+          .finally(() => (this.sweeping = undefined));
+      }),
+      clock.every(`${name}:checkpoint`, Math.min(this.options.checkpointEvery.ms, 1000), () => {
+        void this.checkpointer.maybeSave();
+      }),
+    );
+    await this.follower.run(from, activeNow);
+  }
+
+  private endItself(why: TermEnd): void {
+    if (!this.active) return;
+    this.active = false;
+    this.ended(why);
+  }
+
+  /**
+   * Stops the term: no new work; publishes under way finish (up to `timeoutMs`, then they are
+   * abandoned and stay pending); the checkpoint is saved if the lease still allows it.
+   */
+  async end(timeoutMs: number): Promise<boolean> {
+    const leaseWasValid = this.active && this.lease.isValid();
+    this.active = false;
+    for (const timer of this.timers) timer.cancel();
+    await this.follower.stop();
+    const finished = await this.engine.close(timeoutMs);
+    await this.running?.catch(() => undefined);
+    await this.sweeping?.catch(() => undefined);
+    if (leaseWasValid) {
+      this.finalSave = true;
+      await this.checkpointer.maybeSave(true);
+      this.finalSave = false;
+    }
+    return finished;
+  }
+
+  status(): Pick<
+    RelayStatus,
+    'stream' | 'streamError' | 'heldDestinations' | 'inFlight' | 'trackedAggregates' | 'brokerPausedUntil'
+  > {
+    const engine = this.engine.status();
+    return {
+      stream: this.follower.state,
+      streamError: this.follower.error,
+      ...engine,
+    };
+  }
+}
