@@ -153,7 +153,8 @@ export async function checkSchedules(options: {
     }
   });
   const details = await fc.check(property, {
-    numRuns: options.runs,
+    // A path names one schedule (and its shrinking steps): replay that one only.
+    numRuns: options.path === undefined ? options.runs : 1,
     seed: options.seed,
     path: options.path,
     endOnFailure: options.shrink === false,

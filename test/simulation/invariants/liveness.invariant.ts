@@ -3,7 +3,8 @@ import { capped } from './invariant';
 import type { InvariantChecker, InvariantResult } from './invariant';
 
 /**
- * (a) Liveness: once faults stopped (and the writers finished), every committed event
+ * (a) Liveness: once faults stopped and their after-effects ended (`quietAt`, sim-world.ts) and
+ * the writers finished, every committed event
  * (majority-committed, never rolled back) is on Kafka or marked dead within the bound of
  * `livenessBound` (sim-world.ts, formula there); every event marked dead reached the
  * dead-letter collection and left the outbox by the end.
@@ -13,8 +14,8 @@ export class LivenessInvariant implements InvariantChecker {
   readonly name = 'liveness';
 
   finish(world: SimWorld, outcome: SimRunOutcome): InvariantResult {
-    const { faultsEnd, writesEnd, bound } = world.timing;
-    const quiet = Math.max(faultsEnd, writesEnd);
+    const { quietAt, writesEnd, bound } = world.timing;
+    const quiet = Math.max(quietAt, writesEnd);
     const first = world.history.firstAppends();
     const violations: string[] = [];
     const committed = world.history.committed();

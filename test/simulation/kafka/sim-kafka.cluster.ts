@@ -1,3 +1,4 @@
+import { Partitioners } from 'kafkajs';
 import { KAFKA_HEADERS } from '../../../lib/common/envelope';
 import type { PartitionedMessage, TopicBatch } from '../../../lib/publisher/kafka/kafka.sender';
 import type { SimRandom } from '../core/sim.random';
@@ -40,6 +41,8 @@ export function messageBytes(message: PartitionedMessage): number {
 export class SimKafkaCluster {
   private readonly topics = new Map<string, SimTopic>();
   private readonly offsets = new Map<string, number>();
+  /** Where kafkajs puts a message that names no partition (its default partitioner). */
+  private readonly partitioner = Partitioners.DefaultPartitioner();
 
   constructor(
     private readonly scheduler: SimScheduler,
@@ -84,9 +87,10 @@ export class SimKafkaCluster {
     for (const batch of batches) {
       const groups = new Map<number, PartitionedMessage[]>();
       for (const message of batch.messages) {
-        const group = groups.get(message.partition);
+        const partition = message.partition ?? this.defaultPartition(batch.topic, message);
+        const group = groups.get(partition);
         if (group) group.push(message);
-        else groups.set(message.partition, [message]);
+        else groups.set(partition, [message]);
       }
       for (const [partition, messages] of groups) {
         const failure = this.appendGroup(node, callId, batch.topic, partition, messages);
@@ -167,6 +171,21 @@ export class SimKafkaCluster {
       return fail('REQUEST_TIMED_OUT', 'appended, but the acknowledgement timed out');
     }
     return undefined;
+  }
+
+  private defaultPartition(topic: string, message: PartitionedMessage): number {
+    const count = this.topics.get(topic)?.partitions ?? 1;
+    return this.partitioner({
+      topic,
+      partitionMetadata: Array.from({ length: count }, (_, partitionId) => ({
+        partitionId,
+        leader: 0,
+        partitionErrorCode: 0,
+        replicas: [],
+        isr: [],
+      })),
+      message: { key: message.key, value: message.value },
+    });
   }
 
   private topicProblem(topic: string): KafkaProtocolType | undefined {

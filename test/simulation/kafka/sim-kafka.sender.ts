@@ -74,6 +74,7 @@ export class SimKafkaSender implements KafkaSender {
       issuedWithoutLease: !this.options.holdsLease(),
     };
     this.history.sendCalls.push(fact);
+    const incarnation = this.process.incarnation;
     const promise = new Promise<void>((resolve, reject) => {
       const attempt = (number: number): void => {
         const appendsBefore = this.history.appends.length;
@@ -96,11 +97,16 @@ export class SimKafkaSender implements KafkaSender {
             : result.error
           : undefined;
         fact.error = error ? errorType(error) : undefined;
-        this.answer(`produce#${fact.callId}`, this.ackDelay(), () => {
-          fact.unanswered = false;
-          if (error) reject(error);
-          else resolve();
-        });
+        this.answer(
+          `produce#${fact.callId}`,
+          this.ackDelay(),
+          () => {
+            fact.unanswered = false;
+            if (error) reject(error);
+            else resolve();
+          },
+          incarnation,
+        );
       };
       this.scheduler.after(
         this.latency(),
@@ -121,21 +127,34 @@ export class SimKafkaSender implements KafkaSender {
   private call<T>(name: string, serve: () => { value?: T; error?: Error }): Promise<T | undefined> {
     const decision = this.process.portCall();
     if (!decision.proceed) return NEVER;
+    const incarnation = this.process.incarnation;
     const promise = new Promise<T | undefined>((resolve, reject) => {
       this.scheduler.after(this.latency(), 'kafka', `${name} from ${this.process.name}`, () => {
         const answer = serve();
-        this.answer(name, this.latency(), () => {
-          if (answer.error) reject(answer.error);
-          else resolve(answer.value);
-        });
+        this.answer(
+          name,
+          this.latency(),
+          () => {
+            if (answer.error) reject(answer.error);
+            else resolve(answer.value);
+          },
+          incarnation,
+        );
       });
     });
     if (decision.crashAfter) this.process.crash(`right after a Kafka ${name}`);
     return promise;
   }
 
-  private answer(label: string, delay: number, fn: () => void): void {
-    this.process.deliverAt(this.scheduler.now + delay, `kafka answer ${label}`, fn);
+  /** Delivers an answer to the incarnation that made the call (dropped if it crashed since). */
+  private answer(label: string, delay: number, fn: () => void, incarnation: number): void {
+    this.process.deliverAt(
+      this.scheduler.now + delay,
+      `kafka answer ${label}`,
+      fn,
+      undefined,
+      incarnation,
+    );
   }
 
   private latency(): number {

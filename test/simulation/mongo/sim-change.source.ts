@@ -86,7 +86,7 @@ class SimChangeCursor implements ChangeCursor {
     private readonly asError: (kind: 'transient' | 'position-lost', error: SimMongoError) => Error,
   ) {}
 
-  next(): Promise<ChangeBatch> {
+  next(max: number): Promise<ChangeBatch> {
     return this.connection.request<ChangeBatch>(
       { name: 'cursor.next', write: false },
       (respond) => {
@@ -99,7 +99,7 @@ class SimChangeCursor implements ChangeCursor {
           });
           return;
         }
-        this.streams.read(this.id, this.options.batchSize, this.options.idleMs, (answer) => {
+        this.streams.read(this.id, Math.max(1, max), this.options.idleMs, (answer) => {
           if (!answer.ok) {
             respond({ ok: false, error: this.asError(answer.kind, answer.error), applied: false });
             return;

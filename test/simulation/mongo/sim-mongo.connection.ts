@@ -65,6 +65,7 @@ export class SimMongoConnection {
     const decision = this.process.portCall();
     if (!decision.proceed) return NEVER;
     const now = this.scheduler.now;
+    const incarnation = this.process.incarnation;
     const fact: StoreOpFact = {
       opId: this.history.storeOps.length + 1,
       node: this.process.name,
@@ -98,6 +99,8 @@ export class SimMongoConnection {
             if (final.ok) resolve(final.value);
             else reject(final.error);
           },
+          undefined,
+          incarnation,
         );
       };
       this.scheduler.at(now + outbound, 'db', `${spec.name}#${fact.opId} from ${fact.node}`, () => {

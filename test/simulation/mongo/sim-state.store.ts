@@ -50,6 +50,9 @@ export class SimStateStore implements RelayStateStore {
           kind: 'acquire',
           expiresAt: grant.expiresAt.getTime(),
         });
+        this.history.note(
+          `lease acquired by ${owner} (fencing ${grant.fencing}) until ${grant.expiresAt.toISOString()}`,
+        );
       }
       return grant;
     });
@@ -67,6 +70,9 @@ export class SimStateStore implements RelayStateStore {
           kind: 'renew',
           expiresAt: expiresAt.getTime(),
         });
+        this.history.note(
+          `lease renewed by ${owner} (fencing ${fencing}) until ${expiresAt.toISOString()}`,
+        );
       }
       return renewed;
     });
@@ -83,6 +89,7 @@ export class SimStateStore implements RelayStateStore {
           kind: 'release',
           expiresAt: 0,
         });
+        this.history.note(`lease released by ${owner} (fencing ${fencing})`);
       }
     });
   }
@@ -115,6 +122,9 @@ export class SimStateStore implements RelayStateStore {
   private record(fact: Omit<CheckpointFact, 'at' | 'node'>): void {
     const full: CheckpointFact = { at: this.db.now, node: this.node, ...fact };
     this.history.checkpoints.push(full);
+    this.history.note(
+      `checkpoint ${full.kind} by ${this.node} (fencing ${full.fencing}) ${full.landed ? 'landed' : 'refused'}${full.token ? ` ${JSON.stringify(full.token)}` : ''}`,
+    );
     if (full.landed) this.onCheckpoint(full);
   }
 }

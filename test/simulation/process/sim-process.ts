@@ -128,11 +128,17 @@ export class SimProcess {
   }
 
   /**
-   * Runs `fn` in this incarnation of the process at virtual time `at` (or when its pause
-   * ends); `onDrop` when the incarnation ended first.
+   * Runs `fn` in the incarnation `generation` (default: the current one; a call's answer
+   * belongs to the incarnation that issued it) at virtual time `at`, or when its pause ends;
+   * `onDrop` when that incarnation ended first.
    */
-  deliverAt(at: number, label: string, fn: () => void, onDrop?: () => void): void {
-    const generation = this.generation;
+  deliverAt(
+    at: number,
+    label: string,
+    fn: () => void,
+    onDrop?: () => void,
+    generation = this.generation,
+  ): void {
     const attempt = (): void => {
       if (generation !== this.generation || !this.alive) {
         onDrop?.();
@@ -158,10 +164,25 @@ export class SimProcess {
       });
       return { cancel: () => (cancelled = true) };
     };
+    const every = (ms: number, fn: () => void): RelayTimer => {
+      let cancelled = false;
+      const period = Math.max(1, ms);
+      const tick = (): void => {
+        if (cancelled) return;
+        this.deliverAt(this.scheduler.now + period, 'interval', () => {
+          if (cancelled) return;
+          tick();
+          fn();
+        });
+      };
+      tick();
+      return { cancel: () => (cancelled = true) };
+    };
     return {
       now: wall,
       monotonic,
       setTimeout: setTimer,
+      every: (_name, ms, fn) => every(ms, fn),
       sleep: (ms) =>
         new Promise<void>((resolve) => {
           const decision = this.portCall();

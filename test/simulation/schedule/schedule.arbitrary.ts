@@ -25,7 +25,7 @@ const optionsArbitrary: fc.Arbitrary<SimRelayOptionsData> = fc
     batchSize: fc.integer({ min: 1, max: 16 }),
     inFlightFactor: fc.integer({ min: 1, max: 4 }),
     maxInFlightBytes: fc.integer({ min: 2_000, max: 40_000 }),
-    maxBatchBytes: fc.integer({ min: 1_000, max: 16_000 }),
+    maxBatchBytes: fc.integer({ min: 1_024, max: 16_000 }),
     maxAttempts: fc.integer({ min: 2, max: 6 }),
     backoffInitialMs: fc.integer({ min: 20, max: 300 }),
     backoffFactor: fc.integer({ min: 2, max: 16 }),
@@ -42,7 +42,7 @@ const optionsArbitrary: fc.Arbitrary<SimRelayOptionsData> = fc
   .map((raw) => ({
     batchSize: raw.batchSize,
     maxInFlight: raw.batchSize * raw.inFlightFactor,
-    maxInFlightBytes: raw.maxInFlightBytes,
+    maxInFlightBytes: Math.max(raw.maxInFlightBytes, raw.maxBatchBytes),
     maxBatchBytes: raw.maxBatchBytes,
     maxAttempts: raw.maxAttempts,
     backoff: {

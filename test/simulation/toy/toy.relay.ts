@@ -159,7 +159,7 @@ export class ToyRelay implements RelayUnderTest {
     const { outbox, state, clock } = this.ports;
     this.stream = 'following';
     while (this.active(term)) {
-      const batch = await cursor.next();
+      const batch = await cursor.next(this.ports.options.batchSize);
       for (const change of batch.changes) {
         if (!this.active(term)) return;
         if (this.bugs.checkpointBeforeAck) {

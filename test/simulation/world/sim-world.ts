@@ -55,11 +55,17 @@ export interface SimRunOutcome {
   stopProblems: string[];
 }
 
-/** Run lengths derived from a schedule's options (see `livenessBound`). */
+/** Run lengths derived from a schedule (see `livenessBound`). */
 export interface SimTiming {
   faultsEnd: number;
+  /**
+   * When the last fault's after-effects are over: calls issued while the database or the
+   * broker was slow still take that long (2 x the slow one-way delay), a slow majority still
+   * lags, kafkajs' own retries still run (about 1 s).
+   */
+  quietAt: number;
   writesEnd: number;
-  /** Virtual ms after max(faultsEnd, writesEnd) within which every committed event must be out. */
+  /** Virtual ms after max(quietAt, writesEnd) within which every committed event must be out. */
   bound: number;
   /** How long the run goes on after everything is out (for "no silent stop"). */
   settle: number;
@@ -99,11 +105,23 @@ export function timingOf(schedule: Schedule): SimTiming {
     0,
   );
   const { options } = schedule;
+  const end = faultsEnd(schedule);
+  const slowest = (kind: Fault['kind']): number =>
+    Math.max(
+      0,
+      ...schedule.faults.filter((fault) => fault.kind === kind).map((fault) => fault.param),
+    );
   return {
-    faultsEnd: faultsEnd(schedule),
+    faultsEnd: end,
+    quietAt: end + 2 * slowest('db-slow') + slowest('slow-ack') + slowest('slow-majority') + 1_000,
     writesEnd,
     bound: livenessBound(schedule),
-    settle: 2 * options.lease.renewMs + options.sweepIntervalMs + 2 * options.idleMs + 500,
+    settle:
+      options.lease.durationMs +
+      2 * options.lease.renewMs +
+      options.sweepIntervalMs +
+      2 * options.idleMs +
+      500,
   };
 }
 
@@ -134,6 +152,7 @@ export class SimWorld {
   ) {
     this.trace = new SimTrace({ keep: options.keepTrace });
     this.scheduler = new SimScheduler(this.trace);
+    this.history.noteSink = (line) => this.trace.record(this.scheduler.now, `db ${line}`);
     this.random = new SimRandom(schedule.seed);
     this.faults = new ActiveFaults(schedule.faults);
     this.timing = timingOf(schedule);
@@ -237,7 +256,7 @@ export class SimWorld {
     guard.install();
     try {
       this.setUp();
-      const { faultsEnd: quiet, writesEnd, bound, settle } = this.timing;
+      const { quietAt: quiet, writesEnd, bound, settle } = this.timing;
       const deadline = Math.max(quiet, writesEnd) + bound;
       let stop = await this.scheduler.run({
         until: deadline,

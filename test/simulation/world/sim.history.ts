@@ -142,6 +142,14 @@ export class SimHistory {
   /** Unhandled promise rejections seen during the run. */
   readonly unhandled: string[] = [];
 
+  /** Where `note` writes (the run's trace). */
+  noteSink?: (line: string) => void;
+
+  /** A line for the trace (lease and checkpoint changes, what the server did). */
+  note(line: string): void {
+    this.noteSink?.(line);
+  }
+
   countFault(kind: string, count = 1): void {
     this.faults.set(kind, (this.faults.get(kind) ?? 0) + count);
   }
