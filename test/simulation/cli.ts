@@ -1,14 +1,16 @@
 /**
- * `npm run simulate -- [--runs N] [--seed S] [--path P] [--verbose] [--no-shrink] [--toy]`
+ * `npm run simulate -- [--runs N] [--seed S] [--path P] [--verbose] [--no-shrink] [--keep-going] [--toy]`
  *
  * Runs N schedules of the relay simulation (fast-check, seed S; default 1000 runs, a seed from
  * the time), or replays one (`--seed S --path P`, as printed for a failure). Prints runs,
  * faults injected by kind, what they did, each invariant's result, duplicates by cause and
  * timing; for a failure, the shrunk schedule, its violations and the command that replays it,
- * then exits 1. `--verbose` prints the trace of the failing (or replayed) run.
+ * then exits 1. `--verbose` prints the trace of the failing (or replayed) run. `--keep-going`
+ * runs all N schedules whatever fails (no shrinking) and lists the failures grouped by kind,
+ * each with the command that replays it.
  */
-import { checkSchedules, describeFailure, runSchedule } from './simulation.runner';
-import type { RunReport, SimStats } from './simulation.runner';
+import { checkSchedules, describeFailure, replayCommand, runSchedule } from './simulation.runner';
+import type { RunReport, SeenFailure, SimStats } from './simulation.runner';
 import { ToyRelay } from './toy/toy.relay';
 import type { RelayFactory } from './world/relay-under-test';
 import { realRelay } from './world/relay.factory';
@@ -19,6 +21,7 @@ interface CliArgs {
   path?: string;
   verbose: boolean;
   shrink: boolean;
+  keepGoing: boolean;
   toy: boolean;
 }
 
@@ -28,6 +31,7 @@ function parseArgs(argv: string[]): CliArgs {
     seed: Math.floor(Date.now() % 0x7fffffff),
     verbose: false,
     shrink: true,
+    keepGoing: false,
     toy: false,
   };
   for (let index = 0; index < argv.length; index++) {
@@ -42,6 +46,7 @@ function parseArgs(argv: string[]): CliArgs {
     else if (flag === '--path') args.path = value();
     else if (flag === '--verbose') args.verbose = true;
     else if (flag === '--no-shrink') args.shrink = false;
+    else if (flag === '--keep-going') args.keepGoing = true;
     else if (flag === '--toy') args.toy = true;
     else throw new Error(`unknown option ${flag} (see test/simulation/cli.ts)`);
   }
@@ -85,6 +90,31 @@ function printStats(stats: SimStats, elapsedMs: number): void {
   table('counts (duplicates by cause, memory high-water marks, late writes)', stats.counts);
 }
 
+/** Failures of a `--keep-going` run, grouped by invariant and message shape (numbers elided). */
+function printSeen(seen: SeenFailure[], args: CliArgs): void {
+  const groups = new Map<string, string[]>();
+  for (const failure of seen) {
+    for (const result of failure.failed) {
+      const first = result.violations[0] ?? '';
+      const shape = `(${result.id}) ${first
+        .replace(/[0-9]+/g, '#')
+        .replace(/"[^"]*"/g, '"."')
+        .slice(0, 160)}`;
+      const list = groups.get(shape) ?? [];
+      list.push(
+        `${replayCommand(args.seed, failure.path)}${args.toy ? ' --toy' : ''}   # ${first.slice(0, 240)}`,
+      );
+      groups.set(shape, list);
+    }
+  }
+  out();
+  out(`FAILED: ${seen.length} run(s). By kind:`);
+  for (const [shape, list] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
+    out(`${shape}  [${list.length} run(s)]`);
+    for (const line of list.slice(0, 3)) out(`    ${line}`);
+  }
+}
+
 function printTrace(report: RunReport): void {
   out('trace:');
   for (const line of report.trace) out(`  ${line}`);
@@ -106,10 +136,15 @@ async function main(): Promise<number> {
     path: args.path,
     factory,
     shrink: args.shrink && args.path === undefined,
+    keepGoing: args.keepGoing,
     onRun: (report) => (last = report),
   });
   const elapsed = performance.now() - started;
   printStats(result.stats, elapsed);
+  if (result.seen.length > 0) {
+    printSeen(result.seen, args);
+    return 1;
+  }
   if (!result.failure) {
     if (args.path && args.verbose && last) {
       out(JSON.stringify(last.schedule));

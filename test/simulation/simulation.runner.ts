@@ -107,8 +107,16 @@ function addAll(into: Map<string, number>, from: Map<string, number>): void {
   for (const [key, value] of from) into.set(key, (into.get(key) ?? 0) + value);
 }
 
+/** A failed run seen in `keepGoing` mode (not shrunk). */
+export interface SeenFailure {
+  path: string;
+  failed: InvariantResult[];
+}
+
 export interface CheckResult {
   stats: SimStats;
+  /** With `keepGoing`: every failed run (not shrunk), in order. */
+  seen: SeenFailure[];
   /** Runs made while shrinking a failure (not in `stats`). */
   shrinkRuns: number;
   failure?: {
@@ -135,9 +143,12 @@ export async function checkSchedules(options: {
   path?: string;
   factory: RelayFactory;
   shrink?: boolean;
+  /** Run every schedule even after failures (no shrinking); failures are listed in `seen`. */
+  keepGoing?: boolean;
   onRun?: (report: RunReport, stats: SimStats) => void;
 }): Promise<CheckResult> {
   const stats = new SimStats();
+  const seen: SeenFailure[] = [];
   let failedOnce = false;
   let shrinkRuns = 0;
   let last: RunReport | undefined;
@@ -146,11 +157,14 @@ export async function checkSchedules(options: {
     if (failedOnce) shrinkRuns++;
     else stats.add(report);
     options.onRun?.(report, stats);
-    if (report.failed.length > 0) {
-      failedOnce = true;
-      last = report;
-      throw new Error(describeFailure(report));
+    if (report.failed.length === 0) return;
+    if (options.keepGoing) {
+      seen.push({ path: String(stats.runs - 1), failed: report.failed });
+      return;
     }
+    failedOnce = true;
+    last = report;
+    throw new Error(describeFailure(report));
   });
   const details = await fc.check(property, {
     // A path names one schedule (and its shrinking steps): replay that one only.
@@ -160,7 +174,7 @@ export async function checkSchedules(options: {
     endOnFailure: options.shrink === false,
   });
   if (!details.failed || !details.counterexample || details.counterexamplePath === null) {
-    return { stats, shrinkRuns };
+    return { stats, shrinkRuns, seen };
   }
   const [schedule] = details.counterexample;
   const report =
@@ -168,6 +182,7 @@ export async function checkSchedules(options: {
   return {
     stats,
     shrinkRuns,
+    seen,
     failure: {
       seed: details.seed,
       path: details.counterexamplePath,

@@ -145,16 +145,35 @@ function faultShape(kind: FaultKind): {
   }
 }
 
-const faultArbitrary: fc.Arbitrary<Fault> = fc.constantFrom(...FAULT_KINDS).chain((kind) => {
-  const shape = faultShape(kind);
-  return fc.record({
-    kind: fc.constant(kind),
-    at: fc.integer({ min: 0, max: ACTIVE_PHASE_MS }),
-    duration: shape.duration,
-    target: fc.integer({ min: 0, max: 40 }),
-    param: shape.param,
+const faultOf = (kinds: readonly FaultKind[]): fc.Arbitrary<Fault> =>
+  fc.constantFrom(...kinds).chain((kind) => {
+    const shape = faultShape(kind);
+    return fc.record({
+      kind: fc.constant(kind),
+      at: fc.integer({ min: 0, max: ACTIVE_PHASE_MS }),
+      duration: shape.duration,
+      target: fc.integer({ min: 0, max: 40 }),
+      param: shape.param,
+    });
   });
-});
+
+/** Faults that hit one destination or one aggregate only (what isolation is checked under). */
+const TARGETED_KINDS: readonly FaultKind[] = [
+  'kafka-partition-retriable',
+  'kafka-ambiguous-ack',
+  'kafka-topic-missing',
+  'kafka-topic-unauthorized',
+  'kafka-oversize-event',
+];
+
+/**
+ * Fault plans: any mix of kinds (most schedules), or only faults that hit one destination or
+ * aggregate (a quarter), so that isolation (f) has runs where nothing global interferes.
+ */
+const faultsArbitrary: fc.Arbitrary<Fault[]> = fc.oneof(
+  { weight: 3, arbitrary: fc.array(faultOf(FAULT_KINDS), { maxLength: 6 }) },
+  { weight: 1, arbitrary: fc.array(faultOf(TARGETED_KINDS), { minLength: 1, maxLength: 3 }) },
+);
 
 /**
  * Schedules: relay options, the world (topics, writers, limits, latencies), 1-3 relays, up to
@@ -167,7 +186,7 @@ export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc
     world: worldArbitrary,
     relays: fc.record({ skewsMs: fc.array(skew, { minLength: 1, maxLength: 3 }) }),
     transactions: fc.array(transactionArbitrary, { maxLength: 30 }),
-    faults: fc.array(faultArbitrary, { maxLength: 6 }),
+    faults: faultsArbitrary,
   })
   .map((schedule) => normalize(schedule));
 
