@@ -97,9 +97,12 @@ function printSeen(seen: SeenFailure[], args: CliArgs): void {
     for (const result of failure.failed) {
       const first = result.violations[0] ?? '';
       const shape = `(${result.id}) ${first
+        .replace(/evt-[0-9a-f-]+/g, 'evt')
+        .replace(/[A-Z][a-z]+\/[WA0-9]+/g, 'T/A')
         .replace(/[0-9]+/g, '#')
-        .replace(/"[^"]*"/g, '"."')
-        .slice(0, 160)}`;
+        .replace(/\{[^}]*\}/g, '{.}')
+        .replace(/\([^)]*\)/g, '(.)')
+        .slice(0, 140)}`;
       const list = groups.get(shape) ?? [];
       list.push(
         `${replayCommand(args.seed, failure.path)}${args.toy ? ' --toy' : ''}   # ${first.slice(0, 240)}`,

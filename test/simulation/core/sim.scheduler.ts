@@ -68,7 +68,7 @@ export class SimScheduler {
 
   /**
    * Runs tasks until `done()` holds (checked after every step), virtual time would pass
-   * `until`, no task is left, or `maxSteps` ran. `afterStep` runs after each step's
+   * `until`, no task is left (time then moves to `until`), or `maxSteps` ran. `afterStep` runs after each step's
    * continuations (invariant monitors).
    */
   async run(options: {
@@ -82,7 +82,10 @@ export class SimScheduler {
     for (;;) {
       if (options.done?.()) return 'done';
       const task = this.pop();
-      if (!task) return 'idle';
+      if (!task) {
+        if (Number.isFinite(options.until)) this.time = Math.max(this.time, options.until);
+        return 'idle';
+      }
       if (task.at > options.until) {
         this.push(task);
         this.time = Math.max(this.time, options.until);

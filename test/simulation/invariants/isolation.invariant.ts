@@ -29,9 +29,11 @@ interface Target {
 
 /**
  * (f) Isolation: while a fault hits one destination (a partition, a topic) or one aggregate
- * (an event the broker rejects), an event bound elsewhere is published within `isolationBound`
- * of becoming visible, provided nothing global overlaps (any other fault, a crash, a pause, a
- * leader change, the relay's start) and its aggregate had nothing older still waiting.
+ * (an event the broker rejects), an event bound elsewhere is published by its deadline: within
+ * `isolationBound` of becoming visible, or of the end of whatever global disturbance was
+ * around then (any other fault, a crash, a pause, a leader change; each followed by
+ * lease.durationMs + lease.renewMs + backoff.maxMs to settle), and not before the older events
+ * of its aggregate are due. Checked only while the targeted fault lasts past that deadline.
  *
  * `isolationBound` = 4 idle reads + 2 x backoff.initialMs + 1.5 s (kafkajs' own retries of
  * a mixed request) + 40 one-way latencies.
@@ -55,6 +57,8 @@ export class IsolationInvariant implements InvariantChecker {
       list.push(commit);
       byAggregate.set(commit.aggregate, list);
     }
+    for (const list of byAggregate.values())
+      list.sort((a, b) => a.pos - b.pos || a.index - b.index);
     const placeOf = (commit: CommitFact): { topic: string; partition: number } | undefined => {
       for (const sibling of byAggregate.get(commit.aggregate) ?? []) {
         const append = first.get(sibling.eventId);
@@ -70,34 +74,42 @@ export class IsolationInvariant implements InvariantChecker {
     };
     const violations: string[] = [];
     let checked = 0;
-    for (const commit of committed) {
+    // When each event should be out at the latest: `bound` after it became visible, or after
+    // the global disturbances around that moment ended, and not before the older events of its
+    // aggregate (commit order).
+    const deadlines = new Map<string, number>();
+    const sorted = [...committed].sort((a, b) => a.pos - b.pos || a.index - b.index);
+    for (const commit of sorted) {
       const visible = commit.majorityAt as number;
+      let start = visible;
+      for (const window of global) {
+        if (window.from <= visible + bound && visible - options.lease.durationMs <= window.to) {
+          start = Math.max(start, window.to);
+        }
+      }
+      let deadline = start + bound;
+      for (const sibling of byAggregate.get(commit.aggregate) ?? []) {
+        if (sibling === commit) break;
+        deadline = Math.max(deadline, deadlines.get(sibling.eventId) ?? 0);
+      }
+      deadlines.set(commit.eventId, deadline);
+    }
+    for (const commit of sorted) {
+      const visible = commit.majorityAt as number;
+      const deadline = deadlines.get(commit.eventId) as number;
       const during = targets.find(
-        (target) => target.window.from <= visible && visible + bound <= target.window.to,
+        (target) => target.window.from <= visible && deadline <= target.window.to,
       );
       if (!during) continue;
       if (targets.some((target) => hits(target, commit))) continue;
-      if (
-        global.some(
-          (window) =>
-            window.from <= visible + bound && visible - options.lease.durationMs <= window.to,
-        )
-      )
-        continue;
-      const older = (byAggregate.get(commit.aggregate) ?? []).some(
-        (sibling) =>
-          (sibling.pos < commit.pos ||
-            (sibling.pos === commit.pos && sibling.index < commit.index)) &&
-          (first.get(sibling.eventId)?.at ?? Infinity) > visible,
-      );
-      if (older) continue;
+      if (history.deadMarked.has(commit.eventId)) continue;
       checked++;
       const published = first.get(commit.eventId)?.at;
-      if (published === undefined || published > visible + bound) {
+      if (published === undefined || published > deadline) {
         violations.push(
           `${commit.eventId} (${commit.aggregate}, ${placeOf(commit)?.topic ?? commit.topic}/${placeOf(commit)?.partition ?? '?'}) ` +
-            `visible at ${visible}, published ${published === undefined ? 'never' : `at ${published}`} ` +
-            `(bound ${bound} ms) while ${during.label} [${during.window.from}, ${during.window.to})`,
+            `visible at ${visible}, published ${published === undefined ? 'never' : `at ${published}`}, ` +
+            `due by ${deadline} (bound ${bound} ms) while ${during.label} [${during.window.from}, ${during.window.to})`,
         );
       }
     }

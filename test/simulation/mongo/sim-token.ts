@@ -27,9 +27,14 @@ export function tokenBefore(position: SimToken, token: SimToken, inclusive: bool
   return inclusive ? position.index <= token.index : position.index < token.index;
 }
 
-/** The later of two positions. */
+/**
+ * The later of two positions; of two at the same place, the one seen later (a post-batch
+ * position moves on with the cluster time while nothing is written).
+ */
 export function laterToken(a: SimToken, b: SimToken): SimToken {
-  return afterToken(b, a) ? b : a;
+  if (afterToken(b, a)) return b;
+  if (afterToken(a, b)) return a;
+  return b.time > a.time ? b : a;
 }
 
 /** A token the relay handed back (it is opaque to the relay, so check its shape). */

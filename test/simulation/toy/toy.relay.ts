@@ -15,6 +15,10 @@ export interface ToyBugs {
   publishTwice?: boolean;
   /** Never sweeps (misses what the stream did not deliver: breaks liveness under faults). */
   noSweep?: boolean;
+  /** Gives up the stream at its first error, saying nothing (breaks "no silent stop"). */
+  streamGivesUp?: boolean;
+  /** Publishes each drained page newest first (breaks per-aggregate order). */
+  drainNewestFirst?: boolean;
 }
 
 /**
@@ -137,6 +141,10 @@ export class ToyRelay implements RelayUnderTest {
         }
       } catch (error) {
         await this.cursor?.close();
+        if (this.bugs.streamGivesUp) {
+          this.stream = 'stopped';
+          return;
+        }
         if (error instanceof ChangeSourceError && error.kind === 'position-lost') {
           position = undefined;
           if (this.active(term))
@@ -182,7 +190,8 @@ export class ToyRelay implements RelayUnderTest {
     while (this.active(term)) {
       const page = await this.ports.outbox.findPendingPage(after, this.ports.options.batchSize);
       if (page.length === 0) return;
-      for (const event of page) await this.publish(term, event);
+      const ordered = this.bugs.drainNewestFirst ? [...page].reverse() : page;
+      for (const event of ordered) await this.publish(term, event);
       after = page[page.length - 1];
     }
   }
