@@ -11,6 +11,7 @@ const TARGETED: ReadonlySet<FaultKind> = new Set([
   'kafka-topic-missing',
   'kafka-topic-unauthorized',
   'kafka-oversize-event',
+  'kafka-poison-event',
 ]);
 
 interface Window {
@@ -34,6 +35,8 @@ interface Target {
  * around then (any other fault, a crash, a pause, a leader change; each followed by
  * lease.durationMs + lease.renewMs + backoff.maxMs to settle), and not before the older events
  * of its aggregate are due. Checked only while the targeted fault lasts past that deadline.
+ * Also: no event is dead-lettered that the broker did not refuse on its own (too large, or
+ * the poison event itself).
  *
  * `isolationBound` = 4 idle reads + 2 x backoff.initialMs + 1.5 s (kafkajs' own retries of
  * a mixed request) + 40 one-way latencies.
@@ -113,6 +116,14 @@ export class IsolationInvariant implements InvariantChecker {
         );
       }
     }
+    for (const [eventId, at] of history.deadMarked) {
+      const commit = history.commits.get(eventId);
+      if (!commit || commit.oversize || commit.poison) continue;
+      violations.push(
+        `${eventId} (${commit.aggregate}) was dead-lettered at ${at}, though the broker never refused it on its own ` +
+          `(it shared a failing batch or destination with another event)`,
+      );
+    }
     return { id: this.id, name: this.name, checked, violations: capped(violations) };
   }
 
@@ -120,20 +131,39 @@ export class IsolationInvariant implements InvariantChecker {
     const { schedule, history } = world;
     const topics = schedule.world.topics;
     const result: Target[] = [];
+    const poisonEnd = Math.max(
+      0,
+      ...schedule.faults
+        .filter((fault) => fault.kind === 'kafka-poison-event')
+        .map((fault) => fault.at + fault.duration + schedule.options.backoff.maxMs),
+    );
     for (const commit of history.commits.values()) {
-      if (!commit.oversize || commit.majorityAt === undefined || commit.rolledBackAt !== undefined)
-        continue;
-      result.push({
-        window: {
-          from: commit.majorityAt,
-          to: history.deadMarked.get(commit.eventId) ?? world.now,
-        },
-        aggregate: commit.aggregate,
-        label: `oversize ${commit.eventId}`,
-      });
+      if (commit.majorityAt === undefined || commit.rolledBackAt !== undefined) continue;
+      if (commit.poison) {
+        // The broker fails the poison event's whole partition batch: its topic is disturbed.
+        result.push({
+          window: { from: commit.majorityAt, to: Math.max(poisonEnd, commit.majorityAt) },
+          topic: commit.topic,
+          label: `poison ${commit.eventId}`,
+        });
+      } else if (commit.oversize) {
+        result.push({
+          window: {
+            from: commit.majorityAt,
+            to: history.deadMarked.get(commit.eventId) ?? world.now,
+          },
+          aggregate: commit.aggregate,
+          label: `oversize ${commit.eventId}`,
+        });
+      }
     }
     for (const fault of schedule.faults) {
-      if (!TARGETED.has(fault.kind) || fault.kind === 'kafka-oversize-event') continue;
+      if (
+        !TARGETED.has(fault.kind) ||
+        fault.kind === 'kafka-oversize-event' ||
+        fault.kind === 'kafka-poison-event'
+      )
+        continue;
       const topic = topics[fault.target % topics.length];
       const name = `sim.${topic.type}`;
       const window = { from: fault.at, to: fault.at + fault.duration };

@@ -25,6 +25,7 @@ export const KAFKA_PROTOCOL = {
   RECORD_LIST_TOO_LARGE: { code: 18, retriable: false },
   NOT_ENOUGH_REPLICAS: { code: 19, retriable: true },
   TOPIC_AUTHORIZATION_FAILED: { code: 29, retriable: false },
+  UNKNOWN_SERVER_ERROR: { code: -1, retriable: false },
 } as const;
 
 export type KafkaProtocolType = keyof typeof KAFKA_PROTOCOL;

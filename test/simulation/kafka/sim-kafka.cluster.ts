@@ -6,7 +6,7 @@ import type { SimScheduler } from '../core/sim.scheduler';
 import type { ActiveFaults } from '../schedule/active-faults';
 import type { Fault } from '../schedule/schedule.types';
 import type { SimHistory } from '../world/sim.history';
-import { connectionError, protocolError } from './kafka-errors';
+import { connectionError, KAFKA_PROTOCOL, protocolError } from './kafka-errors';
 import type { KafkaProtocolType } from './kafka-errors';
 
 export interface SimTopic {
@@ -34,7 +34,8 @@ export function messageBytes(message: PartitionedMessage): number {
  * The Kafka cluster: topics with partitions, an append log per partition (recorded in the
  * history), and faults: whole-broker outages, topics unknown or unauthorized for a while,
  * partitions refusing (not enough replicas, leader moving), acks lost after the append
- * (REQUEST_TIMED_OUT), and size limits (a partition's record batch over `messageMaxBytes`,
+ * (REQUEST_TIMED_OUT), a "poison" event failing its whole partition batch (UNKNOWN_SERVER_ERROR,
+ * an error the publisher counts against the events) for a while, and size limits (a partition's record batch over `messageMaxBytes`,
  * a request over `requestMaxBytes` closes the connection). One produce request applies
  * partition by partition: a failing partition does not undo the others.
  */
@@ -110,10 +111,7 @@ export class SimKafkaCluster {
     const now = this.scheduler.now;
     const fail = (type: KafkaProtocolType, detail: string): ProduceAttempt => ({
       error: protocolError(type, `${topic}-${partition}: ${detail}`),
-      retriable:
-        type !== 'TOPIC_AUTHORIZATION_FAILED' &&
-        type !== 'MESSAGE_TOO_LARGE' &&
-        type !== 'RECORD_LIST_TOO_LARGE',
+      retriable: KAFKA_PROTOCOL[type].retriable,
     });
     const problem = this.topicProblem(topic);
     if (problem) return fail(problem, 'topic refused');
@@ -148,6 +146,21 @@ export class SimKafkaCluster {
         'NOT_LEADER_FOR_PARTITION',
       ];
       return fail(types[refused.duration % types.length], 'partition unavailable');
+    }
+    const poisoned = messages.some((message) => {
+      const match = /"poison":"(\d+):(\d+)"/.exec(message.value);
+      return (
+        match !== null &&
+        this.faults.any(
+          'kafka-poison-event',
+          now,
+          (fault) => fault.target === Number(match[1]) && fault.param === Number(match[2]),
+        )
+      );
+    });
+    if (poisoned) {
+      this.history.countEffect('kafka-poison-event');
+      return fail('UNKNOWN_SERVER_ERROR', 'the broker fails on a message of this batch');
     }
     const ambiguous =
       this.faults.any('kafka-ambiguous-ack', now, targets) && this.random.chance(0.5);

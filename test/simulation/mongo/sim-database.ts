@@ -73,6 +73,7 @@ export class SimDatabase {
       topicOf: (aggregateType: string) => string;
       sizeOf: (doc: SimOutboxDoc) => number;
       isOversize: (doc: SimOutboxDoc) => boolean;
+      isPoison: (doc: SimOutboxDoc) => boolean;
     },
   ) {}
 
@@ -149,6 +150,7 @@ export class SimDatabase {
         committedAt: time,
         bytes: this.config.sizeOf(doc),
         oversize: this.config.isOversize(doc),
+        poison: this.config.isPoison(doc),
       });
     });
     this.oplog.push(entry);

@@ -29,6 +29,8 @@ export class SimWriters {
     transactions: readonly SimTransactionData[],
     /** `txIndex:eventIndex` of events too large for the broker. */
     private readonly oversize: ReadonlySet<string>,
+    /** `txIndex:eventIndex` of events the broker fails on for a while (kafka-poison-event). */
+    private readonly poison: ReadonlySet<string> = new Set(),
   ) {
     this.queues = Array.from({ length: world.writers }, () => []);
     transactions.forEach((transaction, index) => {
@@ -58,7 +60,14 @@ export class SimWriters {
     this.busy++;
     this.scheduler.at(transaction.at, `writer-${writer}`, 'begin', () => {
       const docs = transaction.events.map((event, index) =>
-        this.makeDoc(writer, event, this.oversize.has(`${transaction.index}:${index}`)),
+        this.makeDoc(
+          writer,
+          event,
+          this.oversize.has(`${transaction.index}:${index}`),
+          this.poison.has(`${transaction.index}:${index}`)
+            ? `${transaction.index}:${index}`
+            : undefined,
+        ),
       );
       const commit = (): void => {
         if (this.db.electionActive()) {
@@ -78,6 +87,7 @@ export class SimWriters {
     writer: number,
     event: SimTransactionData['events'][number],
     oversize: boolean,
+    poison: string | undefined,
   ): SimOutboxDoc {
     const wall = SIM_EPOCH_MS + this.scheduler.now + (this.world.writerSkewsMs[writer] ?? 0);
     const counter = this.counters[writer]++;
@@ -96,7 +106,11 @@ export class SimWriters {
       aggregateType: type,
       aggregateId,
       eventType: EVENT_TYPES[counter % EVENT_TYPES.length],
-      payload: { n: counter, pad: 'x'.repeat(Math.max(0, bytes)) },
+      payload: {
+        n: counter,
+        ...(poison ? { poison } : {}),
+        pad: 'x'.repeat(Math.max(0, bytes)),
+      },
       headers:
         counter % 3 === 0
           ? { traceparent: `00-${hex}${hex.slice(0, 8)}-${hex.slice(0, 16)}-01` }

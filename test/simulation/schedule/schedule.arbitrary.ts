@@ -130,6 +130,8 @@ function faultShape(kind: FaultKind): {
       return { duration: ms(200, 8_000), param: fc.constant(0) };
     case 'kafka-oversize-event':
       return { duration: fc.constant(0), param: ms(0, 2) };
+    case 'kafka-poison-event':
+      return { duration: ms(200, 20_000), param: ms(0, 2) };
     case 'slow-ack':
       return { duration: ms(200, 6_000), param: ms(50, 3_000) };
     case 'crash':
@@ -164,6 +166,7 @@ const TARGETED_KINDS: readonly FaultKind[] = [
   'kafka-topic-missing',
   'kafka-topic-unauthorized',
   'kafka-oversize-event',
+  'kafka-poison-event',
 ];
 
 /**
@@ -198,7 +201,8 @@ export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc
 export function normalize(schedule: Schedule): Schedule {
   const faults = schedule.faults
     .map((fault) => {
-      if (fault.kind !== 'kafka-oversize-event') return fault;
+      if (fault.kind !== 'kafka-oversize-event' && fault.kind !== 'kafka-poison-event')
+        return fault;
       if (schedule.transactions.length === 0) return undefined;
       const target = fault.target % schedule.transactions.length;
       const param = fault.param % schedule.transactions[target].events.length;

@@ -17,6 +17,7 @@ export const FAULT_KINDS = [
   'kafka-topic-missing',
   'kafka-topic-unauthorized',
   'kafka-oversize-event',
+  'kafka-poison-event',
   'broker-outage',
   'slow-ack',
   'crash',
@@ -36,10 +37,13 @@ export interface Fault {
   /**
    * The target, by kind: a relay index (crash, crash-at-call, pause, clock-skew), an aggregate
    * type index (kafka-topic-*), a type and partition (kafka-partition-retriable,
-   * kafka-ambiguous-ack), a transaction and event index (kafka-oversize-event).
+   * kafka-ambiguous-ack), a transaction (kafka-oversize-event, kafka-poison-event).
    */
   target: number;
-  /** A second number, by kind: the partition; the call number k; the clock step (ms); a rate in %. */
+  /**
+   * A second number, by kind: the partition; the call number k; the clock step (ms); a rate in
+   * %; the event's index in its transaction (oversize, poison).
+   */
   param: number;
 }
 

@@ -20,6 +20,7 @@ export function databaseWorld(
     topicOf: (type) => `sim.${type}`,
     sizeOf: () => 100,
     isOversize: () => false,
+    isPoison: () => false,
   });
   return {
     scheduler,

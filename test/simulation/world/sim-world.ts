@@ -158,11 +158,12 @@ export class SimWorld {
     this.timing = timingOf(schedule);
     const world = schedule.world;
     const dbRandom = this.random.fork('db');
-    const oversize = new Set(
-      schedule.faults
-        .filter((fault) => fault.kind === 'kafka-oversize-event')
-        .map((fault) => `${fault.target}:${fault.param}`),
-    );
+    const eventsOf = (kind: Fault['kind']): Set<string> =>
+      new Set(
+        schedule.faults
+          .filter((fault) => fault.kind === kind)
+          .map((fault) => `${fault.target}:${fault.param}`),
+      );
     this.db = new SimDatabase(this.scheduler, this.history, {
       aggregateSequence: world.aggregateSequence,
       oplogWindowMs: () => {
@@ -179,6 +180,7 @@ export class SimWorld {
       topicOf: (type) => `${SIM_TOPIC_PREFIX}${type}`,
       sizeOf: (doc) => wireBytes(doc),
       isOversize: (doc) => wireBytes(doc) > world.messageMaxBytes,
+      isPoison: (doc) => typeof doc.payload.poison === 'string',
     });
     this.streams = new SimChangeStreams(
       this.scheduler,
@@ -198,7 +200,14 @@ export class SimWorld {
         partitions: topic.partitions,
       })),
     );
-    this.writers = new SimWriters(this.scheduler, this.db, world, schedule.transactions, oversize);
+    this.writers = new SimWriters(
+      this.scheduler,
+      this.db,
+      world,
+      schedule.transactions,
+      eventsOf('kafka-oversize-event'),
+      eventsOf('kafka-poison-event'),
+    );
   }
 
   addMonitor(monitor: SimMonitor): void {

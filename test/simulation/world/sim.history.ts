@@ -22,6 +22,8 @@ export interface CommitFact {
   rank?: number;
   bytes: number;
   oversize: boolean;
+  /** The broker fails on it for a while (kafka-poison-event). */
+  poison: boolean;
 }
 
 export interface AppendFact {
