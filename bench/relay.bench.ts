@@ -25,9 +25,14 @@ import type { Message } from 'kafkajs';
 import { mongo as driver, Types } from 'mongoose';
 import type { Connection, Model } from 'mongoose';
 import { v7 as uuidv7 } from 'uuid';
-import { EmitsEvent, OutboxModule, OutboxRelayMetrics, RELAY_DEFAULTS, RelayEngine } from '../lib';
+import { EmitsEvent, OutboxModule, RELAY_DEFAULTS } from '../lib';
 import type { OutboxEventRecord, RelayOptions } from '../lib';
-import type { OutboxRelayStore } from '../lib/relay/relay.store';
+import type {
+  MarkedDead,
+  OutboxRelayStore,
+  StaleEvent,
+} from '../lib/relay/ports/outbox-relay.store';
+import { relayCore as relayCoreOver } from '../test/relay/support/relay-core';
 import { KafkaPublisher, toKafkaMessage } from '../lib/publisher';
 import type { DrainReport } from './relay-drain.child';
 
@@ -306,13 +311,17 @@ class MarkOnlyStore implements OutboxRelayStore {
   findPendingOfAggregate = async (): Promise<OutboxEventRecord[]> => [];
   findPendingPage = async (): Promise<OutboxEventRecord[]> => [];
   findRetryingAggregates = async (): Promise<[]> => [];
-  findStaleAggregates = async (): Promise<[]> => [];
+  findStaleEvents = async (): Promise<StaleEvent[]> => [];
+  findMarkedDead = async (): Promise<MarkedDead[]> => [];
+  pendingStats = async (): Promise<{ count: number }> => ({ count: 0 });
   markPublished = async (ids: readonly unknown[]): Promise<void> => {
     this.marked += ids.length;
   };
+  markHeld = async (): Promise<void> => undefined;
   recordFailure = async (): Promise<void> => undefined;
-  deadLetter = async (): Promise<void> => undefined;
-  pendingStats = async (): Promise<{ count: number }> => ({ count: 0 });
+  markDead = async (): Promise<void> => undefined;
+  copyToDeadLetters = async (): Promise<void> => undefined;
+  removeDead = async (): Promise<void> => undefined;
 }
 
 /** RelayEngine (lanes, batching, bookkeeping) + KafkaPublisher, no MongoDB: the relay's own cost. */
@@ -323,24 +332,13 @@ async function relayCore(ctx: BenchContext, kafka: Kafka): Promise<number> {
   const publisher = new KafkaPublisher({ brokers: ctx.kafkaBrokers, topic: () => topic });
   await publisher.connect();
   const store = new MarkOnlyStore();
-  const engine = new RelayEngine(
-    store,
-    publisher,
-    {
-      batchSize: BATCH,
-      maxInFlight: RELAY_DEFAULTS.maxInFlight,
-      maxAttempts: RELAY_DEFAULTS.maxAttempts,
-      backoff: RELAY_DEFAULTS.backoff,
-      publishConcurrency: Math.min(4, RELAY_DEFAULTS.maxInFlight / BATCH),
-    },
-    new OutboxRelayMetrics(),
-  );
+  const { engine, offer } = relayCoreOver(store, publisher, {
+    batchSize: BATCH,
+    maxInFlight: RELAY_DEFAULTS.maxInFlight,
+  });
   const started = process.hrtime.bigint();
-  for (let i = 0; i < events.length; i += BATCH) {
-    await engine.waitForCapacity();
-    for (const event of events.slice(i, i + BATCH)) engine.offer(event);
-  }
-  await engine.drained();
+  await offer(events);
+  await engine.idle();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   await engine.close(1000);
   await publisher.disconnect();

@@ -14,7 +14,6 @@ export interface SchedulerRegistryLike {
 export function findSchedulerRegistry(moduleRef: ModuleRef): SchedulerRegistryLike | undefined {
   let token: unknown;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     token = (require('@nestjs/schedule') as { SchedulerRegistry?: unknown }).SchedulerRegistry;
   } catch {
     return undefined;

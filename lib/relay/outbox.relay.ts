@@ -91,12 +91,19 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     }
     const db = this.connectionHost.connection.db;
     if (!db) {
-      throw new Error('The Mongoose connection is not open yet; start the relay after it connected.');
+      throw new Error(
+        'The Mongoose connection is not open yet; start the relay after it connected.',
+      );
     }
     const { collections } = this.options;
     const outbox = new MongoOutboxRelayStore(db, collections);
     if (this.options.createIndexes && !this.indexesReady) {
-      await ensureRelayIndexes(outbox.outbox, outbox.deadLetters, relay.retentionSeconds, this.logger);
+      await ensureRelayIndexes(
+        outbox.outbox,
+        outbox.deadLetters,
+        relay.retentionSeconds,
+        this.logger,
+      );
       this.indexesReady = true;
     }
     this.node = new RelayNode(relay, {

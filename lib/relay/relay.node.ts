@@ -52,9 +52,13 @@ export class RelayNode {
     await this.tick();
     if (!this.running) return;
     const interval = this.options.lease.enabled ? this.options.lease.renewMs : 1000;
-    this.ticker = this.deps.clock.every(`nestjs-outbox:relay:${this.options.name}:lease`, interval, () => {
-      this.ticking ??= this.tick().finally(() => (this.ticking = undefined));
-    });
+    this.ticker = this.deps.clock.every(
+      `nestjs-outbox:relay:${this.options.name}:lease`,
+      interval,
+      () => {
+        this.ticking ??= this.tick().finally(() => (this.ticking = undefined));
+      },
+    );
   }
 
   /**
@@ -123,7 +127,11 @@ export class RelayNode {
         );
       }
       if (result === 'lost') {
-        await this.endTerm('another instance took the lease', this.options.shutdownTimeoutMs, false);
+        await this.endTerm(
+          'another instance took the lease',
+          this.options.shutdownTimeoutMs,
+          false,
+        );
       } else if ((result === 'acquired' || result === 'renewed') && !this.term) {
         this.beginTerm(this.lease.fencing as number);
       }
@@ -138,14 +146,15 @@ export class RelayNode {
     this.watchdog?.cancel();
     if (!this.term || !this.options.lease.enabled) return;
     const term = this.term;
-    this.watchdog = this.deps.clock.setTimeout(
-      () => {
-        if (this.term !== term || this.lease.isValid()) return;
-        this.lease.lost();
-        void this.endTerm('the lease could not be renewed in time', this.options.shutdownTimeoutMs, false);
-      },
-      this.lease.remainingMs() + 1,
-    );
+    this.watchdog = this.deps.clock.setTimeout(() => {
+      if (this.term !== term || this.lease.isValid()) return;
+      this.lease.lost();
+      void this.endTerm(
+        'the lease could not be renewed in time',
+        this.options.shutdownTimeoutMs,
+        false,
+      );
+    }, this.lease.remainingMs() + 1);
   }
 
   private beginTerm(fencing: number | null): void {
@@ -164,7 +173,11 @@ export class RelayNode {
       this.lease.lost();
       void this.endTerm('a newer leader fenced this instance off', 0, false);
     } else {
-      void this.endTerm('its start-up failed; a new term starts with the next lease renewal', 0, false);
+      void this.endTerm(
+        'its start-up failed; a new term starts with the next lease renewal',
+        0,
+        false,
+      );
     }
   }
 
@@ -185,7 +198,9 @@ export class RelayNode {
         try {
           await this.lease.release();
         } catch (error) {
-          this.logger.warn(`Could not release the lease (it expires by itself): ${describeError(error)}`);
+          this.logger.warn(
+            `Could not release the lease (it expires by itself): ${describeError(error)}`,
+          );
         }
       }
     })();

@@ -455,7 +455,9 @@ export function resolveRelayOptions(raw: RelayOptions | undefined): ResolvedRela
     maxBatchBytes,
     maxInFlight,
     maxInFlightBytes,
-    publishConcurrency: idempotent ? 1 : Math.min(4, Math.max(1, Math.floor(maxInFlight / batchSize))),
+    publishConcurrency: idempotent
+      ? 1
+      : Math.min(4, Math.max(1, Math.floor(maxInFlight / batchSize))),
     maxAttempts: int('maxAttempts', options.maxAttempts, RELAY_DEFAULTS.maxAttempts, 1, 1000),
     backoff,
     sweepIntervalMs: int(

@@ -38,7 +38,9 @@ export class RelayScheduling implements OnModuleInit {
           registry.addInterval(name, handle);
           registered = true;
         } catch (error) {
-          this.logger.warn(`Interval ${name} not registered in the SchedulerRegistry: ${(error as Error).message}`);
+          this.logger.warn(
+            `Interval ${name} not registered in the SchedulerRegistry: ${(error as Error).message}`,
+          );
         }
         return {
           cancel: () => {

@@ -12,7 +12,7 @@ export type StreamState =
 /** A destination (topic or partition) the relay holds back because it refuses events for now. */
 export interface HeldDestination {
   destination: string;
-  /** Server-independent: this process's clock, ms since the epoch. */
+  /** Since when (ms since the epoch, the relay's estimate of the database server's clock). */
   since: number;
   retryAt: number;
   failures: number;

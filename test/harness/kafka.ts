@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { Kafka, logLevel } from 'kafkajs';
+import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import { testServers, uniqueName } from './servers';
 
 // The runner's own start/stop code, so a restarted broker is the same broker (ports, data dir).
@@ -24,13 +24,42 @@ export function testKafka(clientId = 'outbox-test'): Kafka {
   return new Kafka({ clientId, brokers, logLevel: logLevel.NOTHING });
 }
 
-export async function createTopics(topics: string[], partitions = 3): Promise<void> {
+export async function createTopics(
+  topics: string[],
+  partitions = 3,
+  config: Record<string, string> = {},
+): Promise<void> {
   const admin = testKafka('outbox-test-admin').admin();
   await admin.connect();
   try {
     await admin.createTopics({
       waitForLeaders: true,
-      topics: topics.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+      topics: topics.map((topic) => ({
+        topic,
+        numPartitions: partitions,
+        replicationFactor: 1,
+        configEntries: Object.entries(config).map(([name, value]) => ({ name, value })),
+      })),
+    });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Changes topic settings, e.g. `{ 'max.message.bytes': '1048588' }`. */
+export async function alterTopic(topic: string, config: Record<string, string>): Promise<void> {
+  const admin = testKafka('outbox-test-admin').admin();
+  await admin.connect();
+  try {
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [
+        {
+          type: ConfigResourceTypes.TOPIC,
+          name: topic,
+          configEntries: Object.entries(config).map(([name, value]) => ({ name, value })),
+        },
+      ],
     });
   } finally {
     await admin.disconnect();

@@ -1,28 +1,51 @@
+import { Types } from 'mongoose';
 import { OutboxDeadLetterNotFoundError, OutboxDeadLetters } from '../../lib';
-import { createTopics, describeWith, readTopic } from '../harness';
+import { alterTopic, createTopics, describeWith, readTopic, uniqueName } from '../harness';
 import { relayTestBed, waitFor } from '../relay/support/relay-app';
 
 /**
- * An event whose topic does not exist is dead-lettered at once; after the topic is created,
- * `OutboxDeadLetters.requeue` puts it back and the relay publishes it with the same eventId.
+ * An event the broker refuses for good (larger than the topic's `max.message.bytes`) is
+ * dead-lettered at once; once the topic accepts it, `OutboxDeadLetters.requeue` puts it back
+ * and the relay publishes it with the same eventId.
  */
 describeWith(['mongodb', 'kafka'], 'requeueing a dead-lettered event', () => {
   const bed = relayTestBed('requeue', { createTopic: false });
 
   beforeAll(async () => {
+    await createTopics([bed.topic], 1, { 'max.message.bytes': '2048' });
     await bed.startRelay();
   });
 
-  it('publishes the requeued event once its topic exists, and removes the dead letter', async () => {
-    await bed.writer.orders.place('o-1', 'agg-1', 1);
+  it('publishes the requeued event once its topic accepts it, and removes the dead letter', async () => {
+    const eventId = uniqueName('big');
+    await bed.writer.connection.collection('outbox').insertOne({
+      _id: new Types.ObjectId(),
+      eventId,
+      eventType: 'OrderPlaced',
+      aggregateType: 'Order',
+      aggregateId: 'agg-1',
+      payload: { blob: 'x'.repeat(8_000) },
+      occurredAt: new Date(),
+      status: 'pending',
+      attempts: 0,
+    });
     const deadLetters = bed.writer.app.get(OutboxDeadLetters);
     await waitFor(async () => (await deadLetters.list()).length === 1, 60_000, 'the dead letter');
     const [letter] = await deadLetters.list({ aggregateId: 'agg-1' });
-    expect(letter).toMatchObject({ aggregateId: 'agg-1', eventType: 'OrderPlaced' });
-    expect(letter.errors.length).toBeGreaterThan(0);
-    expect(await bed.writer.connection.collection('outbox').countDocuments()).toBe(0);
+    expect(letter).toMatchObject({
+      eventId,
+      aggregateId: 'agg-1',
+      reason: 'rejected',
+      attempts: 1,
+    });
+    expect(letter.errors.at(-1)?.error).toMatch(/TOO_LARGE/);
+    await waitFor(
+      async () => (await bed.writer.connection.collection('outbox').countDocuments()) === 0,
+      30_000,
+      'the event removed from the outbox',
+    );
 
-    await createTopics([bed.topic]);
+    await alterTopic(bed.topic, { 'max.message.bytes': '1048588' });
     await deadLetters.requeue(letter.eventId);
     expect(await deadLetters.list()).toEqual([]);
 

@@ -1,7 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { KafkaPublisher } from '../../lib/publisher/kafka.publisher';
-import { RelayEngine } from '../../lib/relay/relay.engine';
-import { OutboxRelayMetrics } from '../../lib/relay/relay.metrics';
+import { KafkaPublisher } from '../../lib/publisher/kafka/kafka.publisher';
 import {
   createTopics,
   describeWith,
@@ -13,6 +11,7 @@ import {
   uniqueName,
 } from '../harness';
 import { InMemoryRelayStore } from '../relay/support/in-memory-relay.store';
+import { relayCore } from '../relay/support/relay-core';
 
 describeWith(
   ['managed-kafka'],
@@ -25,7 +24,6 @@ describeWith(
       const topic = `${prefix}Order`;
       await createTopics([topic], 3);
       const store = new InMemoryRelayStore();
-      const metrics = new OutboxRelayMetrics();
       const publisher = new KafkaPublisher({
         brokers: testServers().kafkaBrokers,
         topicPrefix: prefix,
@@ -34,18 +32,12 @@ describeWith(
         retry: { retries: 2, initialRetryTime: 200, maxRetryTime: 1000 },
       });
       await publisher.connect();
-      const engine = new RelayEngine(
-        store,
-        publisher,
-        {
-          batchSize: 100,
-          maxInFlight: 1000,
-          maxAttempts: 3,
-          backoff: { initialMs: 200, maxMs: 2000, jitter: 0.2 },
-          publishConcurrency: 2,
-        },
-        metrics,
-      );
+      const { engine, metrics, offer } = relayCore(store, publisher, {
+        batchSize: 100,
+        maxInFlight: 1000,
+        maxAttempts: 3,
+        publishConcurrency: 2,
+      });
       const total = 2000;
       const aggregates = 20;
       const produced: string[] = [];
@@ -54,8 +46,7 @@ describeWith(
         for (let i = 0; i < total; i++) {
           const doc = store.insert({ aggregateId: `agg-${i % aggregates}`, payload: { i } });
           produced.push(doc.eventId);
-          await engine.waitForCapacity();
-          engine.offer(doc);
+          await offer([doc]);
           if (i === 600) {
             await stopKafka();
             stopped = true;

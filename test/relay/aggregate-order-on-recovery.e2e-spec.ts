@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/options/outbox.defaults';
-import { MongoRelayStore } from '../../lib/relay/mongo-relay.store';
+import { MongoOutboxRelayStore } from '../../lib/relay/mongo/mongo-outbox-relay.store';
 import type { OutboxEventRecord } from '../../lib';
 import { describeWith, uniqueName } from '../harness';
 import { readAllAfterDrain, relayTestBed } from './support/relay-app';
@@ -40,11 +40,7 @@ describeWith(['mongodb', 'kafka'], 'the recovery paths follow aggregate order', 
   });
 
   it('the store reads an aggregate by sequence, then _id; the drain goes aggregate by aggregate', async () => {
-    const store = new MongoRelayStore(
-      bed.writer.connection.db!,
-      OUTBOX_DEFAULT_COLLECTIONS,
-      'default',
-    );
+    const store = new MongoOutboxRelayStore(bed.writer.connection.db!, OUTBOX_DEFAULT_COLLECTIONS);
     const ofAggregate = await store.findPendingOfAggregate(
       { aggregateType: 'Order', aggregateId: 'seq-1' },
       10,
@@ -53,7 +49,7 @@ describeWith(['mongodb', 'kafka'], 'the recovery paths follow aggregate order', 
 
     const drained: OutboxEventRecord[] = [];
     for (;;) {
-      const page = await store.findPendingPage(drained.at(-1), new Date(), 2);
+      const page = await store.findPendingPage(drained.at(-1), 2);
       if (page.length === 0) break;
       drained.push(...page);
     }

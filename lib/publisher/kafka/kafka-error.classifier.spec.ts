@@ -1,6 +1,7 @@
 import { classifyKafkaError } from './kafka-error.classifier';
 
-const protocol = (type: string) => Object.assign(new Error(type), { name: 'KafkaJSProtocolError', type });
+const protocol = (type: string) =>
+  Object.assign(new Error(type), { name: 'KafkaJSProtocolError', type });
 const named = (name: string) => Object.assign(new Error(name), { name });
 
 describe('classifyKafkaError', () => {
@@ -19,9 +20,13 @@ describe('classifyKafkaError', () => {
     ['DUPLICATE_SEQUENCE_NUMBER', 'event'],
   ])('%s concerns the %s, also when wrapped by kafkajs retries', (type, scope) => {
     expect(classifyKafkaError(protocol(type))).toEqual({ scope, type });
-    const wrapped = Object.assign(named('KafkaJSNumberOfRetriesExceeded'), { originalError: protocol(type) });
+    const wrapped = Object.assign(named('KafkaJSNumberOfRetriesExceeded'), {
+      originalError: protocol(type),
+    });
     expect(classifyKafkaError(wrapped).scope).toBe(scope);
-    const aggregate = Object.assign(new Error('aggregate'), { errors: [new Error('x'), protocol(type)] });
+    const aggregate = Object.assign(new Error('aggregate'), {
+      errors: [new Error('x'), protocol(type)],
+    });
     expect(classifyKafkaError(aggregate).scope).toBe(scope);
   });
 

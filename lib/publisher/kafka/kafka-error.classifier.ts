@@ -44,7 +44,11 @@ const PARTITION_TYPES = new Set([
   'UNKNOWN_LEADER_EPOCH',
   'OFFSET_NOT_AVAILABLE',
 ]);
-const BROKER_TYPES = new Set(['CLUSTER_AUTHORIZATION_FAILED', 'BROKER_NOT_AVAILABLE', 'NETWORK_EXCEPTION']);
+const BROKER_TYPES = new Set([
+  'CLUSTER_AUTHORIZATION_FAILED',
+  'BROKER_NOT_AVAILABLE',
+  'NETWORK_EXCEPTION',
+]);
 const BROKER_NAMES = new Set([
   'KafkaJSConnectionError',
   'KafkaJSConnectionClosedError',
@@ -87,7 +91,8 @@ export function classifyKafkaError(error: unknown): KafkaErrorClass {
   const find = (set: ReadonlySet<string>) => types.find((type) => set.has(type));
   const size = find(SIZE_TYPES);
   if (size) return { scope: 'size', type: size };
-  if (types.includes('INVALID_TOPIC_EXCEPTION')) return { scope: 'invalid-topic', type: 'INVALID_TOPIC_EXCEPTION' };
+  if (types.includes('INVALID_TOPIC_EXCEPTION'))
+    return { scope: 'invalid-topic', type: 'INVALID_TOPIC_EXCEPTION' };
   const topic = find(TOPIC_TYPES);
   if (topic) return { scope: 'topic', type: topic };
   const partition = find(PARTITION_TYPES);

@@ -171,7 +171,8 @@ export class KafkaPublisher implements OutboxPublisher {
       try {
         const topic = this.route(event);
         const message = toKafkaMessage(event, this.options.source);
-        let bytes = RECORD_OVERHEAD + Buffer.byteLength(message.key) + Buffer.byteLength(message.value);
+        let bytes =
+          RECORD_OVERHEAD + Buffer.byteLength(message.key) + Buffer.byteLength(message.value);
         for (const [name, value] of Object.entries(message.headers)) {
           bytes += name.length + Buffer.byteLength(value);
         }
@@ -237,7 +238,8 @@ export class KafkaPublisher implements OutboxPublisher {
     const byTopic = new Map<string, PartitionedMessage[]>();
     for (const group of groups) {
       const list = byTopic.get(group.topic) ?? [];
-      for (const entry of group.entries) list.push({ ...entry.prepared.message, partition: entry.partition });
+      for (const entry of group.entries)
+        list.push({ ...entry.prepared.message, partition: entry.partition });
       byTopic.set(group.topic, list);
     }
     return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
@@ -246,13 +248,15 @@ export class KafkaPublisher implements OutboxPublisher {
   private async sendGroups(groups: Group[], outcomes: PublishOutcome[]): Promise<void> {
     try {
       await this.sender.send(this.batchOf(groups));
-      for (const group of groups) for (const entry of group.entries) outcomes[entry.index] = { status: 'ok' };
+      for (const group of groups)
+        for (const entry of group.entries) outcomes[entry.index] = { status: 'ok' };
       return;
     } catch (error) {
       const cls = classifyKafkaError(error);
       if (groups.length === 1 || cls.scope === 'broker') {
         if (groups.length === 1) await this.failed(groups[0], error, cls, outcomes);
-        else for (const group of groups) this.settle(outcomes, group.entries, error, cls, group.topic);
+        else
+          for (const group of groups) this.settle(outcomes, group.entries, error, cls, group.topic);
         return;
       }
     }
@@ -269,7 +273,12 @@ export class KafkaPublisher implements OutboxPublisher {
     }
   }
 
-  private async failed(group: Group, error: unknown, cls: KafkaErrorClass, outcomes: PublishOutcome[]): Promise<void> {
+  private async failed(
+    group: Group,
+    error: unknown,
+    cls: KafkaErrorClass,
+    outcomes: PublishOutcome[],
+  ): Promise<void> {
     if (cls.scope === 'size' && group.entries.length > 1) {
       await this.sendOneByOne(group, outcomes);
       return;
@@ -291,7 +300,14 @@ export class KafkaPublisher implements OutboxPublisher {
         await this.sender.send(this.batchOf([{ ...group, entries: [entry] }]));
         outcomes[entry.index] = { status: 'ok' };
       } catch (error) {
-        this.settle(outcomes, [entry], error, classifyKafkaError(error), group.topic, group.partition);
+        this.settle(
+          outcomes,
+          [entry],
+          error,
+          classifyKafkaError(error),
+          group.topic,
+          group.partition,
+        );
         const outcome = outcomes[entry.index];
         if (outcome.status === 'retriable') held.set(aggregate, outcome);
       }
@@ -323,7 +339,12 @@ export class KafkaPublisher implements OutboxPublisher {
       };
     } else if (cls.scope === 'partition') {
       outcome = { status: 'retriable', error: failure, scope: 'destination', destination: topic };
-    } else outcome = { status: 'retriable', error: failure, scope: cls.scope === 'broker' ? 'broker' : 'event' };
+    } else
+      outcome = {
+        status: 'retriable',
+        error: failure,
+        scope: cls.scope === 'broker' ? 'broker' : 'event',
+      };
     for (const entry of entries) outcomes[entry.index] = outcome;
   }
 }

@@ -19,7 +19,8 @@ export class KafkajsSender implements KafkaSender {
     private readonly options: KafkaPublisherOptions,
     private readonly logger: LoggerService,
   ) {
-    this.compression = options.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
+    this.compression =
+      options.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
     this.kafka = new Kafka({
       clientId: options.clientId ?? 'nestjs-outbox-relay',
       brokers: options.brokers,

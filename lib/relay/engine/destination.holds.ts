@@ -49,7 +49,14 @@ export class DestinationHolds {
   fail(destination: string, lane: string, error: string, now: number): number {
     let hold = this.holds.get(destination);
     if (!hold) {
-      hold = { destination, since: now, retryAt: 0, failures: 0, lastError: error, waiting: new Set() };
+      hold = {
+        destination,
+        since: now,
+        retryAt: 0,
+        failures: 0,
+        lastError: error,
+        waiting: new Set(),
+      };
       this.holds.set(destination, hold);
       this.logger.error(
         `"${destination}" refuses events (${error}). Only events bound there are held back (they stay pending, ` +
@@ -117,7 +124,8 @@ export class DestinationHolds {
   nextRetryAt(): number | undefined {
     let next: number | undefined;
     for (const hold of this.holds.values()) {
-      if (hold.probe === undefined && (next === undefined || hold.retryAt < next)) next = hold.retryAt;
+      if (hold.probe === undefined && (next === undefined || hold.retryAt < next))
+        next = hold.retryAt;
     }
     return next;
   }

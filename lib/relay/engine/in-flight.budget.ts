@@ -69,7 +69,8 @@ export class InFlightBudget {
     this.reservedEvents -= reservation.events;
     this.heldEvents += count;
     this.heldBytes += bytes;
-    if (count > 0) this.averageBytes = Math.max(1, Math.round(this.averageBytes * 0.8 + (bytes / count) * 0.2));
+    if (count > 0)
+      this.averageBytes = Math.max(1, Math.round(this.averageBytes * 0.8 + (bytes / count) * 0.2));
     this.wake();
   }
 

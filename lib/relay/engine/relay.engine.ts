@@ -1,14 +1,7 @@
 import type { OutboxEventRecord } from '../../common/envelope';
 import { asError, describeError } from '../../common/errors/describe-error';
-import type {
-  OutboxPublisher,
-  PublishOutcome,
-} from '../../publisher/outbox-publisher.interface';
-import type {
-  AggregateRef,
-  DeadLetterRecord,
-  OutboxRelayStore,
-} from '../ports/outbox-relay.store';
+import type { OutboxPublisher, PublishOutcome } from '../../publisher/outbox-publisher.interface';
+import type { AggregateRef, DeadLetterRecord, OutboxRelayStore } from '../ports/outbox-relay.store';
 import type { RelayClock, RelayTimer } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { OutboxRelayMetrics } from '../relay.metrics';
@@ -59,6 +52,9 @@ export interface Offer {
   event: OutboxEventRecord;
   settle: Settle;
 }
+
+/** `nextAttemptAt` of an event held back behind an earlier one of its aggregate (see `holdBack`). */
+export const HELD_BACK = 0;
 
 /** Catch-up requests from the sweep that may wait at once; more are refused (the sweep comes back). */
 const MAX_QUEUED_CATCHUPS = 1000;
@@ -117,7 +113,10 @@ export class RelayEngine {
       inFlight: { events: this.budget.events, bytes: this.budget.bytes },
       trackedAggregates: this.lanes.size,
       heldDestinations: this.holds.snapshot(),
-      brokerPausedUntil: this.pausedUntil > this.deps.clock.monotonic() ? this.pausedUntil : undefined,
+      brokerPausedUntil:
+        this.pausedUntil > this.deps.clock.monotonic()
+          ? this.deps.clock.now() + (this.pausedUntil - this.deps.clock.monotonic())
+          : undefined,
     };
   }
 
@@ -270,13 +269,18 @@ export class RelayEngine {
     if (lane.ids.size === 0) this.lanes.delete(lane.key);
   }
 
-  /** Leaves an event pending in the collection; it settles once its marker is durable. */
-  private holdBack(lane: AggregateLane, event: OutboxEventRecord, settle: Settle): void {
+  /**
+   * Leaves an event pending in the collection; it settles once its marker is durable. The marker
+   * of a held-back event is `nextAttemptAt` = the epoch: "read my aggregate from the collection
+   * before publishing newer events of it", due at once (only a failed event's own `nextAttemptAt`
+   * says when it may be tried again).
+   */
+  private holdBack(_lane: AggregateLane, event: OutboxEventRecord, settle: Settle): void {
     if (event.nextAttemptAt) {
       settle();
       return;
     }
-    const retryAt = lane.mode === 'blocked' ? lane.retryAt : this.deps.now();
+    const retryAt = HELD_BACK;
     let group = this.marks.get(retryAt);
     if (!group) {
       group = { ids: [], settles: [] };
@@ -512,7 +516,9 @@ export class RelayEngine {
     this.armTimer();
   }
 
-  private async runBatch(entries: Array<{ lane: AggregateLane; items: LaneItem[] }>): Promise<void> {
+  private async runBatch(
+    entries: Array<{ lane: AggregateLane; items: LaneItem[] }>,
+  ): Promise<void> {
     const events = entries.flatMap((entry) => entry.items.map((item) => item.event));
     let outcomes: PublishOutcome[];
     try {
@@ -523,9 +529,13 @@ export class RelayEngine {
         );
       }
     } catch (error) {
-      outcomes = events.map(() => ({ status: 'retriable', error: asError(error), scope: 'broker' }));
+      outcomes = events.map(() => ({
+        status: 'retriable',
+        error: asError(error),
+        scope: 'broker',
+      }));
     }
-    if (this.closed) return;
+    // Also after close(): what the broker acknowledged is settled and marked.
     const now = this.deps.now();
     const context = {
       now,

@@ -40,7 +40,9 @@ export class LeaseKeeper {
 
   /** Monotonic ms left of the local validity (0 when not leader). */
   remainingMs(): number {
-    return this.fencingNumber === undefined ? 0 : Math.max(0, this.validUntil - this.clock.monotonic());
+    return this.fencingNumber === undefined
+      ? 0
+      : Math.max(0, this.validUntil - this.clock.monotonic());
   }
 
   /** The server's time as this process estimates it from its last read (stamps, retry times), ms. */

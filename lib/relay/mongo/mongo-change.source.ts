@@ -29,7 +29,9 @@ interface StreamChange {
  * out would leave a stream that just closes, so it is matched and turned into a lost position.
  */
 const PIPELINE = [
-  { $match: { operationType: { $in: ['insert', 'invalidate', 'drop', 'rename', 'dropDatabase'] } } },
+  {
+    $match: { operationType: { $in: ['insert', 'invalidate', 'drop', 'rename', 'dropDatabase'] } },
+  },
 ];
 
 function classify(error: unknown): ChangeSourceError {

@@ -147,7 +147,11 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     for (const doc of docs) {
       const last = groups[groups.length - 1];
       const retryAt = doc.nextAttemptAt as Date;
-      if (last && last.aggregateType === doc.aggregateType && last.aggregateId === doc.aggregateId) {
+      if (
+        last &&
+        last.aggregateType === doc.aggregateType &&
+        last.aggregateId === doc.aggregateId
+      ) {
         if (retryAt < last.retryAt) last.retryAt = retryAt;
       } else {
         groups.push({ aggregateType: doc.aggregateType, aggregateId: doc.aggregateId, retryAt });
@@ -205,12 +209,21 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     if (ids.length === 0) return;
     const { filter, stamp } = fenced(fence);
     await this.outbox.updateMany(
-      { _id: { $in: ids as never[] }, status: 'pending', nextAttemptAt: { $exists: false }, ...filter },
+      {
+        _id: { $in: ids as never[] },
+        status: 'pending',
+        nextAttemptAt: { $exists: false },
+        ...filter,
+      },
       { $set: { nextAttemptAt: retryAt, ...stamp } },
     );
   }
 
-  async recordFailure(event: OutboxEventRecord, failure: FailureRecord, fence: RelayFence): Promise<void> {
+  async recordFailure(
+    event: OutboxEventRecord,
+    failure: FailureRecord,
+    fence: RelayFence,
+  ): Promise<void> {
     const { filter, stamp } = fenced(fence);
     await this.outbox.updateOne(
       { _id: event._id, status: 'pending', ...filter },
@@ -231,7 +244,11 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     );
   }
 
-  async markDead(event: OutboxEventRecord, record: DeadLetterRecord, fence: RelayFence): Promise<void> {
+  async markDead(
+    event: OutboxEventRecord,
+    record: DeadLetterRecord,
+    fence: RelayFence,
+  ): Promise<void> {
     const { filter, stamp } = fenced(fence);
     await this.outbox.updateOne(
       { _id: event._id, status: 'pending', ...filter },

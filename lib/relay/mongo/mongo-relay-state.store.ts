@@ -45,13 +45,21 @@ export class MongoRelayStateStore implements RelayStateStore {
    * (https://www.mongodb.com/docs/manual/reference/command/hello/#mongodb-data-hello.localTime).
    */
   async serverTime(): Promise<Date> {
-    const hello = await this.db.command({ hello: 1 }, { readPreference: mongo.ReadPreference.primary });
+    const hello = await this.db.command(
+      { hello: 1 },
+      { readPreference: mongo.ReadPreference.primary },
+    );
     const time = hello.localTime as unknown;
-    if (!(time instanceof Date)) throw new Error('the server did not report its time (hello.localTime)');
+    if (!(time instanceof Date))
+      throw new Error('the server did not report its time (hello.localTime)');
     return time;
   }
 
-  async acquireLease(owner: string, serverNow: Date, expiresAt: Date): Promise<LeaseGrant | undefined> {
+  async acquireLease(
+    owner: string,
+    serverNow: Date,
+    expiresAt: Date,
+  ): Promise<LeaseGrant | undefined> {
     try {
       const doc = await this.state.findOneAndUpdate(
         { _id: this.leaseId, $or: [{ owner }, { expiresAt: { $lte: serverNow } }] },
@@ -69,12 +77,18 @@ export class MongoRelayStateStore implements RelayStateStore {
   }
 
   async renewLease(owner: string, fencing: number, expiresAt: Date): Promise<boolean> {
-    const result = await this.state.updateOne({ _id: this.leaseId, owner, fencing }, { $set: { expiresAt } });
+    const result = await this.state.updateOne(
+      { _id: this.leaseId, owner, fencing },
+      { $set: { expiresAt } },
+    );
     return result.matchedCount === 1 && (await this.holdsLease(owner, fencing));
   }
 
   async releaseLease(owner: string, fencing: number): Promise<void> {
-    await this.state.updateOne({ _id: this.leaseId, owner, fencing }, { $set: { expiresAt: new Date(0) } });
+    await this.state.updateOne(
+      { _id: this.leaseId, owner, fencing },
+      { $set: { expiresAt: new Date(0) } },
+    );
   }
 
   private async holdsLease(owner: string, fencing: number): Promise<boolean> {
@@ -112,11 +126,18 @@ export class MongoRelayStateStore implements RelayStateStore {
     return { $or: [{ fencing: { $lte: fencing } }, { fencing: { $exists: false } }] };
   }
 
-  private async writeCheckpoint(fencing: number, update: mongo.UpdateFilter<StateDoc>): Promise<boolean> {
+  private async writeCheckpoint(
+    fencing: number,
+    update: mongo.UpdateFilter<StateDoc>,
+  ): Promise<boolean> {
     try {
-      await this.state.updateOne({ _id: this.checkpointId, ...this.notNewerThan(fencing) }, update, {
-        upsert: true,
-      });
+      await this.state.updateOne(
+        { _id: this.checkpointId, ...this.notNewerThan(fencing) },
+        update,
+        {
+          upsert: true,
+        },
+      );
       return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;

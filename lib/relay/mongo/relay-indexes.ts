@@ -18,7 +18,10 @@ export async function ensureRelayIndexes(
   logger: RelayLogger,
 ): Promise<void> {
   const indexes: Array<[string, () => Promise<unknown>]> = [
-    ['outbox_relay_pending', () => outbox.createIndex({ status: 1, _id: 1 }, { name: 'outbox_relay_pending' })],
+    [
+      'outbox_relay_pending',
+      () => outbox.createIndex({ status: 1, _id: 1 }, { name: 'outbox_relay_pending' }),
+    ],
     [
       'outbox_relay_aggregate_order',
       () =>
@@ -41,7 +44,11 @@ export async function ensureRelayIndexes(
     ['outbox_relay_retention', () => ensureRetentionIndex(outbox, retentionSeconds)],
     [
       'outbox_dead_letter_event_id',
-      () => deadLetters.createIndex({ eventId: 1 }, { name: 'outbox_dead_letter_event_id', unique: true }),
+      () =>
+        deadLetters.createIndex(
+          { eventId: 1 },
+          { name: 'outbox_dead_letter_event_id', unique: true },
+        ),
     ],
   ];
   for (const [name, create] of indexes) {
@@ -56,7 +63,10 @@ export async function ensureRelayIndexes(
   }
 }
 
-async function ensureRetentionIndex(outbox: mongo.Collection<OutboxDoc>, retentionSeconds: number): Promise<void> {
+async function ensureRetentionIndex(
+  outbox: mongo.Collection<OutboxDoc>,
+  retentionSeconds: number,
+): Promise<void> {
   try {
     await outbox.createIndex(
       { publishedAt: 1 },

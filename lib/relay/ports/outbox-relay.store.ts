@@ -67,7 +67,10 @@ export interface OutboxRelayStore {
    * The drain's pages: pending events aggregate by aggregate (by type, then id, binary order),
    * each in aggregate order, after the event `after` of the previous page, at most `limit`.
    */
-  findPendingPage(after: OutboxEventRecord | undefined, limit: number): Promise<OutboxEventRecord[]>;
+  findPendingPage(
+    after: OutboxEventRecord | undefined,
+    limit: number,
+  ): Promise<OutboxEventRecord[]>;
   /**
    * Aggregates with a pending event that has `nextAttemptAt` (the earliest per aggregate), by
    * aggregate (type, then id), after `after`, at most `limit`: read page by page at start-up.

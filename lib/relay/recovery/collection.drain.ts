@@ -28,7 +28,9 @@ export class CollectionDrain {
     const settleOne = (): void => {
       if (--outstanding === 0) tracker.settle(barrier);
     };
-    this.logger.log('No usable stream position: publishing pending events from the outbox collection first.');
+    this.logger.log(
+      'No usable stream position: publishing pending events from the outbox collection first.',
+    );
     let after: OutboxEventRecord | undefined;
     let total = 0;
     while (active()) {

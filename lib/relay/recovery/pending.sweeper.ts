@@ -7,10 +7,7 @@ import type { ResolvedRelayOptions } from '../relay.options';
 import type { RelayWrites } from '../term/fenced.writes';
 
 export interface SweeperDeps {
-  outbox: Pick<
-    OutboxRelayStore,
-    'pendingStats' | 'findStaleEvents' | 'findMarkedDead'
-  >;
+  outbox: Pick<OutboxRelayStore, 'pendingStats' | 'findStaleEvents' | 'findMarkedDead'>;
   writes: RelayWrites;
   engine: RelayEngine;
   /** Server-time estimate, ms. */
@@ -75,7 +72,9 @@ export class PendingSweeper {
       await this.deps.writes.removeDead(event._id);
     }
     if (marked.length > 0) {
-      this.deps.logger.log(`Finished moving ${marked.length} dead-lettered event(s) to the dead-letter collection.`);
+      this.deps.logger.log(
+        `Finished moving ${marked.length} dead-lettered event(s) to the dead-letter collection.`,
+      );
     }
   }
 }

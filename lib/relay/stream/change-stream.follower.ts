@@ -66,7 +66,8 @@ export class ChangeStreamFollower {
           await this.deps.drain.run(checkpointer.tracker, active);
         }
         await this.follow(this.cursor, active, () => {
-          if (failures > 0) logger.log(`The change stream is followed again after ${failures} failure(s).`);
+          if (failures > 0)
+            logger.log(`The change stream is followed again after ${failures} failure(s).`);
           failures = 0;
           this.streamState = 'following';
         });
@@ -114,7 +115,11 @@ export class ChangeStreamFollower {
     await cursor?.close();
   }
 
-  private async follow(cursor: ChangeCursor, active: () => boolean, healthy: () => void): Promise<void> {
+  private async follow(
+    cursor: ChangeCursor,
+    active: () => boolean,
+    healthy: () => void,
+  ): Promise<void> {
     const { engine, checkpointer } = this.deps;
     const tracker = checkpointer.tracker;
     let first = true;

@@ -68,10 +68,15 @@ export class Checkpointer {
     this.lastSaved = undefined;
     if (!this.deps.leaseValid()) return;
     try {
-      const ok = await this.deps.state.clearCheckpoint(this.deps.fencing, new Date(this.deps.now()));
+      const ok = await this.deps.state.clearCheckpoint(
+        this.deps.fencing,
+        new Date(this.deps.now()),
+      );
       if (!ok) this.deps.fencedOff();
     } catch (error) {
-      this.deps.logger.warn(`Could not clear the stored position (the next save replaces it): ${describeError(error)}`);
+      this.deps.logger.warn(
+        `Could not clear the stored position (the next save replaces it): ${describeError(error)}`,
+      );
     }
   }
 
@@ -80,7 +85,9 @@ export class Checkpointer {
     try {
       const ok = await this.deps.state.saveCheckpoint(pending.token, this.deps.fencing, at);
       if (!ok) {
-        this.deps.logger.warn('A newer relay leader owns the checkpoint; this instance stops publishing.');
+        this.deps.logger.warn(
+          'A newer relay leader owns the checkpoint; this instance stops publishing.',
+        );
         this.deps.fencedOff();
         return;
       }

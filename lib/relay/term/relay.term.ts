@@ -105,7 +105,12 @@ export class RelayTerm {
 
   /** Starts the term's work in the background. */
   start(): void {
-    this.running = this.run();
+    this.running = this.run().catch((error: unknown) => {
+      this.deps
+        .loggers('RelayTerm')
+        .error(`The relay term failed unexpectedly and ends: ${describeError(error)}`);
+      this.endItself('failed');
+    });
   }
 
   private async run(): Promise<void> {
@@ -124,11 +129,15 @@ export class RelayTerm {
       from = stored.token;
       const retrying = await loadRetryingAggregates(outbox, this.engine, activeNow);
       if (retrying > 0) {
-        logger.log(`${retrying} aggregate(s) wait for a retry; they are read from the collection when due.`);
+        logger.log(
+          `${retrying} aggregate(s) wait for a retry; they are read from the collection when due.`,
+        );
       }
     } catch (error) {
       if (this.active) {
-        logger.warn(`Could not start publishing (retried with the next lease renewal): ${describeError(error)}`);
+        logger.warn(
+          `Could not start publishing (retried with the next lease renewal): ${describeError(error)}`,
+        );
         this.endItself('failed');
       }
       return;
@@ -176,7 +185,12 @@ export class RelayTerm {
 
   status(): Pick<
     RelayStatus,
-    'stream' | 'streamError' | 'heldDestinations' | 'inFlight' | 'trackedAggregates' | 'brokerPausedUntil'
+    | 'stream'
+    | 'streamError'
+    | 'heldDestinations'
+    | 'inFlight'
+    | 'trackedAggregates'
+    | 'brokerPausedUntil'
   > {
     const engine = this.engine.status();
     return {

@@ -1,31 +1,39 @@
 import type { OutboxEventInput, OutboxEventRecord } from '../../../lib/common/envelope';
+import type { OutboxDoc } from '../../../lib/relay/mongo/mongo-outbox-relay.store';
 import type {
   AggregateRef,
   DeadLetterRecord,
   FailureRecord,
+  MarkedDead,
   OutboxRelayStore,
   PendingState,
-} from '../../../lib/relay/relay.store';
+  RelayFence,
+  StaleEvent,
+} from '../../../lib/relay/ports/outbox-relay.store';
 
-type Doc = OutboxEventRecord & {
-  errorHistory?: Array<{ at: Date; attempt: number; error: string }>;
-};
+type Doc = OutboxDoc;
 
 /**
- * An in-memory outbox for tests of the relay core (`RelayEngine`): the store interface the
- * relay uses, not a database. `_id`s are zero-padded counters, so their order is insert order.
+ * An in-memory outbox for unit tests of the relay's parts and for the relay-core bench: the
+ * store port the relay uses, not a database. `_id`s are zero-padded counters, so their order is
+ * insert order. Writes honour the owner stamp like the MongoDB store.
  */
 export class InMemoryRelayStore implements OutboxRelayStore {
   readonly docs = new Map<string, Doc>();
-  readonly deadLetters: Array<{ event: Doc; record: DeadLetterRecord }> = [];
+  readonly deadLetters: Array<{
+    event: MarkedDead;
+    errors: Array<{ at: Date; attempt: number; error: string }>;
+  }> = [];
   private counter = 0;
   /** Make the next store calls fail (simulates a database error). */
   failNext = 0;
+  /** Every write call, in order (method and ids). */
+  readonly writes: Array<{ method: string; ids: string[]; fence: RelayFence }> = [];
 
   insert(
     input: Partial<OutboxEventInput> & { aggregateId: string },
     extra: Partial<Doc> = {},
-  ): Doc {
+  ): OutboxEventRecord {
     const n = ++this.counter;
     const doc: Doc = {
       _id: String(n).padStart(12, '0') as unknown as Doc['_id'],
@@ -40,7 +48,11 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       ...extra,
     };
     this.docs.set(String(doc._id), doc);
-    return doc;
+    return this.copy(doc) as OutboxEventRecord;
+  }
+
+  doc(id: unknown): Doc | undefined {
+    return this.docs.get(String(id));
   }
 
   pending(): Doc[] {
@@ -58,6 +70,24 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     return { ...doc, errorHistory: doc.errorHistory ? [...doc.errorHistory] : undefined };
   }
 
+  private writable(
+    id: unknown,
+    fence: RelayFence,
+    status: Doc['status'] = 'pending',
+  ): Doc | undefined {
+    const doc = this.docs.get(String(id));
+    if (!doc || doc.status !== status) return undefined;
+    if (fence !== null) {
+      if (doc.relayFence !== undefined && doc.relayFence > fence) return undefined;
+      doc.relayFence = fence;
+    }
+    return doc;
+  }
+
+  private record(method: string, ids: readonly unknown[], fence: RelayFence): void {
+    this.writes.push({ method, ids: ids.map(String), fence });
+  }
+
   async findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
     this.check();
     return ids
@@ -65,7 +95,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       .filter((doc): doc is Doc => doc?.status === 'pending')
       .map((doc) => {
         const { payload: _payload, headers: _headers, ...state } = this.copy(doc);
-        return state;
+        return state as PendingState;
       });
   }
 
@@ -77,29 +107,31 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       )
       .sort(inAggregateOrder)
       .slice(0, limit)
-      .map((doc) => this.copy(doc));
+      .map((doc) => this.copy(doc) as OutboxEventRecord);
   }
 
   async findPendingPage(
     after: OutboxEventRecord | undefined,
-    until: Date,
     limit: number,
   ): Promise<OutboxEventRecord[]> {
     this.check();
     return this.pending()
-      .filter((doc) => doc.occurredAt.getTime() <= until.getTime())
       .filter((doc) => after === undefined || inDrainOrder(after as Doc, doc) < 0)
       .sort(inDrainOrder)
       .slice(0, limit)
-      .map((doc) => this.copy(doc));
+      .map((doc) => this.copy(doc) as OutboxEventRecord);
   }
 
-  async findRetryingAggregates(limit: number): Promise<Array<AggregateRef & { retryAt: Date }>> {
+  async findRetryingAggregates(
+    after: AggregateRef | undefined,
+    limit: number,
+  ): Promise<Array<AggregateRef & { retryAt: Date }>> {
     this.check();
     const out = new Map<string, AggregateRef & { retryAt: Date }>();
-    for (const doc of this.pending()) {
+    for (const doc of this.pending().sort(inDrainOrder)) {
       if (!doc.nextAttemptAt) continue;
-      const key = `${doc.aggregateType}/${doc.aggregateId}`;
+      if (after && compareAggregates(doc, after) <= 0) continue;
+      const key = `${doc.aggregateType}\u0000${doc.aggregateId}`;
       const existing = out.get(key);
       if (!existing || existing.retryAt > doc.nextAttemptAt) {
         out.set(key, {
@@ -112,36 +144,72 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     return [...out.values()].slice(0, limit);
   }
 
-  async findStaleAggregates(before: Date, now: Date, limit: number): Promise<AggregateRef[]> {
+  async findStaleEvents(
+    afterId: unknown,
+    olderThan: Date,
+    dueBy: Date,
+    limit: number,
+  ): Promise<StaleEvent[]> {
     this.check();
-    const out = new Map<string, AggregateRef>();
-    for (const doc of this.pending()) {
-      if (doc.occurredAt >= before) continue;
-      if (doc.nextAttemptAt && doc.nextAttemptAt > now) continue;
-      out.set(`${doc.aggregateType}/${doc.aggregateId}`, {
+    return this.pending()
+      .filter((doc) => afterId === undefined || String(doc._id) > String(afterId))
+      .filter(
+        (doc) => doc.occurredAt < olderThan && (!doc.nextAttemptAt || doc.nextAttemptAt <= dueBy),
+      )
+      .sort((a, b) => (String(a._id) < String(b._id) ? -1 : 1))
+      .slice(0, limit)
+      .map((doc) => ({
+        _id: doc._id,
         aggregateType: doc.aggregateType,
         aggregateId: doc.aggregateId,
-      });
-    }
-    return [...out.values()].slice(0, limit);
+      }));
   }
 
-  async markPublished(ids: readonly unknown[], at: Date): Promise<void> {
+  async pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }> {
+    const pending = this.pending();
+    return { count: pending.length, oldestOccurredAt: pending[0]?.occurredAt };
+  }
+
+  async findMarkedDead(limit: number): Promise<MarkedDead[]> {
     this.check();
+    return [...this.docs.values()]
+      .filter((doc) => doc.status === 'dead')
+      .slice(0, limit)
+      .map((doc) => this.copy(doc) as unknown as MarkedDead);
+  }
+
+  async markPublished(ids: readonly unknown[], at: Date, fence: RelayFence): Promise<void> {
+    this.check();
+    this.record('markPublished', ids, fence);
+    for (const id of ids) {
+      const doc = this.writable(id, fence);
+      if (!doc) continue;
+      doc.status = 'published';
+      doc.publishedAt = at;
+      delete doc.nextAttemptAt;
+    }
+  }
+
+  async markHeld(ids: readonly unknown[], retryAt: Date, fence: RelayFence): Promise<void> {
+    this.check();
+    this.record('markHeld', ids, fence);
     for (const id of ids) {
       const doc = this.docs.get(String(id));
-      if (doc?.status === 'pending') {
-        doc.status = 'published';
-        doc.publishedAt = at;
-        delete doc.nextAttemptAt;
-      }
+      if (doc?.status !== 'pending' || doc.nextAttemptAt) continue;
+      const target = this.writable(id, fence);
+      if (target) target.nextAttemptAt = retryAt;
     }
   }
 
-  async recordFailure(event: OutboxEventRecord, failure: FailureRecord): Promise<void> {
+  async recordFailure(
+    event: OutboxEventRecord,
+    failure: FailureRecord,
+    fence: RelayFence,
+  ): Promise<void> {
     this.check();
-    const doc = this.docs.get(String(event._id));
-    if (doc?.status !== 'pending') return;
+    this.record('recordFailure', [event._id], fence);
+    const doc = this.writable(event._id, fence);
+    if (!doc) return;
     doc.attempts = failure.attempts;
     doc.nextAttemptAt = failure.nextAttemptAt;
     doc.lastError = failure.error;
@@ -151,28 +219,50 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     ];
   }
 
-  async deadLetter(event: OutboxEventRecord, record: DeadLetterRecord): Promise<void> {
+  async markDead(
+    event: OutboxEventRecord,
+    record: DeadLetterRecord,
+    fence: RelayFence,
+  ): Promise<void> {
     this.check();
-    const doc = this.docs.get(String(event._id));
+    this.record('markDead', [event._id], fence);
+    const doc = this.writable(event._id, fence);
     if (!doc) return;
-    this.deadLetters.push({ event: this.copy(doc), record });
-    this.docs.delete(String(event._id));
+    doc.status = 'dead';
+    doc.deadLetter = record;
+    delete doc.nextAttemptAt;
   }
 
-  async pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }> {
-    const pending = this.pending();
-    return { count: pending.length, oldestOccurredAt: pending[0]?.occurredAt };
+  async copyToDeadLetters(event: MarkedDead): Promise<void> {
+    this.check();
+    this.record('copyToDeadLetters', [event._id], null);
+    if (this.deadLetters.some((letter) => letter.event.eventId === event.eventId)) return;
+    const { deadLetter } = event;
+    const errors = [
+      ...(event.errorHistory ?? []),
+      { at: deadLetter.at, attempt: deadLetter.attempts, error: deadLetter.error },
+    ];
+    this.deadLetters.push({ event: { ...event }, errors });
   }
+
+  async removeDead(id: unknown, fence: RelayFence): Promise<void> {
+    this.check();
+    this.record('removeDead', [id], fence);
+    if (this.writable(id, fence, 'dead')) this.docs.delete(String(id));
+  }
+}
+
+function byString(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function compareAggregates(a: AggregateRef, b: AggregateRef): number {
+  return byString(a.aggregateType, b.aggregateType) || byString(a.aggregateId, b.aggregateId);
 }
 
 /** The drain's order: aggregate by aggregate (binary string order, as MongoDB), then aggregate order. */
 function inDrainOrder(a: Doc, b: Doc): number {
-  const byString = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
-  return (
-    byString(a.aggregateType, b.aggregateType) ||
-    byString(a.aggregateId, b.aggregateId) ||
-    inAggregateOrder(a, b)
-  );
+  return compareAggregates(a, b) || inAggregateOrder(a, b);
 }
 
 /** MongoDB's order for `AGGREGATE_ORDER`: a missing sequence sorts first, then `_id`. */
@@ -180,5 +270,5 @@ function inAggregateOrder(a: Doc, b: Doc): number {
   const sa = a.sequence ?? -Infinity;
   const sb = b.sequence ?? -Infinity;
   if (sa !== sb) return sa < sb ? -1 : 1;
-  return String(a._id) < String(b._id) ? -1 : String(a._id) > String(b._id) ? 1 : 0;
+  return byString(String(a._id), String(b._id));
 }

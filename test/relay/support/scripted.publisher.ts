@@ -9,22 +9,44 @@ export class ScriptedPublisher implements OutboxPublisher {
   readonly accepted: OutboxEventRecord[] = [];
   readonly calls: OutboxEventRecord[][] = [];
   script: (event: OutboxEventRecord) => PublishOutcome = () => ({ status: 'ok' });
+  /** Where events go (`destinationsOf`); none by default. */
+  destinations?: (event: OutboxEventRecord) => readonly string[];
   delayMs = 0;
+  /** Highest number of calls in flight at once that contained events of one aggregate. */
+  maxConcurrentPerAggregate = 0;
+  private readonly inFlight = new Map<string, number>();
 
   async connect(): Promise<void> {}
 
+  destinationsOf(event: OutboxEventRecord): readonly string[] {
+    return this.destinations?.(event) ?? [];
+  }
+
   async publish(events: readonly OutboxEventRecord[]): Promise<PublishOutcome[]> {
     this.calls.push([...events]);
-    if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
-    const held = new Set<string>();
-    return events.map((event) => {
-      const key = `${event.aggregateType}/${event.aggregateId}`;
-      if (held.has(key)) return { status: 'retriable', error: new Error('held back') };
-      const outcome = this.script(event);
-      if (outcome.status === 'ok') this.accepted.push(event);
-      else if (outcome.status === 'retriable') held.add(key);
-      return outcome;
-    });
+    const aggregates = [
+      ...new Set(events.map((event) => `${event.aggregateType}/${event.aggregateId}`)),
+    ];
+    for (const key of aggregates) {
+      const count = (this.inFlight.get(key) ?? 0) + 1;
+      this.inFlight.set(key, count);
+      this.maxConcurrentPerAggregate = Math.max(this.maxConcurrentPerAggregate, count);
+    }
+    try {
+      if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      const held = new Map<string, PublishOutcome>();
+      return events.map((event) => {
+        const key = `${event.aggregateType}/${event.aggregateId}`;
+        const blocking = held.get(key);
+        if (blocking) return blocking;
+        const outcome = this.script(event);
+        if (outcome.status === 'ok') this.accepted.push(event);
+        else if (outcome.status === 'retriable') held.set(key, outcome);
+        return outcome;
+      });
+    } finally {
+      for (const key of aggregates) this.inFlight.set(key, (this.inFlight.get(key) ?? 1) - 1);
+    }
   }
 
   async disconnect(): Promise<void> {}
