@@ -26,7 +26,7 @@ export class SimProcess {
   private alive = false;
   private pausedUntil = 0;
   private calls = 0;
-  private crashAtCall: { at: number; after: boolean } | undefined;
+  private crashAtCall: { at: number; after: boolean; until: number } | undefined;
   private monotonicOffset = 0;
   /** Called when the process dies (crash or crash-at-call), with the reason. */
   onCrash?: (reason: string) => void;
@@ -80,9 +80,12 @@ export class SimProcess {
     this.onCrash?.(reason);
   }
 
-  /** Crash at this incarnation's `k`-th port call (before issuing it, or right after). */
-  crashAtPortCall(k: number, after: boolean): void {
-    this.crashAtCall = { at: k, after };
+  /**
+   * Crash at this incarnation's `k`-th port call (before issuing it, or right after), if it
+   * comes before virtual time `until` (then the plan is dropped).
+   */
+  crashAtPortCall(k: number, after: boolean, until = Number.POSITIVE_INFINITY): void {
+    this.crashAtCall = { at: k, after, until };
   }
 
   /** A stop-the-world pause from now until `until`. */
@@ -116,7 +119,8 @@ export class SimProcess {
     if (!this.alive) return { proceed: false, crashAfter: false };
     this.calls++;
     const plan = this.crashAtCall;
-    if (plan && this.calls >= plan.at) {
+    if (plan && this.scheduler.now > plan.until) this.crashAtCall = undefined;
+    else if (plan && this.calls >= plan.at) {
       this.crashAtCall = undefined;
       if (!plan.after) {
         this.crash(`at port call ${this.calls} (before issuing it)`);

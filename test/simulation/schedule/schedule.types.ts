@@ -112,11 +112,15 @@ export interface Schedule {
   faults: Fault[];
 }
 
+/** How long after `at` a crash-at-call fault may still fire (if its k-th call comes later, it does not). */
+export const CRASH_AT_CALL_WINDOW_MS = 2_000;
+
 /** When the last fault ends (faults stop; liveness is measured from here). */
 export function faultsEnd(schedule: Schedule): number {
-  return schedule.faults.reduce(
-    (end, fault) =>
-      Math.max(end, fault.at + (fault.kind === 'kafka-oversize-event' ? 0 : fault.duration)),
-    0,
-  );
+  return schedule.faults.reduce((end, fault) => {
+    if (fault.kind === 'kafka-oversize-event') return Math.max(end, fault.at);
+    if (fault.kind === 'crash-at-call')
+      return Math.max(end, fault.at + CRASH_AT_CALL_WINDOW_MS + fault.duration);
+    return Math.max(end, fault.at + fault.duration);
+  }, 0);
 }

@@ -17,7 +17,7 @@ import { SimStateStore } from '../mongo/sim-state.store';
 import { SIM_TOPIC_PREFIX, SimWriters } from '../mongo/sim-writers';
 import { SimProcess } from '../process/sim-process';
 import { ActiveFaults } from '../schedule/active-faults';
-import { faultsEnd } from '../schedule/schedule.types';
+import { CRASH_AT_CALL_WINDOW_MS, faultsEnd } from '../schedule/schedule.types';
 import type { Fault, Schedule } from '../schedule/schedule.types';
 import { toKafkaMessage } from '../../../lib/publisher/kafka-message.mapper';
 import type { CheckpointFact } from './sim.history';
@@ -439,7 +439,11 @@ export class SimWorld {
         onLiveNode('arm crash-at-call', (target) => {
           target.restartDelayMs = fault.duration;
           const k = target.process.portCalls + 1 + (fault.param % 40);
-          target.process.crashAtPortCall(k, fault.param % 2 === 1);
+          target.process.crashAtPortCall(
+            k,
+            fault.param % 2 === 1,
+            fault.at + CRASH_AT_CALL_WINDOW_MS,
+          );
         });
         break;
       case 'pause':
