@@ -1,5 +1,6 @@
 /**
- * `npm run simulate -- [--runs N] [--seed S] [--path P] [--verbose] [--no-shrink] [--keep-going] [--toy]`
+ * `npm run simulate -- [--runs N] [--seed S] [--path P] [--verbose] [--no-shrink] [--shrink]
+ *   [--keep-going] [--only a,f] [--schedule FILE] [--toy]`
  *
  * Runs N schedules of the relay simulation (fast-check, seed S; default 1000 runs, a seed from
  * the time), or replays one (`--seed S --path P`, as printed for a failure). Prints runs,
@@ -7,8 +8,12 @@
  * timing; for a failure, the shrunk schedule, its violations and the command that replays it,
  * then exits 1. `--verbose` prints the trace of the failing (or replayed) run. `--keep-going`
  * runs all N schedules whatever fails (no shrinking) and lists the failures grouped by kind,
- * each with the command that replays it.
+ * each with the command that replays it. `--only a,f` judges only those invariants (to shrink
+ * toward a failure of theirs); `--shrink` shrinks a replayed path further; `--schedule FILE`
+ * replays a schedule saved as JSON (as printed for a failure).
  */
+import { readFileSync } from 'node:fs';
+import type { Schedule } from './schedule/schedule.types';
 import { checkSchedules, describeFailure, replayCommand, runSchedule } from './simulation.runner';
 import type { RunReport, SeenFailure, SimStats } from './simulation.runner';
 import { ToyRelay } from './toy/toy.relay';
@@ -21,7 +26,12 @@ interface CliArgs {
   path?: string;
   verbose: boolean;
   shrink: boolean;
+  /** Shrink also a replayed path (`--shrink`): from one known failure to a smaller one. */
+  shrinkPath: boolean;
   keepGoing: boolean;
+  only?: string[];
+  /** A schedule as JSON (printed for every failure): replayed as is. */
+  schedule?: string;
   toy: boolean;
 }
 
@@ -31,6 +41,7 @@ function parseArgs(argv: string[]): CliArgs {
     seed: Math.floor(Date.now() % 0x7fffffff),
     verbose: false,
     shrink: true,
+    shrinkPath: false,
     keepGoing: false,
     toy: false,
   };
@@ -46,7 +57,10 @@ function parseArgs(argv: string[]): CliArgs {
     else if (flag === '--path') args.path = value();
     else if (flag === '--verbose') args.verbose = true;
     else if (flag === '--no-shrink') args.shrink = false;
+    else if (flag === '--shrink') args.shrinkPath = true;
     else if (flag === '--keep-going') args.keepGoing = true;
+    else if (flag === '--only') args.only = value().split(',');
+    else if (flag === '--schedule') args.schedule = value();
     else if (flag === '--toy') args.toy = true;
     else throw new Error(`unknown option ${flag} (see test/simulation/cli.ts)`);
   }
@@ -123,9 +137,29 @@ function printTrace(report: RunReport): void {
   for (const line of report.trace) out(`  ${line}`);
 }
 
+/** `--schedule FILE`: runs one schedule given as JSON, prints its violations (and trace). */
+async function replaySchedule(args: CliArgs, factory: RelayFactory): Promise<number> {
+  const schedule = JSON.parse(readFileSync(args.schedule as string, 'utf8')) as Schedule;
+  const report = await runSchedule(schedule, factory, { keepTrace: args.verbose });
+  out(
+    `Replaying the schedule in ${args.schedule}: ${report.outcome.steps} steps, ended at ${report.outcome.endedAt} ms`,
+  );
+  if (args.verbose) printTrace(report);
+  const failed = args.only
+    ? report.failed.filter((result) => args.only?.includes(result.id))
+    : report.failed;
+  if (failed.length === 0) {
+    out('all invariants held');
+    return 0;
+  }
+  out(describeFailure({ ...report, failed }));
+  return 1;
+}
+
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const factory: RelayFactory = args.toy ? (ports) => new ToyRelay(ports) : realRelay;
+  if (args.schedule) return replaySchedule(args, factory);
   const started = performance.now();
   out(
     args.path
@@ -138,8 +172,9 @@ async function main(): Promise<number> {
     seed: args.seed,
     path: args.path,
     factory,
-    shrink: args.shrink && args.path === undefined,
+    shrink: args.shrink && (args.path === undefined || args.shrinkPath),
     keepGoing: args.keepGoing,
+    only: args.only,
     onRun: (report) => (last = report),
   });
   const elapsed = performance.now() - started;
@@ -166,7 +201,9 @@ async function main(): Promise<number> {
     printTrace(traced);
   }
   out();
-  out(`replay: ${failure.replay}${args.toy ? ' --toy' : ''}`);
+  out(
+    `replay: ${failure.replay}${args.only ? ` --only ${args.only.join(',')}` : ''}${args.toy ? ' --toy' : ''}`,
+  );
   return 1;
 }
 
