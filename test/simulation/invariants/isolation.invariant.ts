@@ -1,18 +1,11 @@
+import { TARGETED_FAULT_KINDS } from '../schedule/schedule.types';
 import type { FaultKind } from '../schedule/schedule.types';
 import type { CommitFact } from '../world/sim.history';
 import type { SimWorld } from '../world/sim-world';
 import { capped } from './invariant';
 import type { InvariantChecker, InvariantResult } from './invariant';
 
-/** Faults that concern one destination (a topic, a partition) or one aggregate. */
-const TARGETED: ReadonlySet<FaultKind> = new Set([
-  'kafka-partition-retriable',
-  'kafka-ambiguous-ack',
-  'kafka-topic-missing',
-  'kafka-topic-unauthorized',
-  'kafka-oversize-event',
-  'kafka-poison-event',
-]);
+const TARGETED: ReadonlySet<FaultKind> = new Set(TARGETED_FAULT_KINDS);
 
 interface Window {
   from: number;

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { FAULT_KINDS } from './schedule.types';
+import { FAULT_KINDS, TARGETED_FAULT_KINDS } from './schedule.types';
 import type {
   Fault,
   FaultKind,
@@ -159,23 +159,13 @@ const faultOf = (kinds: readonly FaultKind[]): fc.Arbitrary<Fault> =>
     });
   });
 
-/** Faults that hit one destination or one aggregate only (what isolation is checked under). */
-const TARGETED_KINDS: readonly FaultKind[] = [
-  'kafka-partition-retriable',
-  'kafka-ambiguous-ack',
-  'kafka-topic-missing',
-  'kafka-topic-unauthorized',
-  'kafka-oversize-event',
-  'kafka-poison-event',
-];
-
 /**
  * Fault plans: any mix of kinds (most schedules), or only faults that hit one destination or
  * aggregate (a quarter), so that isolation (f) has runs where nothing global interferes.
  */
 const faultsArbitrary: fc.Arbitrary<Fault[]> = fc.oneof(
   { weight: 3, arbitrary: fc.array(faultOf(FAULT_KINDS), { maxLength: 6 }) },
-  { weight: 1, arbitrary: fc.array(faultOf(TARGETED_KINDS), { minLength: 1, maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.array(faultOf(TARGETED_FAULT_KINDS), { minLength: 1, maxLength: 3 }) },
 );
 
 /**

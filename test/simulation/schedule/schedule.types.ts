@@ -29,6 +29,14 @@ export const FAULT_KINDS = [
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
+/**
+ * Faults that hit one destination (a topic, a partition) or one aggregate only: the Kafka
+ * ones; every other kind disturbs the whole relay. Isolation (f) is judged while these last.
+ */
+export const TARGETED_FAULT_KINDS: readonly FaultKind[] = FAULT_KINDS.filter((kind) =>
+  kind.startsWith('kafka-'),
+);
+
 /** One fault: what, when (virtual ms), for how long, and on what. */
 export interface Fault {
   kind: FaultKind;
