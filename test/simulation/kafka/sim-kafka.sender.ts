@@ -6,6 +6,7 @@ import type { SimProcess } from '../process/sim-process';
 import type { ActiveFaults } from '../schedule/active-faults';
 import type { SendCallFact, SimHistory } from '../world/sim.history';
 import { afterRetries, connectionError, errorType } from './kafka-errors';
+import { messageBytes } from './sim-kafka.cluster';
 import type { SimKafkaCluster } from './sim-kafka.cluster';
 
 /** Never settles: a call of a process that is dead (or died at this call). */
@@ -71,6 +72,11 @@ export class SimKafkaSender implements KafkaSender {
       appended: [],
       unanswered: true,
       failedAttempts: 0,
+      bytes: copy.reduce(
+        (sum, batch) =>
+          sum + batch.messages.reduce((size, message) => size + messageBytes(message), 0),
+        0,
+      ),
       issuedWithoutLease: !this.options.holdsLease(),
     };
     this.history.sendCalls.push(fact);

@@ -50,6 +50,8 @@ export interface SendCallFact {
   unanswered?: boolean;
   /** Attempts that failed inside the call (kafkajs retried them). */
   failedAttempts: number;
+  /** Bytes of the request as the broker counts them (keys, values, headers). */
+  bytes: number;
   /** At issue: the caller held no valid lease by the server's clock. */
   issuedWithoutLease?: boolean;
 }
