@@ -1,8 +1,13 @@
+import { rawMessageOf } from './raw-kafka-message';
+
 /**
  * One Kafka message as `@IdempotentHandler` sees it, read from Nest's `KafkaContext`.
- * Nest's Kafka parser has already decoded it: header values are strings (a value starting with a
- * zero byte stays a Buffer), and `value` is a parsed object/array when the text started with
- * `{`/`[` and parsed, else the text, a Buffer (zero-byte prefix or `parser.keepBinary`), or null.
+ *
+ * Under `OutboxKafkaServer` it is built from the bytes kafkajs received (the server keeps them):
+ * header values are their exact UTF-8 text and `value` is the received Buffer. Under Nest's own
+ * `Transport.KAFKA` only Nest's decoded copy exists: a header value or a value whose text starts
+ * with `{` or `[` was JSON-parsed, and its original text is lost; such headers are listed in
+ * `decodedHeaders` (their text is not guessed back) and `value` is what Nest made of it.
  */
 export interface ConsumedMessage {
   topic: string;
@@ -10,9 +15,14 @@ export interface ConsumedMessage {
   offset: string;
   key: string | null;
   timestamp?: string;
+  /** Header values as text (a repeated header: its first value). A null-prototype object. */
   headers: Record<string, string>;
-  /** The value as Nest's parser left it. `@IdempotentHandler` never trusts it: see `decodePayload`. */
+  /** Headers whose text Nest's parser replaced by parsed JSON (plain `Transport.KAFKA`). */
+  decodedHeaders: readonly string[];
+  /** The bytes received (`rawValue: true`), or Nest's decoded value. `@IdempotentHandler` never trusts it: see `decodePayload`. */
   value: unknown;
+  /** True when `value` is exactly the bytes received (a Buffer). */
+  rawValue: boolean;
 }
 
 /** What a `KafkaContext` offers that we use (duck-typed, so two copies of the package still work). */
@@ -20,6 +30,8 @@ export interface KafkaContextLike {
   getMessage(): unknown;
   getTopic(): string;
   getPartition(): number;
+  getConsumer?(): unknown;
+  getHeartbeat?(): unknown;
   getProducer?(): unknown;
 }
 
@@ -42,51 +54,68 @@ export function findKafkaContext(args: readonly unknown[]): KafkaContextLike | u
 }
 
 export function toConsumedMessage(ctx: KafkaContextLike): ConsumedMessage {
-  const raw = (ctx.getMessage() ?? {}) as Record<string, unknown>;
+  const parsed = (ctx.getMessage() ?? {}) as Record<string, unknown>;
+  const raw = rawMessageOf(parsed);
+  const headers: Record<string, string> = Object.create(null);
+  const decodedHeaders: string[] = [];
+  const source = (raw ? raw.headers : parsed.headers) as Record<string, unknown> | undefined;
+  if (typeof source === 'object' && source !== null) {
+    for (const name of Object.keys(source)) {
+      const text = raw ? rawHeaderText(source[name]) : parsedHeaderText(source[name]);
+      if (text === undefined) continue;
+      if (text === DECODED) decodedHeaders.push(name);
+      else headers[name] = text;
+    }
+  }
+  const key = raw ? raw.key : parsed.key;
+  const received = raw ? raw.value : parsed.value;
+  const value = typeof received === 'string' && raw ? Buffer.from(received, 'utf8') : received;
   return {
     topic: ctx.getTopic(),
     partition: ctx.getPartition(),
-    offset: String(raw.offset ?? ''),
-    key: raw.key == null ? null : headerText(raw.key),
-    timestamp: raw.timestamp == null ? undefined : String(raw.timestamp),
-    headers: normalizeHeaders(raw.headers),
-    value: raw.value,
+    offset: String(parsed.offset ?? ''),
+    key: key == null ? null : Buffer.isBuffer(key) ? key.toString('utf8') : String(key),
+    timestamp: parsed.timestamp == null ? undefined : String(parsed.timestamp),
+    headers,
+    decodedHeaders,
+    value,
+    rawValue: Buffer.isBuffer(value),
   };
 }
 
-/** Header values as text (Buffer → UTF-8, repeated header → its first value). */
-export function normalizeHeaders(headers: unknown): Record<string, string> {
-  const result: Record<string, string> = Object.create(null);
-  if (typeof headers !== 'object' || headers === null) return result;
-  for (const name of Object.keys(headers)) {
-    const text = headerValue((headers as Record<string, unknown>)[name]);
-    if (text !== undefined) result[name] = text;
-  }
-  return result;
-}
+const DECODED = Symbol('decoded');
 
-function headerValue(value: unknown): string | undefined {
-  if (Array.isArray(value)) return value.length > 0 ? headerValue(value[0]) : undefined;
+/** A header value as kafkajs received it (a repeated header is an array: its first value). */
+function rawHeaderText(value: unknown): string | undefined {
+  if (Array.isArray(value)) return value.length > 0 ? rawHeaderText(value[0]) : undefined;
   if (value == null) return undefined;
-  return headerText(value);
-}
-
-function headerText(value: unknown): string {
-  if (Buffer.isBuffer(value)) return value.toString('utf8');
-  return typeof value === 'string' ? value : String(value);
+  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
 }
 
 /**
- * The message value as text, for the dead-letter record and topic: a Buffer as UTF-8, a value
- * Nest already parsed as its JSON again (own `__proto__` keys included), null when there is none.
+ * A header value as Nest's parser left it: text, a Buffer (a zero-byte prefix), or anything else
+ * when it parsed the text as JSON (`DECODED`: an object, an array, never guessed back).
  */
-export function rawValueText(value: unknown): string | null {
-  if (value == null) return null;
+function parsedHeaderText(value: unknown): string | typeof DECODED | undefined {
+  if (value == null) return undefined;
   if (Buffer.isBuffer(value)) return value.toString('utf8');
   if (typeof value === 'string') return value;
+  return DECODED;
+}
+
+/**
+ * The value as bytes, for the dead-letter copy and its hash. `exact` is false when only Nest's
+ * decoded value exists (plain `Transport.KAFKA`): a parsed object is serialized again, which gives
+ * the same bytes for the usual compact JSON, not for every possible text.
+ */
+export function valueBytes(message: ConsumedMessage): { bytes: Buffer | null; exact: boolean } {
+  const { value } = message;
+  if (value == null) return { bytes: null, exact: true };
+  if (Buffer.isBuffer(value)) return { bytes: value, exact: true };
+  if (typeof value === 'string') return { bytes: Buffer.from(value, 'utf8'), exact: true };
   try {
-    return JSON.stringify(value) ?? String(value);
+    return { bytes: Buffer.from(JSON.stringify(value) ?? String(value), 'utf8'), exact: false };
   } catch {
-    return String(value);
+    return { bytes: Buffer.from(String(value), 'utf8'), exact: false };
   }
 }

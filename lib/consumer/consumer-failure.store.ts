@@ -1,80 +1,61 @@
-import { Schema, type ClientSession, type Connection, type Model } from 'mongoose';
-import { rawValueText, type ConsumedMessage } from './consumed-message';
-import type {
-  ConsumerFailureStore,
-  DeadLetter,
-  DeadLetterReason,
-  FailureInfo,
-} from './idempotent-consume.flow';
-import { isDuplicateKeyError } from './idempotent-consume.flow';
+import type { mongo } from 'mongoose';
+import type { ConsumedMessage } from './consumed-message';
+import {
+  isDuplicateKeyError,
+  type ConsumerFailureStore,
+  type DeadLetter,
+  type DeadLetterReason,
+  type FailureEntry,
+} from './consume.ports';
+import { deadLetterCopy, type DeadLetterCopy } from './dead-letter.copy';
 
 /**
- * One document of `collections.consumerDeadLetters` per `(consumer, eventId)` that failed
- * (or per message without an event id). `status: 'failing'` counts failures while the message is
- * still retried (such records expire with `expiresAt`, and are removed when the event then
- * succeeds); `status: 'dead'` records are kept until someone deletes them.
+ * One document of `collections.consumerDeadLetters` per `(consumer, eventId)` that failed (or
+ * per message without a usable event id). It has the shape of the relay's dead letters
+ * (`eventId`, `reason`, `attempts`, `lastError`, `errors: [{ at, attempt, error }]`,
+ * `deadLetteredAt`) plus what is needed to apply the message later: the consumer, where it was
+ * (`topic`, `partition`, `offset`), its key, headers and value (or a truncated copy of the value,
+ * with its size and SHA-256), and what happened to the copy sent to a dead-letter topic.
+ *
+ * `status: 'failing'` documents count the failures of an event still being retried; they expire
+ * with `expiresAt` and are removed when the event then succeeds. `status: 'dead'` documents are
+ * the dead letters, kept until someone removes them: list them with `{ status: 'dead' }`.
  */
-export interface ConsumerDeadLetterDocument {
+export interface ConsumerDeadLetterDocument extends DeadLetterCopy {
   consumer: string;
   eventId: string | null;
   status: 'failing' | 'dead';
-  reason: DeadLetterReason;
-  detail?: string;
+  /** Set once dead-lettered. */
+  reason?: DeadLetterReason;
+  attempts: number;
+  lastError: string;
+  /** The most recent failures (`consumer.errorHistoryLimit`), oldest first. */
+  errors: FailureEntry[];
+  deadLetteredAt?: Date;
   topic: string;
   partition: number;
   offset: string;
-  key: string | null;
-  headers: Array<{ key: string; value: string }>;
-  /** The raw message value as text. */
-  value: string | null;
-  failures: number;
-  errorHistory: FailureInfo[];
+  timestamp?: string;
+  /** The copy sent to the dead-letter topic, when one is configured. */
+  topicCopy?: { topic: string; published: boolean; error?: string };
   firstFailedAt: Date;
   lastFailedAt: Date;
-  deadLetteredAt?: Date;
+  /** Only on `failing` documents: when an abandoned failure count is removed (first failure + `processedRetentionSeconds`). */
   expiresAt?: Date;
 }
 
-export const CONSUMER_DEAD_LETTER_MODEL = 'OutboxConsumerDeadLetter';
-
-const schema = new Schema<ConsumerDeadLetterDocument>(
-  {
-    consumer: { type: String, required: true },
-    eventId: { type: String, default: null },
-    status: { type: String, required: true },
-    reason: { type: String, required: true },
-    detail: String,
-    topic: String,
-    partition: Number,
-    offset: String,
-    key: { type: String, default: null },
-    headers: [{ _id: false, key: String, value: String }],
-    value: { type: String, default: null },
-    failures: { type: Number, default: 0 },
-    errorHistory: [{ _id: false, at: Date, name: String, message: String }],
-    firstFailedAt: Date,
-    lastFailedAt: Date,
-    deadLetteredAt: Date,
-    expiresAt: Date,
-  },
-  { versionKey: false, autoIndex: false, autoCreate: false },
-);
-
-export function consumerDeadLetterModel(
-  connection: Connection,
-  collection: string,
-): Model<ConsumerDeadLetterDocument> {
-  const name = `${CONSUMER_DEAD_LETTER_MODEL}:${collection}`;
-  return (
-    (connection.models[name] as Model<ConsumerDeadLetterDocument> | undefined) ??
-    connection.model<ConsumerDeadLetterDocument>(name, schema, collection)
-  );
+export interface ConsumerFailureStoreOptions {
+  errorHistoryLimit: number;
+  /** Failing records not retried within this time expire (seconds). */
+  failingRetentionSeconds: number;
+  /** Largest value copy kept (`consumer.deadLetterMaxValueBytes`). */
+  maxValueBytes: number;
 }
 
 export async function ensureConsumerDeadLetterIndexes(
-  model: Model<ConsumerDeadLetterDocument>,
+  collection: mongo.Collection<ConsumerDeadLetterDocument>,
 ): Promise<void> {
-  await model.collection.createIndex(
+  await collection.createIndex(
     { consumer: 1, eventId: 1 },
     {
       unique: true,
@@ -82,84 +63,83 @@ export async function ensureConsumerDeadLetterIndexes(
       partialFilterExpression: { eventId: { $type: 'string' } },
     },
   );
-  await model.collection.createIndex(
+  await collection.createIndex(
     { consumer: 1, topic: 1, partition: 1, offset: 1 },
     { name: 'consumer_1_topic_1_partition_1_offset_1' },
   );
-  await model.collection.createIndex(
+  await collection.createIndex(
     { status: 1, deadLetteredAt: 1 },
     { name: 'status_1_deadLetteredAt_1' },
   );
-  await model.collection.createIndex(
-    { expiresAt: 1 },
-    { expireAfterSeconds: 0, name: 'expiresAt_ttl' },
-  );
+  await collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expiresAt_ttl' });
 }
-
-/**
- * Explicitly no session (Mongoose then ignores its AsyncLocalStorage): these writes must never
- * join the handler's transaction. Mongoose accepts `null`; its typings only say `ClientSession`.
- */
-const NO_SESSION = { session: null } as unknown as { session?: ClientSession };
 
 /** Keys of `(consumer, eventId)` this process saw fail: only those are cleared after a success. */
 const MAX_REMEMBERED_FAILURES = 10_000;
 
 /**
- * Failure counts and dead letters in one collection. Every call passes `session: null`: these
- * writes must survive the handler's aborted transaction.
+ * Failure counts and dead letters in one collection, written with the native driver and no
+ * session: these writes never join the handler's transaction and survive its abort.
  */
-export class MongooseConsumerFailureStore implements ConsumerFailureStore {
+export class MongoConsumerFailureStore implements ConsumerFailureStore {
   private readonly failedHere = new Set<string>();
 
   constructor(
-    private readonly model: Model<ConsumerDeadLetterDocument>,
-    private readonly errorHistoryLimit: number,
-    /** Failing records not retried within this time expire (seconds). */
-    private readonly failingRetentionSeconds: number,
+    private readonly collection: mongo.Collection<ConsumerDeadLetterDocument>,
+    private readonly options: ConsumerFailureStoreOptions,
   ) {}
 
   async recordFailure(
     consumer: string,
     eventId: string,
-    failure: FailureInfo,
+    failure: { at: Date; error: string },
     message: ConsumedMessage,
   ): Promise<number> {
-    const update = {
-      $inc: { failures: 1 },
-      $push: { errorHistory: { $each: [failure], $slice: -this.errorHistoryLimit } },
-      $set: {
-        ...messageFields(message),
-        lastFailedAt: failure.at,
-        expiresAt: new Date(failure.at.getTime() + this.failingRetentionSeconds * 1000),
-      },
-      $setOnInsert: { firstFailedAt: failure.at, status: 'failing', reason: 'handler-failed' },
-    };
-    const run = () =>
-      this.model
-        .findOneAndUpdate({ consumer, eventId }, update, {
-          upsert: true,
-          new: true,
-          ...NO_SESSION,
-          projection: { failures: 1 },
-        })
-        .lean();
+    const count = () =>
+      this.collection.findOneAndUpdate(
+        { consumer, eventId },
+        {
+          $inc: { attempts: 1 },
+          $set: { lastError: failure.error, lastFailedAt: failure.at },
+          // Only when created: a dead letter failing again (a redelivered copy) never expires.
+          $setOnInsert: {
+            ...this.messageFields(message),
+            status: 'failing',
+            errors: [],
+            firstFailedAt: failure.at,
+            expiresAt: new Date(failure.at.getTime() + this.options.failingRetentionSeconds * 1000),
+          },
+        },
+        { upsert: true, returnDocument: 'after', projection: { attempts: 1 } },
+      );
     let doc;
     try {
-      doc = await run();
+      doc = await count();
     } catch (error) {
       // Two deliveries raced to create the record: the second upsert now finds it.
       if (!isDuplicateKeyError(error)) throw error;
-      doc = await run();
+      doc = await count();
     }
+    const attempts = doc?.attempts ?? 1;
+    await this.collection.updateOne(
+      { consumer, eventId },
+      {
+        $push: {
+          errors: {
+            $each: [{ at: failure.at, attempt: attempts, error: failure.error }],
+            $slice: -this.options.errorHistoryLimit,
+          },
+        },
+      },
+    );
     this.remember(consumer, eventId);
-    return doc?.failures ?? 1;
+    return attempts;
   }
 
   async clearFailures(consumer: string, eventId: string): Promise<void> {
     const key = `${consumer}\u0000${eventId}`;
     if (!this.failedHere.has(key)) return;
-    await this.model.deleteOne({ consumer, eventId, status: 'failing' }, NO_SESSION);
+    await this.collection.deleteOne({ consumer, eventId, status: 'failing' });
     this.failedHere.delete(key);
   }
 
@@ -175,32 +155,48 @@ export class MongooseConsumerFailureStore implements ConsumerFailureStore {
             partition: message.partition,
             offset: message.offset,
           };
-    const now = new Date();
-    const update: Record<string, unknown> = {
+    const firstEntry: FailureEntry = {
+      at: letter.at,
+      attempt: letter.attempts,
+      error: letter.lastError,
+    };
+    const update = {
       $set: {
-        ...messageFields(message),
         // Explicit, not only from the upsert filter (some servers do not copy a null from it).
         eventId,
-        status: 'dead',
+        status: 'dead' as const,
         reason: letter.reason,
-        detail: letter.detail,
-        deadLetteredAt: now,
-        lastFailedAt: letter.error.at,
+        attempts: letter.attempts,
+        lastError: letter.lastError,
+        lastFailedAt: letter.at,
+        deadLetteredAt: letter.at,
+        ...(letter.topicCopy ? { topicCopy: letter.topicCopy } : {}),
       },
-      $unset: { expiresAt: '' },
-      $setOnInsert: { firstFailedAt: letter.error.at, failures: 0 },
+      $unset: { expiresAt: '' as const },
+      // A failing record already holds the message and its errors; a new one gets them here.
+      $setOnInsert: {
+        ...this.messageFields(message),
+        errors: [firstEntry],
+        firstFailedAt: letter.at,
+      },
     };
-    // A handler failure is already in the history (recordFailure); other reasons add theirs.
-    if (letter.reason !== 'handler-failed') {
-      update.$push = { errorHistory: { $each: [letter.error], $slice: -this.errorHistoryLimit } };
-    }
-    const run = () => this.model.updateOne(filter, update, { upsert: true, ...NO_SESSION });
+    const run = () => this.collection.updateOne(filter, update, { upsert: true });
     try {
       await run();
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
       await run();
     }
+  }
+
+  private messageFields(message: ConsumedMessage) {
+    return {
+      topic: message.topic,
+      partition: message.partition,
+      offset: message.offset,
+      ...(message.timestamp !== undefined ? { timestamp: message.timestamp } : {}),
+      ...deadLetterCopy(message, this.options.maxValueBytes),
+    };
   }
 
   private remember(consumer: string, eventId: string): void {
@@ -210,15 +206,4 @@ export class MongooseConsumerFailureStore implements ConsumerFailureStore {
     }
     this.failedHere.add(`${consumer}\u0000${eventId}`);
   }
-}
-
-function messageFields(message: ConsumedMessage) {
-  return {
-    topic: message.topic,
-    partition: message.partition,
-    offset: message.offset,
-    key: message.key,
-    headers: Object.keys(message.headers).map((key) => ({ key, value: message.headers[key] })),
-    value: rawValueText(message.value),
-  };
 }

@@ -4,10 +4,13 @@ import { consumerNameProblem, defaultConsumerName } from './consumer-name';
 import { mergeWithDefaults, resolveHandlerOptions } from './idempotent-handler.options';
 
 describe('consumer options', () => {
-  it('has defaults: 7 days retention, 5 failures, the ce_id header, no dead-letter topic', () => {
+  it('has defaults: 7 days retention, 5 failures, 20 s timeout, the ce_id header, no dead-letter topic', () => {
     expect(resolveConsumerOptions(undefined)).toEqual({
       processedRetentionSeconds: 7 * 24 * 3600,
       maxFailures: 5,
+      retryBackoff: { initialMs: 200, maxMs: 5000 },
+      handlerTimeoutMs: 20_000,
+      deadLetterMaxValueBytes: 512 * 1024,
       eventIdHeader: 'ce_id',
       errorHistoryLimit: 10,
     });
@@ -23,10 +26,16 @@ describe('consumer options', () => {
         eventIdHeader: 'x-event-id',
         eventIdFallback,
         errorHistoryLimit: 3,
+        retryBackoff: { initialMs: 10 },
+        handlerTimeoutMs: 1000,
+        deadLetterMaxValueBytes: 4096,
       }),
     ).toEqual({
       processedRetentionSeconds: 3600,
       maxFailures: 1,
+      retryBackoff: { initialMs: 10, maxMs: 5000 },
+      handlerTimeoutMs: 1000,
+      deadLetterMaxValueBytes: 4096,
       deadLetterTopic: 'orders.dlq',
       eventIdHeader: 'x-event-id',
       eventIdFallback,
@@ -44,6 +53,13 @@ describe('consumer options', () => {
     [{ eventIdHeader: ' ' }, 'consumer.eventIdHeader'],
     [{ eventIdFallback: 'ce_id' }, 'consumer.eventIdFallback'],
     [{ errorHistoryLimit: 0 }, 'consumer.errorHistoryLimit'],
+    [{ errorHistoryLimit: 1000 }, 'consumer.errorHistoryLimit'],
+    [{ handlerTimeoutMs: 50 }, 'consumer.handlerTimeoutMs'],
+    [{ handlerTimeoutMs: 3_600_000 }, 'consumer.handlerTimeoutMs'],
+    [{ deadLetterMaxValueBytes: 16 * 1024 * 1024 }, 'consumer.deadLetterMaxValueBytes'],
+    [{ retryBackoff: 5 }, 'consumer.retryBackoff'],
+    [{ retryBackoff: { initial: 5 } }, 'consumer.retryBackoff.initial'],
+    [{ retryBackoff: { initialMs: 500, maxMs: 100 } }, 'consumer.retryBackoff.maxMs'],
     [{ maxFailure: 3 }, 'consumer.maxFailure'],
   ])('fails bootstrap on %j, naming %s', (raw, option) => {
     let error: unknown;
@@ -71,19 +87,28 @@ describe('consumer options', () => {
     const defaults = resolveConsumerOptions({ deadLetterTopic: 'all.dlq', maxFailures: 4 });
     const plain = resolveHandlerOptions('C', 'm', undefined);
     expect(mergeWithDefaults(plain, defaults)).toEqual({
+      handler: 'C.m',
       consumer: 'C.m',
       maxFailures: 4,
+      retryBackoff: { initialMs: 200, maxMs: 5000 },
+      handlerTimeoutMs: 20_000,
       eventIdHeader: 'ce_id',
       eventIdFallback: undefined,
-      validate: undefined,
       deadLetterTopic: 'all.dlq',
     });
+    expect(plain.consumerNamed).toBe(false);
     const own = resolveHandlerOptions('C', 'm', {
       consumer: 'mine',
       maxFailures: 2,
+      handlerTimeoutMs: 500,
       deadLetterTopic: false,
     });
-    expect(mergeWithDefaults(own, defaults)).toMatchObject({ consumer: 'mine', maxFailures: 2 });
+    expect(own.consumerNamed).toBe(true);
+    expect(mergeWithDefaults(own, defaults)).toMatchObject({
+      consumer: 'mine',
+      maxFailures: 2,
+      handlerTimeoutMs: 500,
+    });
     expect(mergeWithDefaults(own, defaults).deadLetterTopic).toBeUndefined();
   });
 });

@@ -1,16 +1,28 @@
 import type { ConsumedMessage } from './consumed-message';
 import { extractEventId } from './event-id.extractor';
 
-const message = (headers: Record<string, string>): ConsumedMessage => ({
+const message = (
+  headers: Record<string, string>,
+  decodedHeaders: string[] = [],
+): ConsumedMessage => ({
   topic: 't',
   partition: 0,
   offset: '7',
   key: 'k',
   headers,
+  decodedHeaders,
   value: '{}',
+  rawValue: false,
 });
 
 describe('event id extraction', () => {
+  // Defect 4: every such id used to become "[object Object]" (or an array's first element).
+  it("refuses an id header Nest's parser JSON-decoded, naming the fix", () => {
+    const result = extractEventId(message({}, ['ce_id']), 'ce_id', () => 'fallback', {});
+    expect(result).toMatchObject({ ok: false, reason: 'invalid-event-id' });
+    expect((result as { detail: string }).detail).toMatch(/OutboxKafkaServer/);
+  });
+
   it('reads the configured header (the relay writes ce_id)', () => {
     expect(extractEventId(message({ ce_id: 'e-1' }), 'ce_id', undefined, {})).toEqual({
       ok: true,

@@ -14,6 +14,9 @@ export type EventIdResult =
  * The event id of a message: the `header` (the relay writes `ce_id`), else `fallback`
  * (called with the decoded payload, or `undefined` when the value did not decode).
  * An id must be a non-empty string of at most 256 characters without control characters.
+ * The header is read as the text that was sent: when Nest's parser JSON-decoded it (plain
+ * `Transport.KAFKA`, a value starting with `{` or `[`), the id is refused rather than guessed,
+ * since every such message would otherwise share one id and all but the first be skipped.
  */
 export function extractEventId(
   message: ConsumedMessage,
@@ -21,6 +24,16 @@ export function extractEventId(
   fallback: EventIdFallback | undefined,
   payload: unknown,
 ): EventIdResult {
+  if (message.decodedHeaders.includes(header)) {
+    return {
+      ok: false,
+      reason: 'invalid-event-id',
+      detail:
+        `header "${header}" starts with "{" or "[", and Nest's Kafka parser replaced its text by ` +
+        'parsed JSON, so the id that was sent is unknown. Consume with OutboxKafkaServer (it ' +
+        'keeps the bytes received), or send ids that do not start with "{" or "["',
+    };
+  }
   const fromHeader = message.headers[header];
   if (fromHeader !== undefined) return checkEventId(fromHeader, 'header', `header "${header}"`);
   if (!fallback) {

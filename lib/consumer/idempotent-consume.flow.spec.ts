@@ -1,14 +1,19 @@
-import { of, throwError } from 'rxjs';
+import type { ClientSession } from 'mongoose';
+import { of } from 'rxjs';
 import type { ConsumedMessage } from './consumed-message';
-import { ConsumerRetryError } from './errors/consumer-retry.error';
+import type { ConsumerFailureStore, DeadLetter, DeadLetterPublisher } from './consume.ports';
+import { OutboxConsumerMetrics } from './consumer.metrics';
+import { ConsumerSink } from './consumer-sink';
+import { HandlerTimeoutError } from './errors/handler-timeout.error';
+import { UnrecoverableEventError } from './errors/unrecoverable-event.error';
+import { currentHandlerScope } from './handler-scope';
 import {
   consumeIdempotently,
-  isDuplicateKeyError,
+  consumeRejected,
+  RedeliveryRequired,
   type ConsumeDeps,
   type ConsumeSettings,
-  type ConsumerFailureStore,
-  type DeadLetter,
-  type FailureInfo,
+  type Delivery,
 } from './idempotent-consume.flow';
 
 /**
@@ -19,11 +24,10 @@ class FakeDb {
   processed = new Set<string>();
   applied: string[] = [];
   private staged?: Array<() => void>;
-  transactions = 0;
+  readonly session = { id: 'session' } as unknown as ClientSession;
 
   runner = {
     run: async <T>(fn: () => Promise<T>): Promise<T> => {
-      this.transactions++;
       const staged: Array<() => void> = [];
       this.staged = staged;
       try {
@@ -34,6 +38,7 @@ class FakeDb {
         this.staged = undefined;
       }
     },
+    currentSession: () => (this.staged ? this.session : undefined),
   };
 
   processedStore = {
@@ -54,37 +59,46 @@ class FakeDb {
 }
 
 class FakeFailureStore implements ConsumerFailureStore {
-  failures = new Map<string, FailureInfo[]>();
+  failures = new Map<string, string[]>();
   deadLetters: DeadLetter[] = [];
   cleared: string[] = [];
-  failNextWrite = false;
+  /** Writes refused until this many were attempted. */
+  refuse = 0;
 
-  async recordFailure(consumer: string, eventId: string, failure: FailureInfo): Promise<number> {
-    this.maybeFail();
+  async recordFailure(
+    consumer: string,
+    eventId: string,
+    failure: { error: string },
+  ): Promise<number> {
+    this.maybeRefuse();
     const key = `${consumer}|${eventId}`;
-    const list = [...(this.failures.get(key) ?? []), failure];
+    const list = [...(this.failures.get(key) ?? []), failure.error];
     this.failures.set(key, list);
     return list.length;
   }
   async clearFailures(consumer: string, eventId: string): Promise<void> {
-    const key = `${consumer}|${eventId}`;
-    if (this.failures.delete(key)) this.cleared.push(key);
+    if (this.failures.delete(`${consumer}|${eventId}`)) this.cleared.push(`${consumer}|${eventId}`);
   }
   async deadLetter(letter: DeadLetter): Promise<void> {
-    this.maybeFail();
-    this.deadLetters.push(letter);
+    this.maybeRefuse();
+    this.deadLetters.push(
+      structuredClone({ ...letter, message: undefined }) as unknown as DeadLetter,
+    );
   }
-  private maybeFail() {
-    if (this.failNextWrite) {
-      this.failNextWrite = false;
+  private maybeRefuse() {
+    if (this.refuse > 0) {
+      this.refuse--;
       throw new Error('mongo down');
     }
   }
 }
 
 const settings = (over: Partial<ConsumeSettings> = {}): ConsumeSettings => ({
-  consumer: 'Billing.onOrder',
+  handler: 'Billing.onOrder',
+  consumer: 'billing',
   maxFailures: 3,
+  retryBackoff: { initialMs: 10, maxMs: 15 },
+  handlerTimeoutMs: 1000,
   eventIdHeader: 'ce_id',
   ...over,
 });
@@ -96,22 +110,40 @@ const message = (value: unknown, headers: Record<string, string> = {}): Consumed
   offset: String(offset++),
   key: 'o-1',
   headers,
+  decodedHeaders: [],
   value,
+  rawValue: false,
 });
 const event = (id: string, payload: object = { orderId: 'o-1' }) =>
   message(JSON.stringify(payload), { ce_id: id });
 
 describe('idempotent consume flow', () => {
   let db: FakeDb;
-  let failures: FakeFailureStore;
-  let logger: { debug: jest.Mock; warn: jest.Mock; error: jest.Mock };
+  let store: FakeFailureStore;
+  let logger: { debug: jest.Mock; log: jest.Mock; warn: jest.Mock; error: jest.Mock };
+  let metrics: OutboxConsumerMetrics;
+  let delays: number[];
   let deps: ConsumeDeps;
+  let heartbeat: jest.Mock;
+  const deliver = (m: ConsumedMessage): Delivery => ({ message: m, heartbeat });
 
   beforeEach(() => {
     db = new FakeDb();
-    failures = new FakeFailureStore();
-    logger = { debug: jest.fn(), warn: jest.fn(), error: jest.fn() };
-    deps = { runner: db.runner, processed: db.processedStore, failures, logger };
+    store = new FakeFailureStore();
+    logger = { debug: jest.fn(), log: jest.fn(), warn: jest.fn(), error: jest.fn() };
+    metrics = new OutboxConsumerMetrics();
+    delays = [];
+    heartbeat = jest.fn(async () => undefined);
+    deps = {
+      runner: db.runner,
+      processed: db.processedStore,
+      sink: new ConsumerSink(store, logger),
+      metrics,
+      logger,
+      sleep: async (ms) => {
+        delays.push(ms);
+      },
+    };
   });
 
   const applyOrder = (payload: unknown) => {
@@ -119,221 +151,318 @@ describe('idempotent consume flow', () => {
     return 'handler result';
   };
 
-  it('applies an event once, in the transaction of its processed record', async () => {
-    const outcome = await consumeIdempotently(event('e-1'), settings(), applyOrder, deps);
-    expect(outcome).toEqual({ kind: 'applied', result: 'handler result' });
-    expect(db.applied).toEqual(['applied o-1']);
-    expect(db.processed).toEqual(new Set(['Billing.onOrder|e-1']));
-  });
-
-  it('skips redeliveries of an applied event without throwing (documented: undefined result)', async () => {
+  it('applies an event once; a redelivery is skipped without calling the handler', async () => {
     const handler = jest.fn(applyOrder);
-    await consumeIdempotently(event('e-1'), settings(), handler, deps);
-    const second = await consumeIdempotently(event('e-1'), settings(), handler, deps);
-    const third = await consumeIdempotently(event('e-1'), settings(), handler, deps);
-    expect(second).toEqual({ kind: 'duplicate', eventId: 'e-1' });
-    expect(third).toEqual({ kind: 'duplicate', eventId: 'e-1' });
+    await expect(
+      consumeIdempotently(deliver(event('e-1')), settings(), handler, deps),
+    ).resolves.toEqual({
+      kind: 'applied',
+      result: 'handler result',
+    });
+    await expect(
+      consumeIdempotently(deliver(event('e-1')), settings(), handler, deps),
+    ).resolves.toEqual({
+      kind: 'duplicate',
+      eventId: 'e-1',
+    });
     expect(handler).toHaveBeenCalledTimes(1);
     expect(db.applied).toEqual(['applied o-1']);
-    expect(logger.debug).toHaveBeenCalledWith(expect.stringContaining('already applied'));
+    expect(metrics.snapshot()).toMatchObject({ applied: 1, duplicates: 1, failures: 0 });
   });
 
-  it('dedupes per consumer: another consumer applies the same event once too', async () => {
-    await consumeIdempotently(event('e-1'), settings(), applyOrder, deps);
-    const other = await consumeIdempotently(
-      event('e-1'),
-      settings({ consumer: 'Shipping.onOrder' }),
-      applyOrder,
-      deps,
-    );
-    expect(other.kind).toBe('applied');
-    expect(db.applied).toEqual(['applied o-1', 'applied o-1']);
-    await consumeIdempotently(
-      event('e-1'),
-      settings({ consumer: 'Shipping.onOrder' }),
-      applyOrder,
-      deps,
-    );
-    expect(db.applied).toHaveLength(2);
-  });
-
-  it('a failing handler leaves no processed record, counts the failure and asks for redelivery', async () => {
-    let calls = 0;
-    const flaky = (payload: unknown) => {
-      calls++;
-      db.write('partial write');
-      if (calls === 1) throw new TypeError('downstream not ready');
-      return applyOrder(payload);
-    };
-    const first = consumeIdempotently(event('e-1'), settings(), flaky, deps);
-    await expect(first).rejects.toBeInstanceOf(ConsumerRetryError);
-    await expect(first).rejects.toMatchObject({
-      context: { consumer: 'Billing.onOrder', eventId: 'e-1', failures: 1, maxFailures: 3 },
-      cause: expect.any(TypeError),
-    });
-    expect(db.processed.size).toBe(0);
-    expect(db.applied).toEqual([]);
-    expect(failures.failures.get('Billing.onOrder|e-1')).toHaveLength(1);
-
-    const retry = await consumeIdempotently(event('e-1'), settings(), flaky, deps);
-    expect(retry.kind).toBe('applied');
-    expect(db.applied).toEqual(['partial write', 'applied o-1']);
-    expect(db.processed.size).toBe(1);
-    expect(failures.cleared).toEqual(['Billing.onOrder|e-1']);
-  });
-
-  it('dead-letters an event after maxFailures and acknowledges it', async () => {
-    const broken = () => {
-      throw new Error('always broken');
-    };
-    for (let i = 1; i < 3; i++) {
-      await expect(
-        consumeIdempotently(event('e-2'), settings(), broken, deps),
-      ).rejects.toBeInstanceOf(ConsumerRetryError);
-    }
-    const last = await consumeIdempotently(event('e-2'), settings(), broken, deps);
-    expect(last).toEqual({ kind: 'dead-lettered', eventId: 'e-2', reason: 'handler-failed' });
-    expect(failures.deadLetters).toHaveLength(1);
-    expect(failures.deadLetters[0]).toMatchObject({
-      consumer: 'Billing.onOrder',
-      eventId: 'e-2',
-      reason: 'handler-failed',
-      value: '{"orderId":"o-1"}',
-      error: { name: 'Error', message: 'always broken' },
-    });
-    expect(db.processed.size).toBe(0);
-    expect(logger.error).toHaveBeenCalledWith(expect.stringContaining('dead-lettered Order[1]@'));
-  });
-
-  it('also publishes dead letters to the dead-letter topic when one is set', async () => {
-    const publish = jest.fn(async () => undefined);
-    deps.deadLetterPublisher = { publish };
+  it('hands over a null-prototype payload and settles an observable result', async () => {
+    let seen: unknown;
     const outcome = await consumeIdempotently(
-      message('{bad', { ce_id: 'e-3' }),
-      settings({ deadLetterTopic: 'orders.dlq' }),
-      applyOrder,
-      deps,
-    );
-    expect(outcome.kind).toBe('dead-lettered');
-    expect(publish).toHaveBeenCalledWith(
-      'orders.dlq',
-      expect.objectContaining({ reason: 'invalid-json' }),
-    );
-  });
-
-  it('asks for redelivery when the dead letter cannot be written', async () => {
-    failures.failNextWrite = true;
-    await expect(
-      consumeIdempotently(message('{bad', { ce_id: 'e-4' }), settings(), applyOrder, deps),
-    ).rejects.toBeInstanceOf(ConsumerRetryError);
-    const publish = jest.fn(async () => {
-      throw new Error('broker down');
-    });
-    deps.deadLetterPublisher = { publish };
-    await expect(
-      consumeIdempotently(
-        message('{bad', { ce_id: 'e-4' }),
-        settings({ deadLetterTopic: 'dlq' }),
-        applyOrder,
-        deps,
-      ),
-    ).rejects.toBeInstanceOf(ConsumerRetryError);
-  });
-
-  it('asks for redelivery when the failure cannot be recorded', async () => {
-    failures.failNextWrite = true;
-    const broken = () => {
-      throw new Error('nope');
-    };
-    await expect(consumeIdempotently(event('e-5'), settings(), broken, deps)).rejects.toMatchObject(
-      {
-        name: 'ConsumerRetryError',
-        cause: expect.objectContaining({ message: 'nope' }),
+      deliver(event('e-2', { constructor: 'x' })),
+      settings(),
+      (payload) => {
+        seen = payload;
+        return of(1, 2, 3);
       },
+      deps,
     );
+    expect(outcome).toEqual({ kind: 'applied', result: 3 });
+    expect(Object.getPrototypeOf(seen)).toBeNull();
   });
 
-  it.each([
-    ['no event id', message('{"orderId":"o-1"}'), 'missing-event-id', null],
-    ['an unusable event id', message('{}', { ce_id: '' }), 'invalid-event-id', null],
-    ['invalid JSON', message('{"orderId":', { ce_id: 'e-6' }), 'invalid-json', 'e-6'],
-    ['an empty value', message(null, { ce_id: 'e-7' }), 'empty-value', 'e-7'],
-    [
-      'a __proto__ key',
-      message('{"__proto__":{"polluted":true}}', { ce_id: 'e-8' }),
-      'forbidden-key',
-      'e-8',
-    ],
-    [
-      'a constructor key Nest already parsed',
-      message(JSON.parse('{"constructor":{"prototype":{"polluted":true}}}'), { ce_id: 'e-9' }),
-      'forbidden-key',
-      'e-9',
-    ],
-  ])(
-    'dead-letters a message with %s, acks it and never runs the handler',
-    async (_n, msg, reason, id) => {
-      const handler = jest.fn();
-      const outcome = await consumeIdempotently(msg, settings(), handler, deps);
-      expect(outcome).toEqual({ kind: 'dead-lettered', eventId: id, reason });
-      expect(handler).not.toHaveBeenCalled();
-      expect(db.transactions).toBe(0);
-      expect(failures.deadLetters).toEqual([expect.objectContaining({ reason, eventId: id })]);
-      expect(logger.warn).toHaveBeenCalledTimes(1);
-      expect(logger.warn.mock.calls[0][0]).toMatch(
-        new RegExp(`Billing.onOrder: dead-lettered Order\\[1\\]@\\d+.*${reason}`),
-      );
-      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    },
-  );
-
-  it('uses the event id fallback when the header is missing', async () => {
+  it('retries a failing handler in the same delivery, with backoff and heartbeats; failed attempts leave nothing', async () => {
+    let calls = 0;
     const outcome = await consumeIdempotently(
-      message('{"orderId":"o-1","id":"p-1"}'),
-      settings({ eventIdFallback: (_m, p) => (p as { id: string }).id }),
-      applyOrder,
+      deliver(event('e-3')),
+      settings(),
+      (payload) => {
+        calls++;
+        applyOrder(payload);
+        if (calls < 3) throw new Error(`attempt ${calls} fails`);
+      },
       deps,
     );
     expect(outcome.kind).toBe('applied');
-    expect(db.processed).toEqual(new Set(['Billing.onOrder|p-1']));
+    expect(calls).toBe(3);
+    expect(db.applied).toEqual(['applied o-1']);
+    expect(delays).toEqual([10, 15]);
+    expect(heartbeat).toHaveBeenCalledTimes(4);
+    expect(store.cleared).toEqual(['billing|e-3']);
+    expect(metrics.snapshot()).toMatchObject({ applied: 1, failures: 2 });
   });
 
-  it('dead-letters payloads the validate hook rejects', async () => {
+  it('dead-letters after maxFailures, within one delivery, and acknowledges', async () => {
     const outcome = await consumeIdempotently(
-      event('e-10', { orderId: 42 }),
-      settings({
-        validate: (p) =>
-          typeof (p as { orderId: unknown }).orderId === 'string' || 'orderId must be a string',
-      }),
-      applyOrder,
+      deliver(event('e-4')),
+      settings(),
+      () => {
+        throw new Error('cannot apply');
+      },
       deps,
     );
-    expect(outcome).toEqual({ kind: 'dead-lettered', eventId: 'e-10', reason: 'invalid-payload' });
-    expect(failures.deadLetters[0].detail).toBe('orderId must be a string');
+    expect(outcome).toEqual({ kind: 'dead-lettered', eventId: 'e-4', reason: 'max-failures' });
+    expect(store.failures.get('billing|e-4')).toEqual(Array(3).fill('Error: cannot apply'));
+    expect(store.deadLetters).toMatchObject([
+      { eventId: 'e-4', reason: 'max-failures', attempts: 3, lastError: 'Error: cannot apply' },
+    ]);
+    expect(db.processed.size).toBe(0);
+    expect(metrics.snapshot()).toMatchObject({ failures: 3, deadLettered: 1 });
   });
 
-  it('awaits observables returned by the handler inside the transaction', async () => {
-    const ok = await consumeIdempotently(event('e-11'), settings(), () => of(1, 2, 3), deps);
-    expect(ok).toEqual({ kind: 'applied', result: 3 });
+  it('an UnrecoverableEventError dead-letters at once', async () => {
+    const handler = jest.fn(() => {
+      throw new UnrecoverableEventError('order is gone');
+    });
     await expect(
-      consumeIdempotently(event('e-12'), settings(), () => throwError(() => new Error('x')), deps),
-    ).rejects.toBeInstanceOf(ConsumerRetryError);
-    expect(db.processed.has('Billing.onOrder|e-12')).toBe(false);
+      consumeIdempotently(deliver(event('e-5')), settings(), handler, deps),
+    ).resolves.toEqual({
+      kind: 'dead-lettered',
+      eventId: 'e-5',
+      reason: 'unrecoverable',
+    });
+    expect(handler).toHaveBeenCalledTimes(1);
+    expect(store.deadLetters[0]).toMatchObject({
+      attempts: 1,
+      lastError: 'UnrecoverableEventError: order is gone',
+    });
   });
 
-  it('treats a duplicate key from the handler own writes as a failure, not as "already applied"', async () => {
-    const handler = () => {
-      throw Object.assign(new Error('E11000 on orders'), { code: 11000 });
+  // Defect 5: a handler that never returned held its partition forever.
+  it('times out a handler that never returns: aborted, counted, retried; its signal tells it', async () => {
+    const signals: AbortSignal[] = [];
+    let calls = 0;
+    const outcome = await consumeIdempotently(
+      deliver(event('e-6')),
+      settings({ handlerTimeoutMs: 50 }),
+      () => {
+        calls++;
+        signals.push(currentHandlerScope().signal);
+        if (calls === 1) return new Promise(() => undefined); // never settles
+        return 'second attempt';
+      },
+      deps,
+    );
+    expect(outcome).toEqual({ kind: 'applied', result: 'second attempt' });
+    expect(signals[0].aborted).toBe(true);
+    expect(signals[0].reason).toBeInstanceOf(HandlerTimeoutError);
+    expect(signals[1].aborted).toBe(false);
+    expect(store.failures.size).toBe(0); // cleared after the success
+    expect(metrics.snapshot()).toMatchObject({ failures: 1, timeouts: 1, applied: 1 });
+    expect(metrics.snapshot().handlerDuration.maxMs).toBeGreaterThanOrEqual(45);
+  });
+
+  it('gives the handler its scope: consumer, event id, attempt, session', async () => {
+    const scopes: Array<Record<string, unknown>> = [];
+    await consumeIdempotently(
+      deliver(event('e-7')),
+      settings(),
+      () => {
+        const { consumer, eventId, attempt, session } = currentHandlerScope();
+        scopes.push({ consumer, eventId, attempt, session });
+        if (scopes.length === 1) throw new Error('again');
+      },
+      deps,
+    );
+    expect(scopes).toEqual([
+      { consumer: 'billing', eventId: 'e-7', attempt: 1, session: db.session },
+      { consumer: 'billing', eventId: 'e-7', attempt: 2, session: db.session },
+    ]);
+  });
+
+  it.each([
+    ['no event id', message('{"orderId":"o"}'), null, 'missing-event-id'],
+    ['bad JSON', message('{oops', { ce_id: 'b-2' }), 'b-2', 'invalid-json'],
+    [
+      'a "__proto__" key',
+      message('{"__proto__":{"x":1}}', { ce_id: 'b-3' }),
+      'b-3',
+      'forbidden-key',
+    ],
+    ['a scalar payload', message('42', { ce_id: 'b-4' }), 'b-4', 'invalid-payload'],
+  ])('dead-letters %s without calling the handler', async (_what, m, eventId, reason) => {
+    const handler = jest.fn();
+    await expect(consumeIdempotently(deliver(m), settings(), handler, deps)).resolves.toEqual({
+      kind: 'dead-lettered',
+      eventId,
+      reason,
+    });
+    expect(handler).not.toHaveBeenCalled();
+    expect(store.deadLetters[0]).toMatchObject({ eventId, reason, attempts: 0 });
+  });
+
+  it('a rebalance between attempts ends the delivery unacknowledged, without a pause', async () => {
+    heartbeat.mockRejectedValueOnce(new Error('REBALANCE_IN_PROGRESS'));
+    const error = await consumeIdempotently(
+      deliver(event('e-8')),
+      settings(),
+      () => {
+        throw new Error('fails');
+      },
+      deps,
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedeliveryRequired);
+    expect((error as RedeliveryRequired).pauseMs).toBeUndefined();
+    expect(store.failures.get('billing|e-8')).toHaveLength(1);
+  });
+
+  // Defect 1: a store that refused writes made every delivery throw, forever, with no pause.
+  it('a failure store that refuses writes pauses the partition with growing backoff, logged once per state change', async () => {
+    store.refuse = 2;
+    const failing = () => {
+      throw new Error('fails');
     };
+    const first = await consumeIdempotently(deliver(event('e-9')), settings(), failing, deps).catch(
+      (e) => e,
+    );
+    const second = await consumeIdempotently(
+      deliver(event('e-9')),
+      settings(),
+      failing,
+      deps,
+    ).catch((e) => e);
+    expect(first).toBeInstanceOf(RedeliveryRequired);
+    expect([first.pauseMs, second.pauseMs]).toEqual([1000, 2000]);
+    expect(logger.error).toHaveBeenCalledTimes(1);
+    expect(logger.error.mock.calls[0][0]).toMatch(/refuses the consumers' writes/);
+    // The store is back: the event runs to its end, and the recovery is logged once.
     await expect(
-      consumeIdempotently(event('e-13'), settings(), handler, deps),
-    ).rejects.toBeInstanceOf(ConsumerRetryError);
+      consumeIdempotently(deliver(event('e-9')), settings(), failing, deps),
+    ).resolves.toMatchObject({
+      kind: 'dead-lettered',
+    });
+    expect(logger.log).toHaveBeenCalledTimes(1);
+    expect(logger.log.mock.calls[0][0]).toMatch(/accepts the consumers' writes again/);
   });
 
-  it('recognizes duplicate-key errors', () => {
-    expect(isDuplicateKeyError({ code: 11000 })).toBe(true);
-    expect(isDuplicateKeyError({ writeErrors: [{ code: 11000 }] })).toBe(true);
-    expect(isDuplicateKeyError(new Error('x'))).toBe(false);
-    expect(isDuplicateKeyError(null)).toBe(false);
+  it('a MongoDB outage during the attempt is not counted: the partition is paused, the message comes back', async () => {
+    const outage = Object.assign(new Error('connection 3 to 127.0.0.1:27017 closed'), {
+      name: 'MongoNetworkError',
+    });
+    const transient = Object.assign(new Error('no primary'), {
+      errorLabels: ['TransientTransactionError'],
+    });
+    const failing = jest
+      .fn()
+      .mockRejectedValueOnce(outage)
+      .mockRejectedValueOnce(transient)
+      .mockResolvedValue('ok');
+    const m = event('e-11');
+    const first = await consumeIdempotently(deliver(m), settings(), failing, deps).catch((e) => e);
+    const second = await consumeIdempotently(deliver(m), settings(), failing, deps).catch((e) => e);
+    expect([first.pauseMs, second.pauseMs]).toEqual([1000, 2000]);
+    await expect(consumeIdempotently(deliver(m), settings(), failing, deps)).resolves.toMatchObject(
+      { kind: 'applied' },
+    );
+    expect(store.failures.size).toBe(0);
+    expect(metrics.snapshot()).toMatchObject({ failures: 0, applied: 1 });
+    expect(logger.error).toHaveBeenCalledTimes(1);
+    expect(logger.log).toHaveBeenCalledTimes(1);
+    expect(logger.log.mock.calls[0][0]).toMatch(/accepts the consumers' writes again/);
+  });
+
+  it('a dead letter that could not be stored is written first when its message comes back', async () => {
+    const m = event('e-10');
+    const handler = jest.fn(() => {
+      throw new UnrecoverableEventError('no');
+    });
+    store.refuse = 0;
+    const original = store.deadLetter.bind(store);
+    store.deadLetter = jest
+      .fn()
+      .mockRejectedValueOnce(new Error('mongo down'))
+      .mockImplementation(original);
+    await expect(consumeIdempotently(deliver(m), settings(), handler, deps)).rejects.toBeInstanceOf(
+      RedeliveryRequired,
+    );
+    await expect(consumeIdempotently(deliver(m), settings(), handler, deps)).resolves.toMatchObject(
+      {
+        kind: 'dead-lettered',
+        reason: 'unrecoverable',
+      },
+    );
+    expect(handler).toHaveBeenCalledTimes(1);
+  });
+
+  // Defect 1: an unreachable dead-letter topic made every delivery throw, forever.
+  it('an unreachable dead-letter topic: stored as unpublished, not retried for a while, logged once', async () => {
+    const publisher: DeadLetterPublisher = {
+      publish: jest.fn(async () => Promise.reject(new Error('UNKNOWN_TOPIC_OR_PARTITION'))),
+    };
+    deps.publisher = publisher;
+    const dlq = settings({ deadLetterTopic: 'orders.dlq' });
+    await consumeIdempotently(deliver(message('{oops', { ce_id: 'd-1' })), dlq, jest.fn(), deps);
+    await consumeIdempotently(deliver(message('{oops', { ce_id: 'd-2' })), dlq, jest.fn(), deps);
+    expect(publisher.publish).toHaveBeenCalledTimes(1);
+    expect(store.deadLetters.map((d) => d.topicCopy)).toEqual([
+      { topic: 'orders.dlq', published: false, error: 'Error: UNKNOWN_TOPIC_OR_PARTITION' },
+      {
+        topic: 'orders.dlq',
+        published: false,
+        error: expect.stringMatching(/^not tried: unreachable since/),
+      },
+    ]);
+    expect(
+      logger.error.mock.calls.filter(([line]) =>
+        /dead-letter topic orders\.dlq cannot be reached/.test(line),
+      ),
+    ).toHaveLength(1);
+  });
+
+  describe('rejections before the handler ran (guards, pipes, interceptors)', () => {
+    // Defect 1: such a rejection used to be redelivered forever, never counted.
+    it('are counted; below maxFailures the message comes back after a paused backoff, then it is dead-lettered', async () => {
+      const m = event('r-1');
+      const rejection = new Error('rejected by a pipe');
+      const first = await consumeRejected(deliver(m), settings(), rejection, deps).catch((e) => e);
+      const second = await consumeRejected(deliver(m), settings(), rejection, deps).catch((e) => e);
+      expect([first.pauseMs, second.pauseMs]).toEqual([10, 15]);
+      await expect(consumeRejected(deliver(m), settings(), rejection, deps)).resolves.toEqual({
+        kind: 'dead-lettered',
+        eventId: 'r-1',
+        reason: 'max-failures',
+      });
+      expect(store.deadLetters[0]).toMatchObject({
+        attempts: 3,
+        lastError: 'Error: rejected by a pipe',
+      });
+      expect(metrics.snapshot()).toMatchObject({ failures: 3, deadLettered: 1 });
+    });
+
+    it('an UnrecoverableEventError from a pipe dead-letters at once', async () => {
+      await expect(
+        consumeRejected(
+          deliver(event('r-2')),
+          settings(),
+          new UnrecoverableEventError('bad'),
+          deps,
+        ),
+      ).resolves.toMatchObject({ kind: 'dead-lettered', reason: 'unrecoverable' });
+    });
+
+    it('a message that is bad anyway is dead-lettered for what is wrong with it', async () => {
+      await expect(
+        consumeRejected(
+          deliver(message('{oops', { ce_id: 'r-3' })),
+          settings(),
+          new Error('pipe'),
+          deps,
+        ),
+      ).resolves.toMatchObject({ kind: 'dead-lettered', reason: 'invalid-json' });
+    });
   });
 });

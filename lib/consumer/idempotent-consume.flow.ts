@@ -1,127 +1,230 @@
-import { isObservable, lastValueFrom } from 'rxjs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError } from '../common/errors/describe-error';
-import { rawValueText, type ConsumedMessage } from './consumed-message';
-import { ConsumerRetryError } from './errors/consumer-retry.error';
+import type { ConsumedMessage } from './consumed-message';
+import type {
+  ConsumeOutcome,
+  ConsumerTransactionRunner,
+  DeadLetter,
+  DeadLetterPublisher,
+  DeadLetterReason,
+  FlowLogger,
+  ProcessedEventStore,
+} from './consume.ports';
+import type { OutboxConsumerMetrics } from './consumer.metrics';
+import { backoffDelay, SinkUnavailableError, type ConsumerSink } from './consumer-sink';
+import { isDatabaseUnavailable } from './database-outage';
+import { isUnrecoverableEventError } from './errors/unrecoverable-event.error';
 import { extractEventId, type EventIdFallback } from './event-id.extractor';
-import { decodePayload, type BadPayloadReason } from './payload.decoder';
-import {
-  validatePayload,
-  type ClassValidation,
-  type PayloadValidateOption,
-} from './payload.validator';
+import { runAttempt } from './handler-attempt';
+import { decodePayload } from './payload.decoder';
+import { validatePayload, type ClassValidation, type PayloadChecks } from './payload.validator';
 
-/** Why a message was dead-lettered. */
-export type DeadLetterReason =
-  BadPayloadReason | 'missing-event-id' | 'invalid-event-id' | 'invalid-payload' | 'handler-failed';
-
-export interface FailureInfo {
-  at: Date;
-  name: string;
-  message: string;
-}
-
-export interface DeadLetter {
-  consumer: string;
-  /** Null when the message had no usable event id. */
-  eventId: string | null;
-  reason: DeadLetterReason;
-  detail: string;
-  message: ConsumedMessage;
-  /** The raw value as text (see `rawValueText`). */
-  value: string | null;
-  /** The failure that caused it (`handler-failed`: the last one; the store keeps the history). */
-  error: FailureInfo;
-}
-
-/** The `(consumer, eventId)` records. `insert` runs inside the handler's transaction. */
-export interface ProcessedEventStore {
-  /** Rejects with a duplicate-key error (code 11000) when the pair exists. */
-  insert(consumer: string, eventId: string): Promise<void>;
-}
-
-/** Failure counts and dead letters; every call runs outside the handler's transaction. */
-export interface ConsumerFailureStore {
-  /** Adds one failure and returns the number of failures of `(consumer, eventId)` so far. */
-  recordFailure(
-    consumer: string,
-    eventId: string,
-    failure: FailureInfo,
-    message: ConsumedMessage,
-  ): Promise<number>;
-  /** Forgets the failures of an event that then succeeded (best effort). */
-  clearFailures(consumer: string, eventId: string): Promise<void>;
-  /** Records a message the consumer gives up on. Idempotent for the same message. */
-  deadLetter(letter: DeadLetter): Promise<void>;
-}
-
-/** Sends dead letters to a Kafka topic too (optional). */
-export interface DeadLetterPublisher {
-  publish(topic: string, letter: DeadLetter): Promise<void>;
-}
-
-export interface ConsumerTransactionRunner {
-  run<T>(fn: () => Promise<T>): Promise<T>;
-}
-
-export interface FlowLogger {
-  debug(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
-}
-
-export interface ConsumeSettings {
+/** Everything one handler's consumption depends on (handler options over module defaults). */
+export interface ConsumeSettings extends PayloadChecks {
+  /** `ClassName.methodName`, for messages. */
+  handler: string;
   consumer: string;
   maxFailures: number;
+  retryBackoff: { initialMs: number; maxMs: number };
+  handlerTimeoutMs: number;
   eventIdHeader: string;
   eventIdFallback?: EventIdFallback;
-  validate?: PayloadValidateOption;
   deadLetterTopic?: string;
 }
 
 export interface ConsumeDeps {
   runner: ConsumerTransactionRunner;
   processed: ProcessedEventStore;
-  failures: ConsumerFailureStore;
-  /** Needed only when `settings.deadLetterTopic` is set. */
-  deadLetterPublisher?: DeadLetterPublisher;
+  sink: ConsumerSink;
+  metrics: OutboxConsumerMetrics;
   logger: FlowLogger;
+  /** Where a dead letter's topic copy goes (the transport's producer). */
+  publisher?: DeadLetterPublisher;
+  sleep?: (ms: number) => Promise<void>;
   classValidation?: () => ClassValidation;
 }
 
-export type ConsumeOutcome =
-  | { kind: 'applied'; result: unknown }
-  | { kind: 'duplicate'; eventId: string }
-  | { kind: 'dead-lettered'; eventId: string | null; reason: DeadLetterReason };
-
-/** Signals, from inside the transaction, that the processed record already exists. */
-class AlreadyProcessed extends Error {}
-
-/** MongoDB duplicate key (E11000), as the driver or Mongoose surfaces it. */
-export function isDuplicateKeyError(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const e = error as { code?: unknown; writeErrors?: Array<{ code?: unknown }> };
-  return e.code === 11000 || e.code === 11001 || e.writeErrors?.[0]?.code === 11000;
+/** One delivery of one message, as the transport hands it over. */
+export interface Delivery {
+  message: ConsumedMessage;
+  /** kafkajs' heartbeat: keeps the group membership between attempts; throws during a rebalance. */
+  heartbeat(): Promise<void>;
 }
 
 /**
- * What `@IdempotentHandler` does with one message (everything but Nest and Mongo, which come in
- * through `deps`):
- * 1. decode the value safely, read the event id, run `validate`; any problem: dead-letter, ack;
- * 2. in one transaction: insert `(consumer, eventId)`, then run the handler. The insert failing on
- *    the unique index means "already applied": the transaction is aborted and the message acked
- *    (`duplicate`); the handler's own writes join the same transaction;
- * 3. the handler (or commit) failing aborts the transaction (no processed record) and counts a
- *    failure outside it; below `maxFailures` a `ConsumerRetryError` is thrown so the transport
- *    redelivers; at `maxFailures` the message is dead-lettered and acked.
- * Storage failures while counting or dead-lettering throw `ConsumerRetryError` too (redelivery).
+ * The delivery cannot end now (see `ConsumerRetryError`): it must not be acknowledged. With
+ * `pauseMs`, the partition is paused that long first.
+ */
+export class RedeliveryRequired extends Error {
+  constructor(
+    message: string,
+    readonly pauseMs: number | undefined,
+    override readonly cause: unknown,
+  ) {
+    super(message);
+    this.name = 'RedeliveryRequired';
+  }
+}
+
+type CheckedInput =
+  | { ok: true; eventId: string; payload: unknown }
+  | { ok: false; eventId: string | null; reason: DeadLetterReason; detail: string };
+
+/**
+ * What `@IdempotentHandler` does with one delivery; it ends in `applied`, `duplicate` or
+ * `dead-lettered`, or throws `RedeliveryRequired`:
+ * 1. decode the value safely, read the event id, run `dto`/`validate`; a problem: dead-letter;
+ * 2. attempt (`runAttempt`): one transaction with the `(consumer, eventId)` insert and the
+ *    handler. A duplicate key means already applied;
+ * 3. a failed attempt is counted outside the transaction (unless MongoDB itself was
+ *    unavailable: then nothing is counted and the delivery ends unacknowledged with a pause);
+ *    `UnrecoverableEventError`, or the `maxFailures`th failure, dead-letters; otherwise the next
+ *    attempt follows in the same delivery
+ *    after `retryBackoff`, with a kafkajs heartbeat in between (a rebalance ends the delivery
+ *    unacknowledged: the next owner of the partition continues the count).
+ * The store refusing a write ends the delivery unacknowledged with a pause (`RedeliveryRequired`).
  */
 export async function consumeIdempotently(
-  message: ConsumedMessage,
+  delivery: Delivery,
   settings: ConsumeSettings,
   handler: (payload: unknown) => unknown,
   deps: ConsumeDeps,
 ): Promise<ConsumeOutcome> {
-  const { consumer } = settings;
+  const { message } = delivery;
+  const admitted = await admit(message, settings, deps);
+  if ('ended' in admitted) return admitted.ended;
+  const { eventId, payload } = admitted;
+  for (let attempt = 1; ; attempt++) {
+    const result = await runAttempt(
+      {
+        handler: settings.handler,
+        consumer: settings.consumer,
+        eventId,
+        attempt,
+        timeoutMs: settings.handlerTimeoutMs,
+        run: () => handler(payload),
+      },
+      deps.runner,
+      deps.processed,
+    );
+    if (result.kind !== 'failed') deps.sink.databaseAccepted();
+    if (result.kind === 'duplicate') {
+      deps.metrics.duplicates++;
+      deps.logger.debug(
+        `${settings.consumer}: event ${eventId} was already applied; skipped (${where(message)})`,
+      );
+      return { kind: 'duplicate', eventId };
+    }
+    if (result.durationMs !== undefined) deps.metrics.handlerDuration(result.durationMs);
+    if (result.kind === 'applied') {
+      deps.metrics.applied++;
+      await deps.sink.clearFailures(settings.consumer, eventId);
+      return { kind: 'applied', result: result.result };
+    }
+    if (isDatabaseUnavailable(result.error)) {
+      throw unavailable(settings, deps, eventId, deps.sink.databaseUnavailable(result.error));
+    }
+    deps.metrics.failures++;
+    if (result.timedOut) deps.metrics.timeouts++;
+    const failures = await countFailure(message, settings, deps, eventId, result.error);
+    if (isUnrecoverableEventError(result.error) || failures >= settings.maxFailures) {
+      return giveUpAfterFailures(message, settings, deps, eventId, result.error, failures);
+    }
+    attempt = failures;
+    const delay = backoffDelay(failures, settings.retryBackoff);
+    deps.logger.warn(
+      `${settings.consumer}: event ${eventId} failed (${failures} of ${settings.maxFailures}), ` +
+        `retrying in ${delay} ms: ${describeError(result.error)}`,
+    );
+    // Heartbeats around the backoff: the group session never spans more than one attempt.
+    await heartbeat(delivery, settings, eventId);
+    await (deps.sleep ?? sleep)(delay);
+    await heartbeat(delivery, settings, eventId);
+  }
+}
+
+/** kafkajs' heartbeat; during a rebalance it throws: the delivery then ends unacknowledged. */
+async function heartbeat(
+  delivery: Delivery,
+  settings: ConsumeSettings,
+  eventId: string,
+): Promise<void> {
+  try {
+    await delivery.heartbeat();
+  } catch (error) {
+    throw new RedeliveryRequired(
+      `${settings.consumer}: Kafka heartbeat failed between attempts at ${eventId} (${describeError(error)}); the message will be delivered again`,
+      undefined,
+      error,
+    );
+  }
+}
+
+/**
+ * A failure Nest raised before the handler method ran (a guard, a pipe, an interceptor): counted
+ * like a handler failure. Below `maxFailures` the message is delivered again after a pause of the
+ * retry backoff (`RedeliveryRequired`), since only a new delivery runs Nest's pipeline again.
+ */
+export async function consumeRejected(
+  delivery: Delivery,
+  settings: ConsumeSettings,
+  error: unknown,
+  deps: ConsumeDeps,
+): Promise<ConsumeOutcome> {
+  const { message } = delivery;
+  const admitted = await admit(message, settings, deps);
+  if ('ended' in admitted) return admitted.ended;
+  const { eventId } = admitted;
+  deps.metrics.failures++;
+  const failures = await countFailure(message, settings, deps, eventId, error);
+  if (isUnrecoverableEventError(error) || failures >= settings.maxFailures) {
+    return giveUpAfterFailures(message, settings, deps, eventId, error, failures);
+  }
+  const delay = backoffDelay(failures, settings.retryBackoff);
+  deps.logger.warn(
+    `${settings.consumer}: event ${eventId} was rejected before the handler ran (${failures} of ` +
+      `${settings.maxFailures}), delivering it again in ${delay} ms: ${describeError(error)}`,
+  );
+  throw new RedeliveryRequired(
+    `${settings.consumer}: event ${eventId} was rejected before the handler ran (${failures} of ${settings.maxFailures})`,
+    delay,
+    error,
+  );
+}
+
+/**
+ * What every delivery starts with: a dead letter of this message still waiting for the store is
+ * written first; a message with bad input is dead-lettered. Otherwise, its event id and payload.
+ */
+async function admit(
+  message: ConsumedMessage,
+  settings: ConsumeSettings,
+  deps: ConsumeDeps,
+): Promise<{ ended: ConsumeOutcome } | { eventId: string; payload: unknown }> {
+  const pending = deps.sink.pendingDeadLetter(settings.consumer, message);
+  if (pending) return { ended: await storeDeadLetter(pending, settings, deps) };
+  const input = await checkInput(message, settings, deps);
+  if (!input.ok) {
+    return {
+      ended: await deadLetter(
+        message,
+        settings,
+        deps,
+        input.eventId,
+        input.reason,
+        input.detail,
+        0,
+      ),
+    };
+  }
+  return input;
+}
+
+async function checkInput(
+  message: ConsumedMessage,
+  settings: ConsumeSettings,
+  deps: ConsumeDeps,
+): Promise<CheckedInput> {
   const decoded = decodePayload(message.value);
   const id = extractEventId(
     message,
@@ -129,145 +232,113 @@ export async function consumeIdempotently(
     settings.eventIdFallback,
     decoded.ok ? decoded.payload : undefined,
   );
-  const eventId = id.ok ? id.eventId : null;
-  if (!id.ok) return giveUp(message, settings, deps, null, id.reason, id.detail);
-  if (!decoded.ok) return giveUp(message, settings, deps, eventId, decoded.reason, decoded.detail);
-  const validated = await validatePayload(decoded.payload, settings.validate, deps.classValidation);
+  if (!id.ok) return { ok: false, eventId: null, reason: id.reason, detail: id.detail };
+  if (!decoded.ok)
+    return { ok: false, eventId: id.eventId, reason: decoded.reason, detail: decoded.detail };
+  const validated = await validatePayload(decoded.payload, settings, deps.classValidation);
   if (!validated.ok) {
-    return giveUp(message, settings, deps, eventId, validated.reason, validated.detail);
+    return { ok: false, eventId: id.eventId, reason: validated.reason, detail: validated.detail };
   }
-  const key = id.eventId;
-
-  let result: unknown;
-  try {
-    result = await deps.runner.run(async () => {
-      try {
-        await deps.processed.insert(consumer, key);
-      } catch (error) {
-        if (isDuplicateKeyError(error)) throw new AlreadyProcessed();
-        throw error;
-      }
-      return settle(handler(validated.payload));
-    });
-  } catch (error) {
-    if (error instanceof AlreadyProcessed) {
-      deps.logger.debug(
-        `${consumer}: event ${key} was already applied; skipped (${where(message)})`,
-      );
-      return { kind: 'duplicate', eventId: key };
-    }
-    return handlerFailed(message, settings, deps, key, error);
-  }
-  try {
-    await deps.failures.clearFailures(consumer, key);
-  } catch (error) {
-    deps.logger.debug(`${consumer}: could not clear failures of ${key}: ${describeError(error)}`);
-  }
-  return { kind: 'applied', result };
+  return { ok: true, eventId: id.eventId, payload: validated.payload };
 }
 
-async function handlerFailed(
+async function countFailure(
   message: ConsumedMessage,
   settings: ConsumeSettings,
   deps: ConsumeDeps,
   eventId: string,
   error: unknown,
-): Promise<ConsumeOutcome> {
-  const { consumer, maxFailures } = settings;
-  const failure = failureInfo(error);
-  let failures: number;
+): Promise<number> {
   try {
-    failures = await deps.failures.recordFailure(consumer, eventId, failure, message);
-  } catch (storeError) {
-    deps.logger.error(
-      `${consumer}: event ${eventId} failed (${failure.message}) and the failure could not be` +
-        ` recorded (${describeError(storeError)}); it will be delivered again`,
+    return await deps.sink.recordFailure(
+      settings.consumer,
+      eventId,
+      { at: new Date(), error: describeError(error) },
+      message,
     );
-    throw new ConsumerRetryError(
-      `${consumer} failed on event ${eventId}: ${describeError(error)}`,
-      { consumer, eventId },
-      error,
-    );
+  } catch (sinkError) {
+    throw unavailable(settings, deps, eventId, sinkError, error);
   }
-  if (failures < maxFailures) {
-    deps.logger.warn(
-      `${consumer}: event ${eventId} failed (${failures} of ${maxFailures}), it will be delivered` +
-        ` again: ${describeError(error)}`,
-    );
-    throw new ConsumerRetryError(
-      `${consumer} failed on event ${eventId} (failure ${failures} of ${maxFailures}): ${describeError(error)}`,
-      { consumer, eventId, failures, maxFailures },
-      error,
-    );
-  }
-  return giveUp(
+}
+
+function giveUpAfterFailures(
+  message: ConsumedMessage,
+  settings: ConsumeSettings,
+  deps: ConsumeDeps,
+  eventId: string,
+  error: unknown,
+  failures: number,
+): Promise<ConsumeOutcome> {
+  const unrecoverable = isUnrecoverableEventError(error);
+  return deadLetter(
     message,
     settings,
     deps,
     eventId,
-    'handler-failed',
-    `failed ${failures} times (maxFailures ${maxFailures}), last: ${describeError(error)}`,
-    failure,
+    unrecoverable ? 'unrecoverable' : 'max-failures',
+    describeError(error),
+    failures,
   );
 }
 
-async function giveUp(
+function deadLetter(
   message: ConsumedMessage,
   settings: ConsumeSettings,
   deps: ConsumeDeps,
   eventId: string | null,
   reason: DeadLetterReason,
   detail: string,
-  error?: FailureInfo,
+  attempts: number,
 ): Promise<ConsumeOutcome> {
   const letter: DeadLetter = {
     consumer: settings.consumer,
     eventId,
     reason,
-    detail,
+    attempts,
+    lastError: detail,
+    at: new Date(),
     message,
-    value: rawValueText(message.value),
-    error: error ?? { at: new Date(), name: reason, message: detail },
   };
-  const line =
-    `${settings.consumer}: dead-lettered ${where(message)}` +
-    (eventId ? ` (event ${eventId})` : '') +
-    `: ${reason}: ${detail}`;
-  try {
-    await deps.failures.deadLetter(letter);
-    if (settings.deadLetterTopic) {
-      if (!deps.deadLetterPublisher) throw new Error('no producer to reach the dead-letter topic');
-      await deps.deadLetterPublisher.publish(settings.deadLetterTopic, letter);
-    }
-  } catch (sinkError) {
-    deps.logger.error(
-      `${line}; but writing the dead letter failed, will retry: ${describeError(sinkError)}`,
-    );
-    throw new ConsumerRetryError(
-      `${settings.consumer} could not dead-letter ${where(message)}: ${describeError(sinkError)}`,
-      { consumer: settings.consumer, eventId, reason },
-      sinkError,
-    );
-  }
-  if (reason === 'handler-failed') deps.logger.error(line);
-  else deps.logger.warn(line);
-  return { kind: 'dead-lettered', eventId, reason };
+  return storeDeadLetter(letter, settings, deps);
 }
 
-function failureInfo(error: unknown): FailureInfo {
-  return {
-    at: new Date(),
-    name: error instanceof Error ? error.name : typeof error,
-    message: error instanceof Error ? error.message : describeError(error),
-  };
+async function storeDeadLetter(
+  letter: DeadLetter,
+  settings: ConsumeSettings,
+  deps: ConsumeDeps,
+): Promise<ConsumeOutcome> {
+  try {
+    await deps.sink.deadLetter(letter, settings.deadLetterTopic, deps.publisher);
+  } catch (error) {
+    throw unavailable(settings, deps, letter.eventId, error);
+  }
+  deps.metrics.deadLettered++;
+  const line =
+    `${settings.consumer}: dead-lettered ${where(letter.message)}` +
+    (letter.eventId ? ` (event ${letter.eventId})` : '') +
+    `: ${letter.reason}: ${letter.lastError}` +
+    (letter.topicCopy && !letter.topicCopy.published ? ' (no copy on the dead-letter topic)' : '');
+  if (letter.reason === 'max-failures' || letter.reason === 'unrecoverable')
+    deps.logger.error(line);
+  else deps.logger.warn(line);
+  return { kind: 'dead-lettered', eventId: letter.eventId, reason: letter.reason };
+}
+
+function unavailable(
+  settings: ConsumeSettings,
+  deps: ConsumeDeps,
+  eventId: string | null,
+  sinkError: unknown,
+  cause?: unknown,
+): RedeliveryRequired {
+  const what = eventId ? `event ${eventId}` : 'a message';
+  return new RedeliveryRequired(
+    `${settings.consumer}: ${what} cannot be brought to an end now (${describeError(sinkError)})`,
+    sinkError instanceof SinkUnavailableError ? deps.sink.retryDelayMs() : undefined,
+    cause ?? sinkError,
+  );
 }
 
 function where(message: ConsumedMessage): string {
   return `${message.topic}[${message.partition}]@${message.offset}`;
-}
-
-/** Awaits a handler result: a promise, an observable (its last value), or a plain value. */
-async function settle(result: unknown): Promise<unknown> {
-  const value = await result;
-  return isObservable(value) ? lastValueFrom(value, { defaultValue: undefined }) : value;
 }

@@ -1,44 +1,41 @@
-import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { SetMetadata, UseFilters } from '@nestjs/common';
 import { IDEMPOTENT_HANDLER_METADATA } from '../common/outbox.constants';
-import { OutboxError } from '../common/errors/outbox.error';
 import { copyMethodMetadata } from '../transaction/copy-method-metadata';
-import { OutboxNotInitializedError } from '../transaction/errors/outbox-not-initialized.error';
-import { findKafkaContext, toConsumedMessage } from './consumed-message';
 import { IdempotentHandlerOptionsError } from './errors/idempotent-handler-options.error';
-import { planArguments, substitutePayload } from './handler-arguments';
-import { IdempotentHandlerHost } from './idempotent-handler.host';
+import { deliverToHandler } from './idempotent-handler.delivery';
+import { idempotentHandlerFilter } from './idempotent-handler.filter';
 import { resolveHandlerOptions, type IdempotentHandlerOptions } from './idempotent-handler.options';
+import { rpcParametersOf } from './nest-internals';
 
 /**
  * Applies each event once per consumer, atomically with the handler's own writes. Put it on an
- * `@EventPattern` handler of a Nest microservice served by the Kafka transport (either decorator
- * order works):
+ * `@EventPattern` handler of a controller served by the Kafka transport, above any `@UseFilters`
+ * of the method (`@EventPattern` may go anywhere):
  *
  * ```ts
- * @EventPattern('orders.Order')
- * @IdempotentHandler({ validate: OrderPlaced })
+ * @EventPattern('OrderPlaced')
+ * @IdempotentHandler({ consumer: 'billing.orders', dto: OrderPlaced })
  * async onOrder(@Payload() event: OrderPlaced, @Ctx() ctx: KafkaContext) { ... }
  * ```
  *
  * Per message: the value is decoded safely (see `decodePayload`) and replaces Nest's data argument
  * (the `@Payload()` parameters, or the first one); the event id comes from the `ce_id` header (or a
- * fallback). The handler runs in a transaction of `TransactionRunner` together with the insert of
- * `(consumer, eventId)`; `@Transactional` services and model calls inside join it.
+ * fallback). The handler runs in a transaction together with the insert of `(consumer, eventId)`;
+ * see `IdempotentHandlerScope` for what joins it. Every delivery ends: applied, skipped as a
+ * duplicate, or dead-lettered (bad input at once; failures after `maxFailures` attempts, retried
+ * in the same delivery; `UnrecoverableEventError` at once). Only when that cannot be decided now
+ * (store unavailable, module not initialized, a guard or pipe rejected it) is the partition paused
+ * and the message delivered again (`ConsumerRetryError`).
  *
- * Returns the handler's value when it ran, and `undefined` (acknowledging the message) when the
- * event was already applied by this consumer, or when the message was dead-lettered (no or bad
- * event id, bad JSON, `__proto__`/`constructor`/`prototype` keys, rejected by `validate`, or
- * `maxFailures` reached). A failing handler throws `ConsumerRetryError`, a `KafkaRetriableException`,
- * so the transport delivers the message again.
- *
- * Pipes on `@Payload()` (and global ValidationPipes) see Nest's own, unchecked data before this
- * wrapper runs, and an error they throw is retried, not dead-lettered: use `validate` instead.
+ * The decorator also binds an exception filter to the method (consulted before any other), which
+ * counts rejections by guards, pipes and interceptors that run before the method, and keeps
+ * application filters from acknowledging a failed message. The `OutboxModule` finds the handler
+ * at bootstrap and checks it (see `IdempotentHandlerBootstrapError`).
  */
 export function IdempotentHandler(options?: IdempotentHandlerOptions): MethodDecorator {
   return (target, key, descriptor) => {
     const className = (target as { constructor: { name: string } }).constructor.name;
-    const methodName = String(key);
-    const settings = resolveHandlerOptions(className, methodName, options);
+    const settings = resolveHandlerOptions(className, String(key), options);
     const original = descriptor.value as unknown;
     if (typeof original !== 'function') {
       throw new IdempotentHandlerOptionsError(
@@ -48,10 +45,8 @@ export function IdempotentHandler(options?: IdempotentHandlerOptions): MethodDec
         'Put @IdempotentHandler() on an @EventPattern handler method.',
       );
     }
-    const plan = planArguments(
-      Reflect.getMetadata(ROUTE_ARGS_METADATA, (target as object).constructor, key),
-    );
-    if (plan.declared && plan.contextIndex === undefined) {
+    const parameters = rpcParametersOf(target, key);
+    if (parameters.declared && parameters.contextIndex === undefined) {
       throw new IdempotentHandlerOptionsError(
         settings.handler,
         '(parameters)',
@@ -59,40 +54,15 @@ export function IdempotentHandler(options?: IdempotentHandlerOptions): MethodDec
         'Add a `@Ctx() context: KafkaContext` parameter.',
       );
     }
-
+    const method = original as (...args: unknown[]) => unknown;
     const wrapper = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
-      const runtime = IdempotentHandlerHost.resolve(settings.connectionName);
-      if (!runtime)
-        throw new OutboxNotInitializedError(
-          `@IdempotentHandler ${settings.handler}`,
-          settings.connectionName,
-        );
-      const context = findKafkaContext(args);
-      if (!context) {
-        throw new OutboxError(
-          `@IdempotentHandler ${settings.handler} was called without a KafkaContext argument;` +
-            ' it only serves @EventPattern handlers of the Kafka transport.',
-          'OUTBOX_IDEMPOTENT_HANDLER_NO_CONTEXT',
-          { handler: settings.handler },
-        );
-      }
-      const outcome = await runtime.consume(
-        toConsumedMessage(context),
-        settings,
-        (payload) =>
-          (original as (...a: unknown[]) => unknown).apply(
-            this,
-            substitutePayload(args, plan, payload),
-          ),
-        context.getProducer?.(),
-      );
-      return outcome.kind === 'applied' ? outcome.result : undefined;
+      return deliverToHandler(settings, parameters, method, this, args);
     };
     copyMethodMetadata(original, wrapper);
-    Object.defineProperty(wrapper, 'name', { value: (original as { name: string }).name });
-    Reflect.defineMetadata(IDEMPOTENT_HANDLER_METADATA, settings, wrapper);
-    IdempotentHandlerHost.declare(settings.handler);
-    descriptor.value = wrapper as typeof descriptor.value;
-    return descriptor;
+    Object.defineProperty(wrapper, 'name', { value: method.name });
+    const wrapped = { ...descriptor, value: wrapper as typeof descriptor.value };
+    SetMetadata(IDEMPOTENT_HANDLER_METADATA, settings)(target, key, wrapped);
+    UseFilters(idempotentHandlerFilter(settings))(target, key, wrapped);
+    return wrapped;
   };
 }

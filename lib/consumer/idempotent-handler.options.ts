@@ -1,27 +1,44 @@
 import { topicNameProblem } from '../publisher/topic-name';
 import { consumerNameProblem, defaultConsumerName } from './consumer-name';
-import type { ResolvedConsumerOptions } from './consumer.options';
+import { CONSUMER_LIMITS, type ResolvedConsumerOptions } from './consumer.options';
 import { IdempotentHandlerOptionsError } from './errors/idempotent-handler-options.error';
 import type { EventIdFallback } from './event-id.extractor';
 import type { ConsumeSettings } from './idempotent-consume.flow';
-import { isClass, requireClassValidation, type PayloadValidateOption } from './payload.validator';
+import {
+  optionalClassValidation,
+  requireClassValidation,
+  type DtoValidatorOptions,
+  type PayloadDtoClass,
+  type PayloadValidateOption,
+} from './payload.validator';
 
 /** Options of `@IdempotentHandler(...)`; unset ones take the module's `consumer` defaults. */
 export interface IdempotentHandlerOptions {
   /**
-   * The consumer name: the dedupe key is `(consumer, eventId)`. Default `ClassName.methodName`.
-   * Set it explicitly before renaming the class or method, or the events are applied again.
+   * The consumer name: the dedupe key is `(consumer, eventId)`, so it must be unique per database
+   * across every service. Default `ClassName.methodName`, which changes when either is renamed or
+   * a minifier rewrites class names: set it explicitly, or the events are applied again.
    */
   consumer?: string;
   /** Failures of one event before it is dead-lettered. Default: `consumer.maxFailures` (5). */
   maxFailures?: number;
-  /** Kafka topic for dead letters; `false` for none. Default: `consumer.deadLetterTopic`. */
+  /** Longest run of one attempt, ms. Default: `consumer.handlerTimeoutMs` (20 000). */
+  handlerTimeoutMs?: number;
+  /** Kafka topic for dead-letter copies; `false` for none. Default: `consumer.deadLetterTopic`. */
   deadLetterTopic?: string | false;
   /** Event id of messages without the id header. Default: `consumer.eventIdFallback`. */
   eventId?: EventIdFallback;
   /**
-   * Rejects bad payloads (they are dead-lettered, not retried): a class-validator DTO class (the
-   * handler then receives the DTO instance), or a function returning `false`/a message to reject.
+   * A class-validator DTO class: the payload is turned into an instance (class-transformer) and
+   * checked (class-validator, with `validatorOptions`); the handler receives the instance. A
+   * payload that fails is dead-lettered, not retried.
+   */
+  dto?: PayloadDtoClass;
+  /** class-validator options for `dto`. Default `{ whitelist: true, forbidUnknownValues: true }`. */
+  validatorOptions?: DtoValidatorOptions;
+  /**
+   * A function that rejects bad payloads (they are dead-lettered, not retried) by returning
+   * `false` or a message, or by throwing. Runs after `dto`, on the decoded payload.
    */
   validate?: PayloadValidateOption;
   /**
@@ -31,14 +48,19 @@ export interface IdempotentHandlerOptions {
   connectionName?: string;
 }
 
-/** The checked options of one decorated method. */
+/** The checked options of one decorated method. One object per method: it identifies it. */
 export interface IdempotentHandlerSettings {
   /** `ClassName.methodName`, for messages. */
   handler: string;
   consumer: string;
+  /** False when `consumer` is the default `ClassName.methodName`. */
+  consumerNamed: boolean;
   maxFailures?: number;
+  handlerTimeoutMs?: number;
   deadLetterTopic?: string | false;
   eventId?: EventIdFallback;
+  dto?: PayloadDtoClass;
+  validatorOptions?: DtoValidatorOptions;
   validate?: PayloadValidateOption;
   connectionName?: string;
 }
@@ -46,8 +68,11 @@ export interface IdempotentHandlerSettings {
 const KNOWN_KEYS = new Set([
   'consumer',
   'maxFailures',
+  'handlerTimeoutMs',
   'deadLetterTopic',
   'eventId',
+  'dto',
+  'validatorOptions',
   'validate',
   'connectionName',
 ]);
@@ -71,9 +96,14 @@ export function resolveHandlerOptions(
   }
   const consumer = raw.consumer ?? defaultConsumerName(className, methodName);
   const nameProblem = consumerNameProblem(consumer);
-  if (nameProblem)
+  if (nameProblem) {
     fail('consumer', nameProblem, 'Give a stable, unique name such as "billing.orders".');
-  const settings: IdempotentHandlerSettings = { handler, consumer };
+  }
+  const settings: IdempotentHandlerSettings = {
+    handler,
+    consumer,
+    consumerNamed: raw.consumer !== undefined,
+  };
   if (raw.maxFailures !== undefined) {
     if (!Number.isSafeInteger(raw.maxFailures) || raw.maxFailures < 1) {
       fail(
@@ -83,6 +113,18 @@ export function resolveHandlerOptions(
       );
     }
     settings.maxFailures = raw.maxFailures;
+  }
+  if (raw.handlerTimeoutMs !== undefined) {
+    const { min, max } = CONSUMER_LIMITS.handlerTimeoutMs;
+    const value = raw.handlerTimeoutMs;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      fail(
+        'handlerTimeoutMs',
+        `expected an integer from ${min} to ${max} (ms), got ${JSON.stringify(value)}`,
+        "Give the longest run of one attempt, below the Kafka consumer's sessionTimeout.",
+      );
+    }
+    settings.handlerTimeoutMs = value;
   }
   if (raw.deadLetterTopic !== undefined) {
     if (raw.deadLetterTopic !== false && topicNameProblem(raw.deadLetterTopic) !== undefined) {
@@ -104,20 +146,49 @@ export function resolveHandlerOptions(
     }
     settings.eventId = raw.eventId;
   }
+  if (raw.dto !== undefined) {
+    // A class has a prototype object; an arrow function has none.
+    if (typeof raw.dto !== 'function' || typeof raw.dto.prototype !== 'object') {
+      fail('dto', `expected a class, got ${typeof raw.dto}`, 'Pass a class-validator DTO class.');
+    }
+    try {
+      requireClassValidation();
+    } catch (error) {
+      fail(
+        'dto',
+        (error as Error).message,
+        'Install them, or check payloads with validate instead.',
+      );
+    }
+    settings.dto = raw.dto;
+  }
+  if (raw.validatorOptions !== undefined) {
+    if (raw.dto === undefined) {
+      fail('validatorOptions', 'is set without dto', 'Give dto, or leave validatorOptions out.');
+    }
+    if (typeof raw.validatorOptions !== 'object' || raw.validatorOptions === null) {
+      fail(
+        'validatorOptions',
+        `expected an object, got ${typeof raw.validatorOptions}`,
+        'Pass class-validator options.',
+      );
+    }
+    settings.validatorOptions = { ...raw.validatorOptions };
+  }
   if (raw.validate !== undefined) {
     if (typeof raw.validate !== 'function') {
       fail(
         'validate',
-        `expected a class or a function, got ${typeof raw.validate}`,
-        'Pass a DTO class or (payload) => boolean | string | void.',
+        `expected a function, got ${typeof raw.validate}`,
+        'Pass (payload) => boolean | string | void.',
       );
     }
-    if (isClass(raw.validate)) {
-      try {
-        requireClassValidation();
-      } catch (error) {
-        fail('validate', (error as Error).message, 'Install them, or pass a function instead.');
-      }
+    if (optionalClassValidation()?.hasConstraints(raw.validate)) {
+      fail(
+        'validate',
+        `${raw.validate.name} is a class-validator DTO class, and validate takes a function`,
+        `Pass it as dto: ${raw.validate.name}.`,
+      );
     }
     settings.validate = raw.validate;
   }
@@ -144,11 +215,16 @@ export function mergeWithDefaults(
       ? undefined
       : (handler.deadLetterTopic ?? defaults.deadLetterTopic);
   return {
+    handler: handler.handler,
     consumer: handler.consumer,
     maxFailures: handler.maxFailures ?? defaults.maxFailures,
+    retryBackoff: defaults.retryBackoff,
+    handlerTimeoutMs: handler.handlerTimeoutMs ?? defaults.handlerTimeoutMs,
     eventIdHeader: defaults.eventIdHeader,
     eventIdFallback: handler.eventId ?? defaults.eventIdFallback,
-    validate: handler.validate,
+    ...(handler.dto ? { dto: handler.dto } : {}),
+    ...(handler.validatorOptions ? { validatorOptions: handler.validatorOptions } : {}),
+    ...(handler.validate ? { validate: handler.validate } : {}),
     ...(topic ? { deadLetterTopic: topic } : {}),
   };
 }

@@ -1,117 +1,178 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnModuleDestroy,
-  type OnModuleInit,
-} from '@nestjs/common';
-import type { Model } from 'mongoose';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { mongo } from 'mongoose';
+import { describeError } from '../common/errors/describe-error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import { TransactionRunner } from '../transaction/transaction.runner';
-import type { ConsumedMessage } from './consumed-message';
+import type { ConsumeOutcome } from './consume.ports';
+import { OutboxConsumerMetrics } from './consumer.metrics';
 import {
-  consumerDeadLetterModel,
   ensureConsumerDeadLetterIndexes,
-  MongooseConsumerFailureStore,
+  MongoConsumerFailureStore,
   type ConsumerDeadLetterDocument,
 } from './consumer-failure.store';
+import { ConsumerSink } from './consumer-sink';
 import { isProducerLike, ProducerDeadLetterPublisher } from './dead-letter.publisher';
-import { consumeIdempotently, type ConsumeOutcome } from './idempotent-consume.flow';
-import type { IdempotentHandlerRuntimeApi } from './idempotent-handler.host';
-import { IdempotentHandlerHost } from './idempotent-handler.host';
+import {
+  consumeIdempotently,
+  consumeRejected,
+  RedeliveryRequired,
+  type ConsumeDeps,
+  type ConsumeSettings,
+} from './idempotent-consume.flow';
+import type { IdempotentHandlerRuntimeApi } from './idempotent-handler.bindings';
 import { mergeWithDefaults, type IdempotentHandlerSettings } from './idempotent-handler.options';
+import { redeliver, type KafkaDelivery } from './kafka-delivery';
 import {
   ensureProcessedEventIndexes,
-  MongooseProcessedEventStore,
-  processedEventModel,
+  hasProcessedUniqueIndex,
+  MongoProcessedEventStore,
   type ProcessedEventDocument,
 } from './processed-event.store';
 
 /**
- * What `@IdempotentHandler` methods call at run time: the app's connection, its
- * `TransactionRunner`, the processed-events and consumer-dead-letters collections. Creates their
- * indexes at bootstrap when the process has `@IdempotentHandler` methods (unless
- * `createIndexes: false`): without the unique index on `(consumer, eventId)` nothing is deduped.
+ * What `@IdempotentHandler` methods of one `OutboxModule` run on: the app's connection, its
+ * `TransactionRunner`, the processed-events and consumer-dead-letters collections, the metrics.
+ * The explorer prepares it at bootstrap (indexes) when the app has handlers for this module.
  */
 @Injectable()
-export class IdempotentHandlerRuntime
-  implements IdempotentHandlerRuntimeApi, OnModuleInit, OnModuleDestroy
-{
-  private readonly logger = new Logger(IdempotentHandlerRuntime.name);
-  private processed?: MongooseProcessedEventStore;
-  private failures?: MongooseConsumerFailureStore;
+export class IdempotentHandlerRuntime implements IdempotentHandlerRuntimeApi {
+  private readonly logger = new Logger('IdempotentHandler');
+  private parts?: { processed: MongoProcessedEventStore; sink: ConsumerSink };
 
   constructor(
     private readonly connectionHost: OutboxConnectionHost,
     private readonly runner: TransactionRunner,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_RESOLVED_OPTIONS) readonly options: ResolvedOutboxOptions,
+    private readonly metrics: OutboxConsumerMetrics,
   ) {}
 
-  async onModuleInit(): Promise<void> {
-    if (IdempotentHandlerHost.hasDeclaredHandlers()) {
-      const { processedModel, deadLetterModel } = this.models();
-      if (this.options.createIndexes) {
-        await ensureProcessedEventIndexes(
-          processedModel,
-          this.options.consumer.processedRetentionSeconds,
-        );
-        await ensureConsumerDeadLetterIndexes(deadLetterModel);
-      }
+  get connectionName(): string | undefined {
+    return this.options.connectionName;
+  }
+
+  /**
+   * Creates the consumer indexes (`createIndexes: true`), or checks that the unique
+   * `(consumer, eventId)` index exists (`createIndexes: false`): returns false when it is missing.
+   */
+  async prepare(): Promise<boolean> {
+    const { processed, deadLetters, db } = this.collections();
+    if (this.options.createIndexes) {
+      await ensureProcessedEventIndexes(
+        processed,
+        db,
+        this.options.consumer.processedRetentionSeconds,
+      );
+      await ensureConsumerDeadLetterIndexes(deadLetters);
+      return true;
     }
-    IdempotentHandlerHost.register(this.options.connectionName, this);
+    return hasProcessedUniqueIndex(processed);
   }
 
-  onModuleDestroy(): void {
-    IdempotentHandlerHost.unregister(this.options.connectionName, this);
+  get processedEventsCollection(): string {
+    return this.options.collections.processedEvents;
   }
 
-  consume(
-    message: ConsumedMessage,
+  async consume(
+    delivery: KafkaDelivery,
     handler: IdempotentHandlerSettings,
     invoke: (payload: unknown) => unknown,
-    producer: unknown,
   ): Promise<ConsumeOutcome> {
-    const { processed, failures } = this.stores();
-    return consumeIdempotently(message, mergeWithDefaults(handler, this.options.consumer), invoke, {
-      runner: this.runner,
-      processed,
-      failures,
-      deadLetterPublisher: isProducerLike(producer)
-        ? new ProducerDeadLetterPublisher(producer)
-        : undefined,
-      logger: this.logger,
-    });
+    const settings = mergeWithDefaults(handler, this.options.consumer);
+    return this.guard(delivery, settings, () =>
+      consumeIdempotently(delivery, settings, invoke, this.deps(delivery, settings)),
+    );
   }
 
-  private models(): {
-    processedModel: Model<ProcessedEventDocument>;
-    deadLetterModel: Model<ConsumerDeadLetterDocument>;
-  } {
-    const connection = this.connectionHost.connection;
-    const { collections } = this.options;
+  async consumeRejected(
+    delivery: KafkaDelivery,
+    handler: IdempotentHandlerSettings,
+    error: unknown,
+  ): Promise<ConsumeOutcome> {
+    const settings = mergeWithDefaults(handler, this.options.consumer);
+    return this.guard(delivery, settings, () =>
+      consumeRejected(delivery, settings, error, this.deps(delivery, settings)),
+    );
+  }
+
+  /** Turns `RedeliveryRequired` (and any unexpected error) into a pause and a `ConsumerRetryError`. */
+  private async guard(
+    delivery: KafkaDelivery,
+    settings: ConsumeSettings,
+    run: () => Promise<ConsumeOutcome>,
+  ): Promise<ConsumeOutcome> {
+    try {
+      return await run();
+    } catch (error) {
+      const context = { consumer: settings.consumer, handler: settings.handler };
+      if (error instanceof RedeliveryRequired) {
+        if (error.pauseMs !== undefined) this.metrics.partitionPauses++;
+        throw redeliver(delivery, error.message, error.pauseMs, error.cause, context);
+      }
+      // A bug, or a dependency failing in a way the flow does not expect: never acknowledge.
+      this.logger.error(
+        `${settings.handler}: unexpected error, the message will be delivered again: ${describeError(error)}`,
+      );
+      this.metrics.partitionPauses++;
+      const pauseMs = this.sink().retryDelayMs();
+      throw redeliver(delivery, `${settings.handler}: unexpected error`, pauseMs, error, context);
+    }
+  }
+
+  private deps(delivery: KafkaDelivery, settings: ConsumeSettings): ConsumeDeps {
+    const { processed, sink } = this.stores();
     return {
-      processedModel: processedEventModel(connection, collections.processedEvents),
-      deadLetterModel: consumerDeadLetterModel(connection, collections.consumerDeadLetters),
+      runner: this.runner,
+      processed,
+      sink,
+      metrics: this.metrics,
+      logger: this.logger,
+      ...(settings.deadLetterTopic && isProducerLike(delivery.producer)
+        ? {
+            publisher: new ProducerDeadLetterPublisher(
+              delivery.producer,
+              this.options.consumer.deadLetterMaxValueBytes,
+            ),
+          }
+        : {}),
     };
   }
 
-  private stores(): {
-    processed: MongooseProcessedEventStore;
-    failures: MongooseConsumerFailureStore;
-  } {
-    if (!this.processed || !this.failures) {
-      const { processedModel, deadLetterModel } = this.models();
-      this.processed = new MongooseProcessedEventStore(processedModel, () =>
-        this.runner.currentSession(),
-      );
-      this.failures = new MongooseConsumerFailureStore(
-        deadLetterModel,
-        this.options.consumer.errorHistoryLimit,
-        this.options.consumer.processedRetentionSeconds,
-      );
+  private sink(): ConsumerSink {
+    return this.stores().sink;
+  }
+
+  private collections() {
+    const connection = this.connectionHost.connection;
+    const { collections } = this.options;
+    return {
+      db: connection.db as mongo.Db,
+      processed: connection.collection(
+        collections.processedEvents,
+      ) as unknown as mongo.Collection<ProcessedEventDocument>,
+      deadLetters: connection.collection(
+        collections.consumerDeadLetters,
+      ) as unknown as mongo.Collection<ConsumerDeadLetterDocument>,
+    };
+  }
+
+  private stores(): { processed: MongoProcessedEventStore; sink: ConsumerSink } {
+    if (!this.parts) {
+      const { processed, deadLetters } = this.collections();
+      const { consumer } = this.options;
+      this.parts = {
+        processed: new MongoProcessedEventStore(processed, () => this.runner.currentSession()),
+        sink: new ConsumerSink(
+          new MongoConsumerFailureStore(deadLetters, {
+            errorHistoryLimit: consumer.errorHistoryLimit,
+            failingRetentionSeconds: consumer.processedRetentionSeconds,
+            maxValueBytes: consumer.deadLetterMaxValueBytes,
+          }),
+          this.logger,
+        ),
+      };
     }
-    return { processed: this.processed, failures: this.failures };
+    return this.parts;
   }
 }

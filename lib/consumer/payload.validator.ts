@@ -1,15 +1,47 @@
-/** A class-validator DTO class, or a function that accepts or rejects the decoded payload. */
-export type PayloadValidateOption =
-  | (new (...args: any[]) => object)
-  | ((payload: unknown) => boolean | string | void | Promise<boolean | string | void>);
+/** A function that accepts or rejects the decoded payload (`validate` option). */
+export type PayloadValidateOption = (
+  payload: Record<string, unknown>,
+) => boolean | string | void | Promise<boolean | string | void>;
+
+/** A class-validator DTO class (`dto` option). */
+export type PayloadDtoClass = new (...args: any[]) => object;
+
+/** class-validator options for `dto` checks (a subset of its `ValidatorOptions`). */
+export interface DtoValidatorOptions {
+  whitelist?: boolean;
+  forbidNonWhitelisted?: boolean;
+  forbidUnknownValues?: boolean;
+  skipMissingProperties?: boolean;
+  groups?: string[];
+  [option: string]: unknown;
+}
+
+/**
+ * What `dto` checks run with unless `validatorOptions` says otherwise: properties without
+ * decorators are stripped (`whitelist`, so a producer adding a field does not dead-letter every
+ * event) and unknown objects are refused (`forbidUnknownValues`). `forbidNonWhitelisted: true`
+ * refuses extra properties instead of stripping them.
+ */
+export const DEFAULT_DTO_VALIDATOR_OPTIONS: Readonly<DtoValidatorOptions> = Object.freeze({
+  whitelist: true,
+  forbidUnknownValues: true,
+});
+
+export interface PayloadChecks {
+  validate?: PayloadValidateOption;
+  dto?: PayloadDtoClass;
+  validatorOptions?: DtoValidatorOptions;
+}
 
 export type ValidationResult =
   { ok: true; payload: unknown } | { ok: false; reason: 'invalid-payload'; detail: string };
 
 /** The subset of class-validator / class-transformer we call (loaded lazily: optional peers). */
 export interface ClassValidation {
-  plainToInstance(cls: new (...args: any[]) => object, plain: object): object;
-  validate(instance: object): Promise<ValidationErrorLike[]>;
+  plainToInstance(cls: PayloadDtoClass, plain: object): object;
+  validate(instance: object, options: DtoValidatorOptions): Promise<ValidationErrorLike[]>;
+  /** Whether class-validator holds constraints for `target` (it is a DTO class). */
+  hasConstraints(target: unknown): boolean;
 }
 export interface ValidationErrorLike {
   property: string;
@@ -17,53 +49,51 @@ export interface ValidationErrorLike {
   children?: ValidationErrorLike[];
 }
 
-/** True for `class X {}` (a DTO), false for a plain or arrow function. */
-export function isClass(value: unknown): value is new (...args: any[]) => object {
-  return typeof value === 'function' && /^class[\s{]/.test(Function.prototype.toString.call(value));
-}
-
 /**
- * Runs the `validate` hook. A function accepts with `true`/`undefined` and rejects with `false`,
- * a message string, or by throwing. A DTO class is instantiated with class-transformer and checked
- * with class-validator; the handler then receives the DTO instance.
+ * Runs the payload checks: `dto` (class-transformer builds the instance, class-validator checks
+ * it; the handler then receives the instance), then `validate` (accepts with `true`/`undefined`,
+ * rejects with `false`, a message string, or by throwing).
  */
 export async function validatePayload(
-  payload: unknown,
-  validate: PayloadValidateOption | undefined,
+  payload: Record<string, unknown>,
+  checks: PayloadChecks,
   loadClassValidation: () => ClassValidation = requireClassValidation,
 ): Promise<ValidationResult> {
-  if (!validate) return { ok: true, payload };
-  if (isClass(validate)) {
-    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
-      return { ok: false, reason: 'invalid-payload', detail: `payload is not an object` };
-    }
+  let result: unknown = payload;
+  if (checks.dto) {
     const lib = loadClassValidation();
-    const instance = lib.plainToInstance(validate, payload);
-    const errors = await lib.validate(instance);
+    const instance = lib.plainToInstance(checks.dto, payload);
+    const errors = await lib.validate(instance, {
+      ...DEFAULT_DTO_VALIDATOR_OPTIONS,
+      ...checks.validatorOptions,
+    });
     if (errors.length > 0) {
       return {
         ok: false,
         reason: 'invalid-payload',
-        detail: `payload fails ${validate.name}: ${flattenErrors(errors).join('; ')}`,
+        detail: `payload fails ${checks.dto.name}: ${flattenErrors(errors).join('; ')}`,
       };
     }
-    return { ok: true, payload: instance };
+    result = instance;
   }
-  let verdict: boolean | string | void;
-  try {
-    verdict = (await (validate as (payload: unknown) => unknown)(payload)) as
-      boolean | string | void;
-  } catch (error) {
-    return {
-      ok: false,
-      reason: 'invalid-payload',
-      detail: `validate threw: ${(error as Error)?.message ?? String(error)}`,
-    };
+  if (checks.validate) {
+    let verdict: boolean | string | void;
+    try {
+      verdict = await checks.validate(payload);
+    } catch (error) {
+      return {
+        ok: false,
+        reason: 'invalid-payload',
+        detail: `validate threw: ${(error as Error)?.message ?? String(error)}`,
+      };
+    }
+    if (verdict === false) {
+      return { ok: false, reason: 'invalid-payload', detail: 'rejected by validate' };
+    }
+    if (typeof verdict === 'string')
+      return { ok: false, reason: 'invalid-payload', detail: verdict };
   }
-  if (verdict === false)
-    return { ok: false, reason: 'invalid-payload', detail: 'rejected by validate' };
-  if (typeof verdict === 'string') return { ok: false, reason: 'invalid-payload', detail: verdict };
-  return { ok: true, payload };
+  return { ok: true, payload: result };
 }
 
 export function flattenErrors(errors: ValidationErrorLike[], prefix = ''): string[] {
@@ -77,16 +107,42 @@ export function flattenErrors(errors: ValidationErrorLike[], prefix = ''): strin
 }
 
 export function requireClassValidation(): ClassValidation {
-  try {
-    const transformer = require('class-transformer') as {
-      plainToInstance: ClassValidation['plainToInstance'];
+  let transformer: { plainToInstance: ClassValidation['plainToInstance'] };
+  let validator: {
+    validate: ClassValidation['validate'];
+    getMetadataStorage(): {
+      getTargetValidationMetadatas(
+        target: unknown,
+        schema: string,
+        always: boolean,
+        strict: boolean,
+      ): unknown[];
     };
-    const validator = require('class-validator') as { validate: ClassValidation['validate'] };
-    return { plainToInstance: transformer.plainToInstance, validate: validator.validate };
+  };
+  try {
+    transformer = require('class-transformer');
+    validator = require('class-validator');
   } catch {
     throw new Error(
-      '@IdempotentHandler({ validate: SomeDto }) needs the class-validator and class-transformer' +
+      '@IdempotentHandler({ dto: SomeDto }) needs the class-validator and class-transformer' +
         ' packages: npm install class-validator class-transformer',
     );
+  }
+  return {
+    plainToInstance: (cls, plain) => transformer.plainToInstance(cls, plain),
+    validate: (instance, options) => validator.validate(instance, options),
+    hasConstraints: (target) =>
+      typeof target === 'function' &&
+      validator.getMetadataStorage().getTargetValidationMetadatas(target, '', true, false).length >
+        0,
+  };
+}
+
+/** class-validator, when installed; undefined otherwise (it is an optional peer). */
+export function optionalClassValidation(): ClassValidation | undefined {
+  try {
+    return requireClassValidation();
+  } catch {
+    return undefined;
   }
 }

@@ -1,5 +1,5 @@
-import { Schema, type ClientSession, type Connection, type Model } from 'mongoose';
-import type { ProcessedEventStore } from './idempotent-consume.flow';
+import type { ClientSession, mongo } from 'mongoose';
+import type { ProcessedEventStore } from './consume.ports';
 
 /** One `(consumer, eventId)` an `@IdempotentHandler` applied. Expires `processedRetentionSeconds` after `processedAt`. */
 export interface ProcessedEventDocument {
@@ -8,43 +8,29 @@ export interface ProcessedEventDocument {
   processedAt: Date;
 }
 
-export const PROCESSED_EVENT_MODEL = 'OutboxProcessedEvent';
-
-const schema = new Schema<ProcessedEventDocument>(
-  {
-    consumer: { type: String, required: true },
-    eventId: { type: String, required: true },
-    processedAt: { type: Date, required: true },
-  },
-  { versionKey: false, autoIndex: false, autoCreate: false, strict: 'throw' },
-);
-
-export function processedEventModel(
-  connection: Connection,
-  collection: string,
-): Model<ProcessedEventDocument> {
-  const name = `${PROCESSED_EVENT_MODEL}:${collection}`;
-  return (
-    (connection.models[name] as Model<ProcessedEventDocument> | undefined) ??
-    connection.model<ProcessedEventDocument>(name, schema, collection)
-  );
-}
+/** The unique index the dedupe relies on. */
+export const PROCESSED_UNIQUE_INDEX = {
+  key: { consumer: 1, eventId: 1 },
+  name: 'consumer_1_eventId_1',
+};
 
 /**
- * Writes processed records through a Mongoose model, in the running transaction: the session is
- * the runner's (`currentSession()`), which is also what Mongoose's AsyncLocalStorage holds.
+ * Inserts processed records in the handler's transaction: the session is the runner's
+ * (`currentSession()`), passed explicitly (native driver calls do not read Mongoose's
+ * AsyncLocalStorage).
  */
-export class MongooseProcessedEventStore implements ProcessedEventStore {
+export class MongoProcessedEventStore implements ProcessedEventStore {
   constructor(
-    private readonly model: Model<ProcessedEventDocument>,
+    private readonly collection: mongo.Collection<ProcessedEventDocument>,
     private readonly currentSession: () => ClientSession | undefined,
   ) {}
 
   async insert(consumer: string, eventId: string): Promise<void> {
     const session = this.currentSession();
-    await this.model.create([{ consumer, eventId, processedAt: new Date() }], {
-      ...(session ? { session } : {}),
-    });
+    await this.collection.insertOne(
+      { consumer, eventId, processedAt: new Date() },
+      session ? { session } : {},
+    );
   }
 }
 
@@ -53,24 +39,57 @@ export class MongooseProcessedEventStore implements ProcessedEventStore {
  * A changed `processedRetentionSeconds` is applied to the existing TTL index with `collMod`.
  */
 export async function ensureProcessedEventIndexes(
-  model: Model<ProcessedEventDocument>,
+  collection: mongo.Collection<ProcessedEventDocument>,
+  db: mongo.Db,
   retentionSeconds: number,
 ): Promise<void> {
-  await model.collection.createIndex(
-    { consumer: 1, eventId: 1 },
-    { unique: true, name: 'consumer_1_eventId_1' },
-  );
+  await collection.createIndex(PROCESSED_UNIQUE_INDEX.key, {
+    unique: true,
+    name: PROCESSED_UNIQUE_INDEX.name,
+  });
   try {
-    await model.collection.createIndex(
+    await collection.createIndex(
       { processedAt: 1 },
       { expireAfterSeconds: retentionSeconds, name: 'processedAt_ttl' },
     );
   } catch (error) {
     const code = (error as { code?: number }).code;
     if (code !== 85 && code !== 86) throw error;
-    await model.db.db!.command({
-      collMod: model.collection.collectionName,
+    await db.command({
+      collMod: collection.collectionName,
       index: { name: 'processedAt_ttl', expireAfterSeconds: retentionSeconds },
     });
   }
+}
+
+/**
+ * Whether the collection has a unique index on exactly the fields `consumer` and `eventId` (in
+ * either order or direction: uniqueness of the pair is the same), without a partial filter (it
+ * would leave some records unchecked). A missing collection has none.
+ */
+export async function hasProcessedUniqueIndex(
+  collection: mongo.Collection<ProcessedEventDocument>,
+): Promise<boolean> {
+  let indexes: Array<{
+    key: Record<string, unknown>;
+    unique?: boolean;
+    partialFilterExpression?: unknown;
+  }>;
+  try {
+    indexes = (await collection.indexes()) as typeof indexes;
+  } catch (error) {
+    // 26 NamespaceNotFound: the collection does not exist yet.
+    if ((error as { code?: number }).code === 26) return false;
+    throw error;
+  }
+  return indexes.some((index) => {
+    const fields = Object.keys(index.key).sort();
+    return (
+      index.unique === true &&
+      index.partialFilterExpression === undefined &&
+      fields.length === 2 &&
+      fields[0] === 'consumer' &&
+      fields[1] === 'eventId'
+    );
+  });
 }

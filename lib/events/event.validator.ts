@@ -1,5 +1,6 @@
 import type { OutboxEventInput } from '../common/envelope';
 import { KAFKA_HEADERS } from '../common/envelope';
+import { FORBIDDEN_PAYLOAD_KEY_PROBLEM, isForbiddenPayloadKey } from '../common/payload-keys.rule';
 import { InvalidOutboxEventError } from './errors/invalid-outbox-event.error';
 import { PayloadTooLargeError } from './errors/payload-too-large.error';
 import { UnserializablePayloadError } from './errors/unserializable-payload.error';
@@ -173,6 +174,9 @@ function normalizeObject(
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(obj)) {
     const childPath = `${path}.${key}`;
+    if (isForbiddenPayloadKey(key)) {
+      throw new UnserializablePayloadError(childPath, FORBIDDEN_PAYLOAD_KEY_PROBLEM);
+    }
     if (key.startsWith('$') || key.includes('\u0000')) {
       throw new UnserializablePayloadError(
         childPath,

@@ -121,6 +121,13 @@ export class RelayNode {
       }
       const result = await this.lease.tick();
       if (!this.running) return;
+      if ((result === 'acquired' || result === 'renewed') && !this.lease.isValid()) {
+        // The answer came back after the local validity had run out (a slow call or a pause):
+        // not leader on that grant; the next tick acquires again.
+        this.lease.lost();
+        await this.endTerm('the lease answer came too late', this.options.shutdownTimeoutMs, false);
+        return;
+      }
       if (result === 'acquired') {
         this.logger.log(
           `This instance (${this.deps.owner}) is the relay leader (fencing ${this.lease.fencing}).`,

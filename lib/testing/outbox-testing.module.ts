@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import type { DynamicModule, Provider } from '@nestjs/common';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
+import { OutboxConsumerMetrics } from '../consumer/consumer.metrics';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import { OutboxEmitter } from '../events/outbox.emitter';
@@ -68,6 +69,7 @@ export class OutboxTestingModule {
       { provide: OUTBOX_TESTING_TOPIC_PREFIX, useValue: topicPrefix },
       IdempotentHandlerFinder,
       InMemoryConsumerRuntime,
+      OutboxConsumerMetrics,
       ...RELAY_PROVIDERS,
     ];
     return {
@@ -75,7 +77,13 @@ export class OutboxTestingModule {
       global: isGlobal,
       imports: [DiscoveryModule],
       providers,
-      exports: [OutboxEmitter, TransactionRunner, OutboxTesting, ...RELAY_EXPORTS],
+      exports: [
+        OutboxEmitter,
+        TransactionRunner,
+        OutboxTesting,
+        OutboxConsumerMetrics,
+        ...RELAY_EXPORTS,
+      ],
     };
   }
 }

@@ -15,7 +15,7 @@ export const OUTBOX_TESTING_TOPIC_PREFIX = Symbol('outbox:testing_topic_prefix')
 export interface DrainReport {
   /** Events delivered to every handler listening to them (or to none: nobody listens). */
   delivered: EmittedEvent[];
-  /** Deliveries whose handler threw; their events stay pending, later ones of their aggregate wait. */
+  /** Deliveries that ended unacknowledged; their events stay pending, later ones of their aggregate wait. */
   failures: Array<{ eventId: string; eventType: string; handler: string; error: unknown }>;
 }
 
@@ -86,11 +86,13 @@ export class OutboxTesting {
   /**
    * Delivers the pending events, in commit order, to the app's `@IdempotentHandler` methods whose
    * `@EventPattern` is the event type (as `OutboxKafkaServer` routes) or its topic
-   * (`${topicPrefix}${aggregateType}`), in process, as the relay and the Kafka transport would:
-   * same headers, dedupe by `(consumer, eventId)`, failures counted, dead letters after
-   * `maxFailures`. Events the handlers emit are delivered too, until none is left. A handler that
-   * throws leaves its event pending (and the later ones of its aggregate); `drain()` then throws
-   * `OutboxDrainError`, unless `{ throwOnFailure: false }`. Call it again to deliver them again.
+   * (`${topicPrefix}${aggregateType}`), in process, as the relay and the Kafka transport would,
+   * through the production consume flow: same headers, dedupe by `(consumer, eventId)`, a failing
+   * handler retried in the same delivery (without waiting), dead-lettered after `maxFailures`
+   * (see `consumerDeadLetters()`). Events the handlers emit are delivered too, until none is left.
+   * A delivery that ends unacknowledged (the handler's database unavailable, ...) leaves its event
+   * pending, and the later ones of its aggregate; `drain()` then throws `OutboxDrainError`, unless
+   * `{ throwOnFailure: false }`. Call it again to deliver them again.
    */
   async drain(options: { throwOnFailure?: boolean } = {}): Promise<DrainReport> {
     const report: DrainReport = { delivered: [], failures: [] };

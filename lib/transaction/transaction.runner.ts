@@ -3,6 +3,7 @@ import type { ClientSession, Connection } from 'mongoose';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import type { OutboxEventWriter } from '../events/outbox-event.writer';
+import { throwIfFenced } from '../common/work-fence';
 import { TransactionPropagationError } from './errors/transaction-propagation.error';
 import { Propagation } from './propagation';
 import { outboxTransactionStorage } from './transaction-context';
@@ -38,6 +39,8 @@ export class TransactionRunner {
     options: TransactionalOptions = {},
     label?: string,
   ): Promise<T> {
+    // Work given up on (an @IdempotentHandler attempt past its timeout) may not start or join one.
+    throwIfFenced();
     const propagation = options.propagation ?? Propagation.Required;
     const connection = this.host.connection;
     const own = this.ownContext(connection);

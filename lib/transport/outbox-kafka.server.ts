@@ -3,6 +3,7 @@ import { KafkaContext, KafkaOptions, ServerKafka } from '@nestjs/microservices';
 import type { Consumer } from 'kafkajs';
 import { OutboxError } from '../common/errors/outbox.error';
 import { EventTypeDeserializer } from './event-type.deserializer';
+import { RawKeepingKafkaParser } from './raw-keeping-kafka.parser';
 
 export type OutboxKafkaServerOptions = NonNullable<KafkaOptions['options']> & {
   /**
@@ -18,7 +19,9 @@ export type OutboxKafkaServerOptions = NonNullable<KafkaOptions['options']> & {
  * Nest's Kafka transport, for outbox events: subscribes to the given topics and dispatches each
  * message to the `@EventPattern(eventType)` handler named by its `ce_type` header. Events nobody
  * handles are acknowledged and skipped (logged at debug), so one service can consume a topic
- * carrying more event types than it cares about.
+ * carrying more event types than it cares about. It also keeps the bytes of each message as
+ * received, so `@IdempotentHandler` reads event ids and dead-letter copies from them rather than
+ * from Nest's JSON-decoded copy.
  *
  * ```ts
  * app.connectMicroservice({
@@ -52,6 +55,7 @@ export class OutboxKafkaServer extends ServerKafka {
       deserializer: kafkaOptions.deserializer ?? new EventTypeDeserializer(eventTypeHeader),
     });
     this.topics = [...topics];
+    this.parser = new RawKeepingKafkaParser(kafkaOptions.parser);
   }
 
   override async bindEvents(consumer: Consumer): Promise<void> {

@@ -20,7 +20,7 @@ export class OrderSummariesController {
   ) {}
 
   @EventPattern('OrderCreated')
-  @IdempotentHandler({ consumer: 'order-summaries.created', validate: OrderCreatedEvent })
+  @IdempotentHandler({ consumer: 'order-summaries.created', dto: OrderCreatedEvent })
   async onOrderCreated(@Payload() event: OrderCreatedEvent, @Ctx() ctx: KafkaContext) {
     await this.summaries.updateOne(
       { orderId: event.orderId },
@@ -47,7 +47,7 @@ export class OrderSummariesController {
   }
 
   @EventPattern('OrderCancelled')
-  @IdempotentHandler({ consumer: 'order-summaries.cancelled', validate: OrderCancelledEvent })
+  @IdempotentHandler({ consumer: 'order-summaries.cancelled', dto: OrderCancelledEvent })
   async onOrderCancelled(@Payload() event: OrderCancelledEvent, @Ctx() ctx: KafkaContext) {
     const summary = await this.summaries.findOneAndUpdate(
       { orderId: event.orderId },

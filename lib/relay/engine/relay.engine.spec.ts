@@ -364,6 +364,21 @@ describe('RelayEngine', () => {
     await engine.close(100);
   });
 
+  it('does not read an acknowledged event back as pending while its published mark is on its way', async () => {
+    // Found by the simulation: a catch-up page read before the mark landed published it again.
+    const { store, publisher, engine } = setup({ batchSize: 1 });
+    const markPublished = store.markPublished.bind(store);
+    store.markPublished = async (...args) => {
+      await pause(30);
+      return markPublished(...args);
+    };
+    const docs = Array.from({ length: 3 }, () => store.insert({ aggregateId: 'slow-mark' }));
+    engine.requestCatchUp({ aggregateType: 'Order', aggregateId: 'slow-mark' });
+    await until(() => store.pending().length === 0);
+    expect(publisher.accepted.map((e) => e.eventId)).toEqual(docs.map((d) => d.eventId));
+    await engine.close(100);
+  });
+
   it('publishes a duplicate offer once', async () => {
     const { store, publisher, engine, offer } = setup({ publishConcurrency: 1 });
     publisher.delayMs = 10;

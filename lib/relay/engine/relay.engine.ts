@@ -82,6 +82,8 @@ export class RelayEngine {
   private marks = new Map<number, { ids: unknown[]; settles: Settle[] }>();
   private marksScheduled = false;
   private readonly tasks = new Set<Promise<void>>();
+  /** Acknowledged by the broker, their published mark not landed yet: not to be read back as pending. */
+  private readonly unmarked = new Map<string, Promise<void>>();
   private timer?: RelayTimer;
   private timerAt = Infinity;
   private pausedUntil = 0;
@@ -129,8 +131,12 @@ export class RelayEngine {
     let bytes = 0;
     for (const { event, settle } of offers) {
       if (this.closed) break;
-      const lane = this.laneOf(event);
       const id = String(event._id);
+      if (this.unmarked.has(id)) {
+        settle(); // acknowledged already; its mark is on its way
+        continue;
+      }
+      const lane = this.laneOf(event);
       const existing = lane.ids.get(id);
       if (existing) {
         existing.settles.push(settle);
@@ -372,9 +378,12 @@ export class RelayEngine {
     let queued = 0;
     let bytes = 0;
     let blockAt: number | undefined;
+    const marking: Array<Promise<void>> = [];
     for (const event of events) {
       const id = String(event._id);
-      if (lane.ids.has(id)) continue;
+      const mark = this.unmarked.get(id);
+      if (mark) marking.push(mark);
+      if (mark || lane.ids.has(id)) continue;
       const retryAt = event.nextAttemptAt ? new Date(event.nextAttemptAt).getTime() : 0;
       if (retryAt > now) {
         // Waits for its retry: publish what comes before it, then read again (and wait).
@@ -391,7 +400,13 @@ export class RelayEngine {
     if (events.length >= reservation.events) lane.more = true;
     this.budget.settleReservation(reservation, queued, bytes);
     if (blockAt !== undefined) this.blockUntil(lane, blockAt);
-    else this.continueLane(lane);
+    else if (queued === 0 && marking.length > 0 && lane.queue.length === 0) {
+      // Only events whose published mark is on its way: read again once it landed.
+      lane.reading = true;
+      await Promise.allSettled(marking);
+      lane.reading = false;
+      this.continueLane(lane);
+    } else this.continueLane(lane);
     this.pump();
   }
 
@@ -575,15 +590,22 @@ export class RelayEngine {
       }
     }
     const ids = items.map((item) => item.event._id);
+    const keys = items.map((item) => item.id);
     // Acknowledged, so safe to settle now; if the mark does not land the event stays pending
-    // and is published again later (a duplicate, never a loss).
-    this.track(
-      this.deps.writes.markPublished(ids, new Date(now)).catch((error: unknown) => {
+    // and is published again later (a duplicate, never a loss). Until it lands, a catch-up page
+    // that still finds the event pending skips it.
+    const mark = this.deps.writes
+      .markPublished(ids, new Date(now))
+      .catch((error: unknown) => {
         this.deps.logger.warn(
           `Could not mark ${ids.length} acknowledged events published (they will be sent again): ${describeError(error)}`,
         );
-      }),
-    );
+      })
+      .finally(() => {
+        for (const key of keys) this.unmarked.delete(key);
+      });
+    for (const key of keys) this.unmarked.set(key, mark);
+    this.track(mark);
   }
 
   private apply(

@@ -1,4 +1,6 @@
-import type { mongo } from 'mongoose';
+import { mongo } from 'mongoose';
+
+const { Timestamp } = mongo;
 import type { OutboxEventRecord } from '../../common/envelope';
 import { ChangeSourceError } from '../ports/change-source';
 import type {
@@ -51,11 +53,19 @@ export class MongoChangeSource implements ChangeSource {
     private readonly options: { batchSize: number; idleMs: number },
   ) {}
 
+  private majorityCommitPoint(): Promise<{ startAtOperationTime?: mongo.Timestamp }> {
+    return majorityCommitPoint(this.outbox);
+  }
+
   async open(from: ResumeToken | undefined): Promise<ChangeCursor> {
+    const start =
+      from !== undefined
+        ? { startAfter: from as mongo.ResumeToken }
+        : await this.majorityCommitPoint();
     const stream = this.outbox.watch<OutboxDoc, StreamChange>(PIPELINE, {
       maxAwaitTimeMS: this.options.idleMs,
       batchSize: this.options.batchSize,
-      ...(from !== undefined ? { startAfter: from as mongo.ResumeToken } : {}),
+      ...start,
     });
     const cursor = new MongoChangeCursor(stream, this.options);
     try {
@@ -68,6 +78,23 @@ export class MongoChangeSource implements ChangeSource {
     }
     return cursor;
   }
+}
+
+/**
+ * Where a stream without a stored position starts: the majority commit point
+ * (`hello.lastWrite.majorityOpTime`,
+ * https://www.mongodb.com/docs/manual/reference/command/hello/#mongodb-data-hello.lastWrite).
+ * A stream opened "now" would start at the newest oplog entry; a transaction committed but not
+ * yet replicated to a majority would then be before the stream and invisible to the drain's
+ * majority reads. Where the server does not report it (mongos), the stream starts now.
+ */
+async function majorityCommitPoint(
+  outbox: mongo.Collection<OutboxDoc>,
+): Promise<{ startAtOperationTime?: mongo.Timestamp }> {
+  const hello = await outbox.db.command({ hello: 1 }, { readPreference: 'primary' });
+  const ts = (hello.lastWrite as { majorityOpTime?: { ts?: unknown } } | undefined)?.majorityOpTime
+    ?.ts;
+  return ts instanceof Timestamp ? { startAtOperationTime: ts } : {};
 }
 
 /**

@@ -62,8 +62,10 @@ export interface ChangeCursor {
 /** The outbox collection's change stream, filtered to inserts (MongoDB: `collection.watch()`). */
 export interface ChangeSource {
   /**
-   * Opens the stream just after `from`, or at the current end of the stream when `from` is
-   * undefined. A position that cannot be resumed may fail here or at the first `next()`.
+   * Opens the stream just after `from`. When `from` is undefined, at a position no later than
+   * the majority commit point when `open` resolves: every insert a majority read could not see
+   * yet is delivered by the stream (so the drain that follows misses nothing). A position that
+   * cannot be resumed may fail here or at the first `next()`.
    */
   open(from: ResumeToken | undefined): Promise<ChangeCursor>;
 }

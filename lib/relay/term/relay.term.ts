@@ -119,6 +119,7 @@ export class RelayTerm {
     const activeNow = () => this.active;
     let from;
     try {
+      if (!this.lease.isValid()) return this.endItself('failed');
       const stored = await state.claimCheckpoint(this.fencing ?? 0);
       if (!this.active) return;
       if (!stored) {

@@ -1,19 +1,24 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { OUTBOX_RESOLVED_OPTIONS } from '../../common/outbox.constants';
-import type { ConsumedMessage } from '../../consumer/consumed-message';
-import { consumeIdempotently } from '../../consumer/idempotent-consume.flow';
 import type {
   ConsumeOutcome,
   ConsumerFailureStore,
   DeadLetter,
-  FailureInfo,
   ProcessedEventStore,
+} from '../../consumer/consume.ports';
+import { OutboxConsumerMetrics } from '../../consumer/consumer.metrics';
+import { ConsumerSink } from '../../consumer/consumer-sink';
+import {
+  consumeIdempotently,
+  consumeRejected,
+  RedeliveryRequired,
 } from '../../consumer/idempotent-consume.flow';
-import { IdempotentHandlerHost } from '../../consumer/idempotent-handler.host';
-import type { IdempotentHandlerRuntimeApi } from '../../consumer/idempotent-handler.host';
+import type { ConsumeDeps } from '../../consumer/idempotent-consume.flow';
+import type { IdempotentHandlerRuntimeApi } from '../../consumer/idempotent-handler.bindings';
 import { mergeWithDefaults } from '../../consumer/idempotent-handler.options';
 import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
+import { redeliver } from '../../consumer/kafka-delivery';
+import type { KafkaDelivery } from '../../consumer/kafka-delivery';
 import type { ResolvedOutboxOptions } from '../../options/resolved-options';
 import { TransactionRunner } from '../../transaction/transaction.runner';
 import type { FakeSession } from '../fakes/fake-connection';
@@ -23,36 +28,29 @@ export interface TestingConsumerDeadLetter {
   consumer: string;
   eventId: string | null;
   reason: DeadLetter['reason'];
-  detail: string;
+  attempts: number;
+  lastError: string;
 }
 
 /**
  * What `@IdempotentHandler` methods run on in `OutboxTestingModule`: the production consume flow
- * (dedupe by `(consumer, eventId)` in the handler's transaction, failure counts, dead letters)
- * over in-memory transactions and records.
+ * (dedupe by `(consumer, eventId)` in the handler's transaction, retries, failure counts, dead
+ * letters) over in-memory transactions and records, with no wait between retries.
  */
 @Injectable()
-export class InMemoryConsumerRuntime
-  implements IdempotentHandlerRuntimeApi, OnModuleInit, OnModuleDestroy
-{
+export class InMemoryConsumerRuntime implements IdempotentHandlerRuntimeApi {
   private readonly logger = new Logger('IdempotentHandler');
   /** Committed `(consumer, eventId)` records. */
   readonly processed = new Set<string>();
   readonly deadLetters: TestingConsumerDeadLetter[] = [];
   private readonly failures = new Map<string, number>();
+  private readonly sink = new ConsumerSink(this.failureStore(), this.logger);
 
   constructor(
     private readonly runner: TransactionRunner,
     @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    private readonly metrics: OutboxConsumerMetrics,
   ) {}
-
-  onModuleInit(): void {
-    IdempotentHandlerHost.register(this.options.connectionName, this);
-  }
-
-  onModuleDestroy(): void {
-    IdempotentHandlerHost.unregister(this.options.connectionName, this);
-  }
 
   clear(): void {
     this.processed.clear();
@@ -61,16 +59,49 @@ export class InMemoryConsumerRuntime
   }
 
   consume(
-    message: ConsumedMessage,
+    delivery: KafkaDelivery,
     handler: IdempotentHandlerSettings,
     invoke: (payload: unknown) => unknown,
   ): Promise<ConsumeOutcome> {
-    return consumeIdempotently(message, mergeWithDefaults(handler, this.options.consumer), invoke, {
+    const settings = mergeWithDefaults(handler, this.options.consumer);
+    return this.redeliverOn(delivery, settings.handler, () =>
+      consumeIdempotently(delivery, settings, invoke, this.deps()),
+    );
+  }
+
+  consumeRejected(
+    delivery: KafkaDelivery,
+    handler: IdempotentHandlerSettings,
+    error: unknown,
+  ): Promise<ConsumeOutcome> {
+    const settings = mergeWithDefaults(handler, this.options.consumer);
+    return this.redeliverOn(delivery, settings.handler, () =>
+      consumeRejected(delivery, settings, error, this.deps()),
+    );
+  }
+
+  private async redeliverOn(
+    delivery: KafkaDelivery,
+    handler: string,
+    run: () => Promise<ConsumeOutcome>,
+  ): Promise<ConsumeOutcome> {
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof RedeliveryRequired)) throw error;
+      throw redeliver(delivery, error.message, undefined, error.cause, { handler });
+    }
+  }
+
+  private deps(): ConsumeDeps {
+    return {
       runner: this.runner,
       processed: this.processedStore(),
-      failures: this.failureStore(),
+      sink: this.sink,
+      metrics: this.metrics,
       logger: this.logger,
-    });
+      sleep: async () => undefined,
+    };
   }
 
   private processedStore(): ProcessedEventStore {
@@ -91,21 +122,22 @@ export class InMemoryConsumerRuntime
 
   private failureStore(): ConsumerFailureStore {
     return {
-      recordFailure: async (consumer: string, eventId: string, _failure: FailureInfo) => {
+      recordFailure: async (consumer, eventId) => {
         const key = `${consumer}\u0000${eventId}`;
         const count = (this.failures.get(key) ?? 0) + 1;
         this.failures.set(key, count);
         return count;
       },
-      clearFailures: async (consumer: string, eventId: string) => {
+      clearFailures: async (consumer, eventId) => {
         this.failures.delete(`${consumer}\u0000${eventId}`);
       },
-      deadLetter: async (letter: DeadLetter) => {
+      deadLetter: async (letter) => {
         this.deadLetters.push({
           consumer: letter.consumer,
           eventId: letter.eventId,
           reason: letter.reason,
-          detail: letter.detail,
+          attempts: letter.attempts,
+          lastError: letter.lastError,
         });
       },
     };

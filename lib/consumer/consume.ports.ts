@@ -1,0 +1,88 @@
+import type { ClientSession } from 'mongoose';
+import type { ConsumedMessage } from './consumed-message';
+import type { BadPayloadReason } from './payload.decoder';
+
+/**
+ * Why a message was dead-lettered: its input (`empty-value`, `invalid-json`, `forbidden-key`,
+ * `invalid-payload`, `missing-event-id`, `invalid-event-id`), `max-failures` (the handler, or a
+ * guard/pipe/interceptor in front of it, failed `maxFailures` times), or `unrecoverable` (an
+ * `UnrecoverableEventError`).
+ */
+export type DeadLetterReason =
+  BadPayloadReason | 'missing-event-id' | 'invalid-event-id' | 'max-failures' | 'unrecoverable';
+
+/** One failure of one event, as stored in a dead letter's `errors` (same shape as the relay's). */
+export interface FailureEntry {
+  at: Date;
+  /** 1, 2, ...: the failure's number (0 for a message refused before any attempt). */
+  attempt: number;
+  /** `Name: message`, at most 2000 characters. */
+  error: string;
+}
+
+/** A message the consumer gives up on. */
+export interface DeadLetter {
+  consumer: string;
+  /** Null when the message had no usable event id. */
+  eventId: string | null;
+  reason: DeadLetterReason;
+  /** Failures counted for this event (0 when refused before any attempt). */
+  attempts: number;
+  /** The last error (for input problems: what is wrong with the message). */
+  lastError: string;
+  at: Date;
+  message: ConsumedMessage;
+  /** Set when a copy went (or should have gone) to a dead-letter topic. */
+  topicCopy?: { topic: string; published: boolean; error?: string };
+}
+
+/** The `(consumer, eventId)` records. `insert` runs inside the handler's transaction. */
+export interface ProcessedEventStore {
+  /** Rejects with a duplicate-key error (code 11000) when the pair exists. */
+  insert(consumer: string, eventId: string): Promise<void>;
+}
+
+/** Failure counts and dead letters; every call runs outside the handler's transaction. */
+export interface ConsumerFailureStore {
+  /** Counts one failure of `(consumer, eventId)`; returns the failures so far, this one included. */
+  recordFailure(
+    consumer: string,
+    eventId: string,
+    failure: { at: Date; error: string },
+    message: ConsumedMessage,
+  ): Promise<number>;
+  /** Forgets the failures of an event that then succeeded (best effort). */
+  clearFailures(consumer: string, eventId: string): Promise<void>;
+  /** Records a message the consumer gives up on. Idempotent for the same message. */
+  deadLetter(letter: DeadLetter): Promise<void>;
+}
+
+/** Sends a copy of a dead letter to a Kafka topic. */
+export interface DeadLetterPublisher {
+  publish(topic: string, letter: DeadLetter): Promise<void>;
+}
+
+/** The transaction runner, as the consume flow uses it (`TransactionRunner` in the app). */
+export interface ConsumerTransactionRunner {
+  run<T>(fn: () => Promise<T>): Promise<T>;
+  currentSession(): ClientSession | undefined;
+}
+
+export interface FlowLogger {
+  debug(message: string): void;
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export type ConsumeOutcome =
+  | { kind: 'applied'; result: unknown }
+  | { kind: 'duplicate'; eventId: string }
+  | { kind: 'dead-lettered'; eventId: string | null; reason: DeadLetterReason };
+
+/** MongoDB duplicate key (E11000), as the driver or Mongoose surfaces it. */
+export function isDuplicateKeyError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as { code?: unknown; writeErrors?: Array<{ code?: unknown }> };
+  return e.code === 11000 || e.code === 11001 || e.writeErrors?.[0]?.code === 11000;
+}

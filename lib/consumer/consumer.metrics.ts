@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+
+export interface OutboxConsumerMetricsSnapshot {
+  /** Events applied (the handler ran and its transaction committed). */
+  applied: number;
+  /** Deliveries skipped because the `(consumer, eventId)` was already applied. */
+  duplicates: number;
+  /** Failed attempts: handler errors, timeouts, and rejections before the handler (guards, pipes). */
+  failures: number;
+  /** Attempts that exceeded `handlerTimeoutMs` (also counted in `failures`). */
+  timeouts: number;
+  /** Messages dead-lettered (bad input, `maxFailures` reached, `UnrecoverableEventError`). */
+  deadLettered: number;
+  /** Times a partition was paused (failure store unavailable, module not ready, redelivery backoff). */
+  partitionPauses: number;
+  /** Duration of handler attempts, ms (timeouts count with their timeout). */
+  handlerDuration: { count: number; sumMs: number; maxMs: number };
+}
+
+/**
+ * Counters of the `@IdempotentHandler` consumers of one `OutboxModule`; inject it to export
+ * `snapshot()` to your monitoring. Alert on `deadLettered`, on a growing `failures` rate and on
+ * `partitionPauses`.
+ */
+@Injectable()
+export class OutboxConsumerMetrics {
+  applied = 0;
+  duplicates = 0;
+  failures = 0;
+  timeouts = 0;
+  deadLettered = 0;
+  partitionPauses = 0;
+  private durationCount = 0;
+  private durationSumMs = 0;
+  private durationMaxMs = 0;
+
+  handlerDuration(ms: number): void {
+    this.durationCount++;
+    this.durationSumMs += ms;
+    if (ms > this.durationMaxMs) this.durationMaxMs = ms;
+  }
+
+  snapshot(): OutboxConsumerMetricsSnapshot {
+    return {
+      applied: this.applied,
+      duplicates: this.duplicates,
+      failures: this.failures,
+      timeouts: this.timeouts,
+      deadLettered: this.deadLettered,
+      partitionPauses: this.partitionPauses,
+      handlerDuration: {
+        count: this.durationCount,
+        sumMs: this.durationSumMs,
+        maxMs: this.durationMaxMs,
+      },
+    };
+  }
+}

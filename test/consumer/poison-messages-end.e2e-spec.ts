@@ -1,0 +1,218 @@
+import {
+  BadRequestException,
+  Catch,
+  Controller,
+  UseGuards,
+  type CanActivate,
+  type ExecutionContext,
+  type PipeTransform,
+  type RpcExceptionFilter,
+} from '@nestjs/common';
+import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
+import { createHash } from 'node:crypto';
+import { of } from 'rxjs';
+import { IdempotentHandler } from '../../lib';
+import { createTopics, describeWith, uniqueName } from '../harness';
+import {
+  createTopicsWithConfig,
+  dropDatabase,
+  eventMessage,
+  LedgerService,
+  send,
+  sleep,
+  startConsumerApp,
+  waitFor,
+  type ConsumerApp,
+} from './consumer-app.fixtures';
+
+const DEAD_LETTERS = 'outbox_consumer_dead_letters';
+const PROCESSED = 'outbox_processed_events';
+const id = (ctx: KafkaContext) => String(ctx.getMessage().headers?.ce_id ?? '');
+
+const topics = {
+  pipe: uniqueName('poison-pipe'),
+  guard: uniqueName('poison-guard'),
+  dlq: uniqueName('poison-dlq'),
+  big: uniqueName('poison-big'),
+};
+/** Never created; the broker does not create topics on demand. */
+const missingDeadLetterTopic = uniqueName('missing-dlq');
+
+/** Rejects the poison message, every time: a deterministic pipe failure. */
+class RejectPoisonPipe implements PipeTransform {
+  transform(value: { poison?: boolean }) {
+    if (value?.poison) throw new BadRequestException('rejected by the pipe');
+    return value;
+  }
+}
+
+/** Denies the poison message, every time. */
+class DenyPoisonGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    return !(context.switchToRpc().getData() as { poison?: boolean })?.poison;
+  }
+}
+
+@Controller()
+class PoisonHandlers {
+  constructor(private readonly ledger: LedgerService) {}
+
+  @EventPattern(topics.pipe)
+  @IdempotentHandler({ consumer: 'poison.pipe' })
+  async pipe(@Payload(RejectPoisonPipe) p: { n: number }, @Ctx() ctx: KafkaContext) {
+    await this.ledger.record('poison.pipe', id(ctx), p.n);
+  }
+
+  @EventPattern(topics.guard)
+  @IdempotentHandler({ consumer: 'poison.guard' })
+  @UseGuards(DenyPoisonGuard)
+  async guard(@Payload() p: { n: number }, @Ctx() ctx: KafkaContext) {
+    await this.ledger.record('poison.guard', id(ctx), p.n);
+  }
+
+  @EventPattern(topics.dlq)
+  @IdempotentHandler({ consumer: 'poison.dlq', deadLetterTopic: missingDeadLetterTopic })
+  async dlq(@Payload() p: { n: number; poison?: boolean }, @Ctx() ctx: KafkaContext) {
+    if (p.poison) throw new Error('cannot apply this one');
+    await this.ledger.record('poison.dlq', id(ctx), p.n);
+  }
+
+  @EventPattern(topics.big)
+  @IdempotentHandler({ consumer: 'poison.big' })
+  async big(@Payload() p: { n: number; poison?: boolean }, @Ctx() ctx: KafkaContext) {
+    if (p.poison) throw new Error('too big to apply');
+    await this.ledger.record('poison.big', id(ctx), p.n);
+  }
+}
+
+/** A catch-all RPC filter that turns every error into a reply: Nest then acknowledges. */
+@Catch()
+class SwallowEverything implements RpcExceptionFilter {
+  catch() {
+    return of({ handled: true });
+  }
+}
+
+const flakyTopic = uniqueName('poison-filter');
+const flakyCalls = new Map<string, number>();
+
+@Controller()
+class FlakyHandlers {
+  constructor(private readonly ledger: LedgerService) {}
+
+  @EventPattern(flakyTopic)
+  @IdempotentHandler({ consumer: 'poison.filter' })
+  async flaky(@Payload() p: { n: number }, @Ctx() ctx: KafkaContext) {
+    const calls = (flakyCalls.get(id(ctx)) ?? 0) + 1;
+    flakyCalls.set(id(ctx), calls);
+    if (calls === 1) throw new Error('first delivery fails');
+    await this.ledger.record('poison.filter', id(ctx), p.n);
+  }
+}
+
+/**
+ * Every poison path ends (issue 11): a message that a pipe or a guard rejects every time, a
+ * message whose dead-letter topic does not exist, and a 17 MB message are each dead-lettered
+ * within `maxFailures`, and the messages after them on the same partition are applied.
+ */
+describeWith(['mongodb', 'kafka'], 'poison messages end and their partition moves on', () => {
+  const db = uniqueName('poison');
+  let consumer: ConsumerApp | undefined;
+
+  beforeAll(async () => {
+    await createTopics([topics.pipe, topics.guard, topics.dlq, flakyTopic], 1);
+    // Kafka accepts ~1 MB per message by default: this topic takes 20 MB.
+    await createTopicsWithConfig([topics.big], [{ name: 'max.message.bytes', value: '20971520' }]);
+  }, 60000);
+
+  afterEach(async () => {
+    await consumer?.close();
+    consumer = undefined;
+  }, 30000);
+
+  afterAll(() => dropDatabase(db));
+
+  const applied = (name: string, eventId: string) =>
+    consumer!.connection.collection('ledger').countDocuments({ consumer: name, eventId });
+  const deadLetter = (name: string, eventId: string) =>
+    consumer!.connection.collection(DEAD_LETTERS).findOne({ consumer: name, eventId });
+  const poisonThenGood = (prefix: string) => [
+    eventMessage(`${prefix}-1`, { n: 1, poison: true }),
+    eventMessage(`${prefix}-2`, { n: 2 }),
+    eventMessage(`${prefix}-3`, { n: 3 }),
+  ];
+
+  it('pipe and guard rejections are counted and dead-lettered; later messages are applied', async () => {
+    consumer = await startConsumerApp(db, [PoisonHandlers], { maxFailures: 2 });
+    await send(topics.pipe, poisonThenGood('pipe'));
+    await send(topics.guard, poisonThenGood('guard'));
+    for (const [name, prefix] of [
+      ['poison.pipe', 'pipe'],
+      ['poison.guard', 'guard'],
+    ]) {
+      await waitFor(async () => (await applied(name, `${prefix}-3`)) === 1, 60_000, `${prefix}-3`);
+      expect(await applied(name, `${prefix}-2`)).toBe(1);
+      expect(await applied(name, `${prefix}-1`)).toBe(0);
+      const letter = await deadLetter(name, `${prefix}-1`);
+      expect(letter).toMatchObject({ status: 'dead', reason: 'max-failures', attempts: 2 });
+    }
+    expect((await deadLetter('poison.pipe', 'pipe-1'))!.lastError).toMatch(/rejected by the pipe/);
+    expect((await deadLetter('poison.guard', 'guard-1'))!.lastError).toMatch(/Forbidden/);
+  }, 120000);
+
+  it('a missing dead-letter topic: the letter is kept in MongoDB, marked unpublished, and the partition moves on', async () => {
+    consumer = await startConsumerApp(db, [PoisonHandlers], { maxFailures: 2 });
+    await send(topics.dlq, poisonThenGood('dlq'));
+    await waitFor(async () => (await applied('poison.dlq', 'dlq-3')) === 1, 90_000, 'dlq-3');
+    expect(await applied('poison.dlq', 'dlq-2')).toBe(1);
+    const letter = await deadLetter('poison.dlq', 'dlq-1');
+    expect(letter).toMatchObject({
+      status: 'dead',
+      reason: 'max-failures',
+      topicCopy: { topic: missingDeadLetterTopic, published: false },
+    });
+    expect(letter!.topicCopy.error).toBeTruthy();
+  }, 150000);
+
+  it('a 17 MB message is dead-lettered as a truncated copy with its size and hash', async () => {
+    consumer = await startConsumerApp(db, [PoisonHandlers], { maxFailures: 2 });
+    const blob = 'x'.repeat(17 * 1024 * 1024);
+    const value = Buffer.from(JSON.stringify({ n: 1, poison: true, blob }));
+    await send(topics.big, [
+      { value, headers: { ce_id: 'big-1' } },
+      eventMessage('big-2', { n: 2 }),
+      eventMessage('big-3', { n: 3 }),
+    ]);
+    await waitFor(async () => (await applied('poison.big', 'big-3')) === 1, 90_000, 'big-3');
+    expect(await applied('poison.big', 'big-2')).toBe(1);
+    const letter = await deadLetter('poison.big', 'big-1');
+    expect(letter).toMatchObject({
+      status: 'dead',
+      reason: 'max-failures',
+      valueBytes: value.length,
+      valueSha256: createHash('sha256').update(value).digest('hex'),
+      valueTruncated: true,
+    });
+    expect(letter!.value.length).toBeLessThan(2 * 1024 * 1024);
+    expect(value.toString('utf8').startsWith(letter!.value)).toBe(true);
+  }, 150000);
+
+  it('a catch-all exception filter that returns a value does not acknowledge a failed event', async () => {
+    consumer = await startConsumerApp(
+      db,
+      [FlakyHandlers],
+      {},
+      {
+        globalFilters: [new SwallowEverything()],
+      },
+    );
+    await send(flakyTopic, [eventMessage('f-1', { n: 1 }), eventMessage('f-2', { n: 2 })]);
+    await waitFor(async () => (await applied('poison.filter', 'f-2')) === 1, 60_000, 'f-2');
+    await waitFor(async () => (await applied('poison.filter', 'f-1')) === 1, 10_000, 'f-1');
+    await sleep(300);
+    expect(flakyCalls.get('f-1')).toBe(2);
+    expect(
+      await consumer.connection.collection(PROCESSED).countDocuments({ consumer: 'poison.filter' }),
+    ).toBe(2);
+  }, 120000);
+});

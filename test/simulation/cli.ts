@@ -1,0 +1,218 @@
+/**
+ * `npm run simulate -- [--runs N] [--seed S] [--path P] [--verbose] [--no-shrink] [--shrink]
+ *   [--keep-going] [--only a,f] [--schedule FILE] [--toy]`
+ *
+ * Runs N schedules of the relay simulation (fast-check, seed S; default 1000 runs, a seed from
+ * the time), or replays one (`--seed S --path P`, as printed for a failure). Prints runs,
+ * faults injected by kind, what they did, each invariant's result, duplicates by cause and
+ * timing; for a failure, the shrunk schedule, its violations and the command that replays it,
+ * then exits 1. `--verbose` prints the trace of the failing (or replayed) run. `--keep-going`
+ * runs all N schedules whatever fails (no shrinking) and lists the failures grouped by kind,
+ * each with the command that replays it. `--only a,f` judges only those invariants (to shrink
+ * toward a failure of theirs); `--shrink` shrinks a replayed path further; `--schedule FILE`
+ * replays a schedule saved as JSON (as printed for a failure).
+ */
+import { readFileSync } from 'node:fs';
+import type { Schedule } from './schedule/schedule.types';
+import { checkSchedules, describeFailure, replayCommand, runSchedule } from './simulation.runner';
+import type { RunReport, SeenFailure, SimStats } from './simulation.runner';
+import { ToyRelay } from './toy/toy.relay';
+import type { RelayFactory } from './world/relay-under-test';
+import { realRelay } from './world/relay.factory';
+
+interface CliArgs {
+  runs: number;
+  seed: number;
+  path?: string;
+  verbose: boolean;
+  shrink: boolean;
+  /** Shrink also a replayed path (`--shrink`): from one known failure to a smaller one. */
+  shrinkPath: boolean;
+  keepGoing: boolean;
+  only?: string[];
+  /** A schedule as JSON (printed for every failure): replayed as is. */
+  schedule?: string;
+  toy: boolean;
+}
+
+function parseArgs(argv: string[]): CliArgs {
+  const args: CliArgs = {
+    runs: 1000,
+    seed: Math.floor(Date.now() % 0x7fffffff),
+    verbose: false,
+    shrink: true,
+    shrinkPath: false,
+    keepGoing: false,
+    toy: false,
+  };
+  for (let index = 0; index < argv.length; index++) {
+    const flag = argv[index];
+    const value = (): string => {
+      const next = argv[++index];
+      if (next === undefined) throw new Error(`${flag} needs a value`);
+      return next;
+    };
+    if (flag === '--runs') args.runs = positiveInt(flag, value());
+    else if (flag === '--seed') args.seed = Number.parseInt(value(), 10);
+    else if (flag === '--path') args.path = value();
+    else if (flag === '--verbose') args.verbose = true;
+    else if (flag === '--no-shrink') args.shrink = false;
+    else if (flag === '--shrink') args.shrinkPath = true;
+    else if (flag === '--keep-going') args.keepGoing = true;
+    else if (flag === '--only') args.only = value().split(',');
+    else if (flag === '--schedule') args.schedule = value();
+    else if (flag === '--toy') args.toy = true;
+    else throw new Error(`unknown option ${flag} (see test/simulation/cli.ts)`);
+  }
+  if (!Number.isInteger(args.seed)) throw new Error('--seed must be an integer');
+  return args;
+}
+
+function positiveInt(flag: string, text: string): number {
+  const value = Number.parseInt(text, 10);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${flag} must be a positive integer`);
+  return value;
+}
+
+const out = (line = ''): void => {
+  process.stdout.write(`${line}\n`);
+};
+
+function table(title: string, entries: Iterable<[string, number]>): void {
+  const rows = [...entries].sort(([a], [b]) => a.localeCompare(b));
+  out(`${title}:`);
+  if (rows.length === 0) out('  (none)');
+  for (const [name, value] of rows) out(`  ${name.padEnd(34)} ${value}`);
+}
+
+function printStats(stats: SimStats, elapsedMs: number): void {
+  out(`runs: ${stats.runs} (${stats.failedRuns} failed)`);
+  out(
+    `events committed: ${stats.events}, scheduler steps: ${stats.steps}, virtual time: ${(stats.virtualMs / 1000).toFixed(0)} s`,
+  );
+  out(
+    `wall time: ${(elapsedMs / 1000).toFixed(1)} s (${(elapsedMs / Math.max(1, stats.runs)).toFixed(1)} ms per run)`,
+  );
+  table('faults injected (planned, by kind)', stats.faults);
+  table('what they did (operations failed, positions lost, events rolled back...)', stats.effects);
+  out('invariants:');
+  for (const [id, entry] of [...stats.invariants].sort(([a], [b]) => a.localeCompare(b))) {
+    out(
+      `  (${id}) ${entry.name.padEnd(36)} checked ${String(entry.checked).padStart(9)}   failed runs ${entry.failedRuns}`,
+    );
+  }
+  table('counts (duplicates by cause, memory high-water marks, late writes)', stats.counts);
+}
+
+/** Failures of a `--keep-going` run, grouped by invariant and message shape (numbers elided). */
+function printSeen(seen: SeenFailure[], args: CliArgs): void {
+  const groups = new Map<string, string[]>();
+  for (const failure of seen) {
+    for (const result of failure.failed) {
+      const first = result.violations[0] ?? '';
+      const shape = `(${result.id}) ${first
+        .replace(/evt-[0-9a-f-]+/g, 'evt')
+        .replace(/[A-Z][a-z]+\/[WA0-9]+/g, 'T/A')
+        .replace(/[0-9]+/g, '#')
+        .replace(/\{[^}]*\}/g, '{.}')
+        .replace(/\([^)]*\)/g, '(.)')
+        .slice(0, 140)}`;
+      const list = groups.get(shape) ?? [];
+      list.push(
+        `${replayCommand(args.seed, failure.path)}${args.toy ? ' --toy' : ''}   # ${first.slice(0, 240)}`,
+      );
+      groups.set(shape, list);
+    }
+  }
+  out();
+  out(`FAILED: ${seen.length} run(s). By kind:`);
+  for (const [shape, list] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
+    out(`${shape}  [${list.length} run(s)]`);
+    for (const line of list.slice(0, 3)) out(`    ${line}`);
+  }
+}
+
+function printTrace(report: RunReport): void {
+  out('trace:');
+  for (const line of report.trace) out(`  ${line}`);
+}
+
+/** `--schedule FILE`: runs one schedule given as JSON, prints its violations (and trace). */
+async function replaySchedule(args: CliArgs, factory: RelayFactory): Promise<number> {
+  const schedule = JSON.parse(readFileSync(args.schedule as string, 'utf8')) as Schedule;
+  const report = await runSchedule(schedule, factory, { keepTrace: args.verbose });
+  out(
+    `Replaying the schedule in ${args.schedule}: ${report.outcome.steps} steps, ended at ${report.outcome.endedAt} ms`,
+  );
+  if (args.verbose) printTrace(report);
+  const failed = args.only
+    ? report.failed.filter((result) => args.only?.includes(result.id))
+    : report.failed;
+  if (failed.length === 0) {
+    out('all invariants held');
+    return 0;
+  }
+  out(describeFailure({ ...report, failed }));
+  return 1;
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  const factory: RelayFactory = args.toy ? (ports) => new ToyRelay(ports) : realRelay;
+  if (args.schedule) return replaySchedule(args, factory);
+  const started = performance.now();
+  out(
+    args.path
+      ? `Replaying seed ${args.seed} path ${args.path}`
+      : `Running ${args.runs} schedules, seed ${args.seed}`,
+  );
+  let last: RunReport | undefined;
+  const result = await checkSchedules({
+    runs: args.runs,
+    seed: args.seed,
+    path: args.path,
+    factory,
+    shrink: args.shrink && (args.path === undefined || args.shrinkPath),
+    keepGoing: args.keepGoing,
+    only: args.only,
+    onRun: (report) => (last = report),
+  });
+  const elapsed = performance.now() - started;
+  printStats(result.stats, elapsed);
+  if (result.seen.length > 0) {
+    printSeen(result.seen, args);
+    return 1;
+  }
+  if (!result.failure) {
+    if (args.path && args.verbose && last) {
+      out(JSON.stringify(last.schedule));
+      printTrace(await runSchedule(last.schedule, factory, { keepTrace: true }));
+    }
+    out('all invariants held');
+    return 0;
+  }
+  const { failure } = result;
+  out();
+  out(`FAILED (after ${result.shrinkRuns} shrinking runs). Smallest schedule found:`);
+  out(JSON.stringify(failure.schedule));
+  out(describeFailure(failure.report));
+  if (args.verbose) {
+    const traced = await runSchedule(failure.schedule, factory, { keepTrace: true });
+    printTrace(traced);
+  }
+  out();
+  out(
+    `replay: ${failure.replay}${args.only ? ` --only ${args.only.join(',')}` : ''}${args.toy ? ' --toy' : ''}`,
+  );
+  return 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(
+      `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(2);
+  },
+);

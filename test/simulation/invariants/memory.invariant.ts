@@ -1,0 +1,60 @@
+import type { SimWorld } from '../world/sim-world';
+import { capped } from './invariant';
+import type { InvariantChecker, InvariantResult } from './invariant';
+
+/**
+ * (d) Memory: after every step, each live relay holds at most `maxInFlight` events, and at
+ * most `maxInFlightBytes` plus one read's worth (`batchSize` of the largest event) in bytes.
+ */
+export class MemoryInvariant implements InvariantChecker {
+  readonly id = 'd';
+  readonly name = 'bounded memory';
+  private samples = 0;
+  private maxEvents = 0;
+  private maxBytes = 0;
+  private readonly violations: string[] = [];
+
+  afterStep(world: SimWorld): void {
+    const options = world.schedule.options;
+    for (const { node, status } of world.statuses()) {
+      this.samples++;
+      const { events, bytes } = status.inFlight;
+      this.maxEvents = Math.max(this.maxEvents, events);
+      this.maxBytes = Math.max(this.maxBytes, bytes);
+      const byteBound = options.maxInFlightBytes + options.batchSize * this.largestEvent(world);
+      if (events > options.maxInFlight && this.violations.length < 20) {
+        this.violations.push(
+          `${world.now}: ${node.process.name} holds ${events} events (maxInFlight ${options.maxInFlight})`,
+        );
+      }
+      if (bytes > byteBound && this.violations.length < 20) {
+        this.violations.push(
+          `${world.now}: ${node.process.name} holds ${bytes} bytes (bound ${byteBound} = maxInFlightBytes ` +
+            `${options.maxInFlightBytes} + batchSize x largest event)`,
+        );
+      }
+    }
+  }
+
+  private largest = { commits: 0, bytes: 0 };
+
+  private largestEvent(world: SimWorld): number {
+    const commits = world.history.commits;
+    if (this.largest.commits !== commits.size) {
+      let bytes = 0;
+      for (const commit of commits.values()) bytes = Math.max(bytes, commit.bytes);
+      this.largest = { commits: commits.size, bytes };
+    }
+    return this.largest.bytes;
+  }
+
+  finish(): InvariantResult {
+    return {
+      id: this.id,
+      name: this.name,
+      checked: this.samples,
+      violations: capped(this.violations),
+      counts: { 'max events held': this.maxEvents, 'max bytes held': this.maxBytes },
+    };
+  }
+}

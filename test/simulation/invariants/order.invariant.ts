@@ -1,0 +1,69 @@
+import type { CommitFact } from '../world/sim.history';
+import type { SimWorld } from '../world/sim-world';
+import { capped } from './invariant';
+import type { InvariantChecker, InvariantResult } from './invariant';
+
+/**
+ * (b) Order: per aggregate, the first publication of each event follows commit order (the
+ * oplog's, which is also `sequence` order with `aggregateSequence`); events marked dead are
+ * left out (later events of their aggregate go out without them). All of an aggregate's
+ * messages go to one partition of its topic (the consumer's order is the partition's).
+ */
+export class OrderInvariant implements InvariantChecker {
+  readonly id = 'b';
+  readonly name = 'per-aggregate order';
+
+  finish(world: SimWorld): InvariantResult {
+    const history = world.history;
+    const firstIndex = new Map<string, number>();
+    history.appends.forEach((append, index) => {
+      if (!firstIndex.has(append.eventId)) firstIndex.set(append.eventId, index);
+    });
+    const byAggregate = new Map<string, CommitFact[]>();
+    for (const commit of history.committed()) {
+      const list = byAggregate.get(commit.aggregate);
+      if (list) list.push(commit);
+      else byAggregate.set(commit.aggregate, [commit]);
+    }
+    const violations: string[] = [];
+    let checked = 0;
+    for (const [aggregate, commits] of byAggregate) {
+      commits.sort((a, b) => a.pos - b.pos || a.index - b.index);
+      let previous: { commit: CommitFact; index: number } | undefined;
+      for (const commit of commits) {
+        if (history.deadMarked.has(commit.eventId)) continue;
+        const index = firstIndex.get(commit.eventId);
+        if (index === undefined) continue;
+        checked++;
+        if (previous && index < previous.index) {
+          const mine = history.appends[index];
+          const theirs = history.appends[previous.index];
+          violations.push(
+            `${aggregate}: ${commit.eventId} (seq ${commit.sequence ?? '-'}, commit ${commit.pos}.${commit.index}) ` +
+              `first published at ${mine.at} by ${mine.node}, before the earlier-committed ` +
+              `${previous.commit.eventId} (seq ${previous.commit.sequence ?? '-'}, commit ${previous.commit.pos}.${previous.commit.index}) ` +
+              `first published at ${theirs.at} by ${theirs.node}`,
+          );
+        }
+        if (!previous || index > previous.index) previous = { commit, index };
+      }
+      const ids = new Set(commits.map((commit) => commit.eventId));
+      const places = new Set(
+        history.appends
+          .filter((append) => ids.has(append.eventId))
+          .map((append) => `${append.topic}/${append.partition}`),
+      );
+      if (places.size > 1) {
+        violations.push(
+          `${aggregate}: messages went to several partitions (${[...places].join(', ')})`,
+        );
+      }
+      const expected = commits[0]?.topic;
+      for (const place of places) {
+        if (expected && !place.startsWith(`${expected}/`))
+          violations.push(`${aggregate}: messages went to ${place}, expected topic ${expected}`);
+      }
+    }
+    return { id: this.id, name: this.name, checked, violations: capped(violations) };
+  }
+}

@@ -1,0 +1,121 @@
+import { SimRandom } from '../core/sim.random';
+import { SimScheduler } from '../core/sim.scheduler';
+import { SimTrace } from '../core/sim.trace';
+import { ActiveFaults } from '../schedule/active-faults';
+import type { Fault } from '../schedule/schedule.types';
+import { SimHistory } from '../world/sim.history';
+import { classifyKafkaError } from '../../../lib/publisher/kafka/kafka-error.classifier';
+import { SimKafkaCluster } from './sim-kafka.cluster';
+import type { PartitionedMessage } from '../../../lib/publisher/kafka/kafka.sender';
+
+function cluster(
+  faults: Fault[] = [],
+  limits = { messageMaxBytes: 1_000, requestMaxBytes: 5_000 },
+) {
+  const history = new SimHistory();
+  const kafka = new SimKafkaCluster(
+    new SimScheduler(new SimTrace()),
+    history,
+    new ActiveFaults(faults),
+    new SimRandom(3),
+    limits,
+    [
+      { name: 'sim.Order', typeIndex: 0, partitions: 2 },
+      { name: 'sim.Invoice', typeIndex: 1, partitions: 1 },
+    ],
+  );
+  return { kafka, history };
+}
+
+function message(id: string, partition: number, valueBytes = 10): PartitionedMessage {
+  return { key: id, value: 'x'.repeat(valueBytes), headers: { ce_id: id }, partition };
+}
+
+const window = (kind: Fault['kind'], target: number, param = 0): Fault => ({
+  kind,
+  at: 0,
+  duration: 1_000,
+  target,
+  param,
+});
+
+describe('SimKafkaCluster', () => {
+  it('appends each partition group on its own: a refusing partition does not undo the others', () => {
+    const { kafka, history } = cluster([window('kafka-partition-retriable', 0, 1)]);
+    const attempt = kafka.produce('relay-1', 1, [
+      { topic: 'sim.Order', messages: [message('a', 0), message('b', 1)] },
+      { topic: 'sim.Invoice', messages: [message('c', 0)] },
+    ]);
+    expect(history.appends.map((append) => append.eventId)).toEqual(['a', 'c']);
+    expect(attempt.retriable).toBe(true);
+    expect(classifyKafkaError(attempt.error).scope).toBe('partition');
+  });
+
+  it('refuses a topic that is missing or unauthorized, whole, for the time of the fault', () => {
+    const missing = cluster([window('kafka-topic-missing', 1)]);
+    const refused = missing.kafka.produce('relay-1', 1, [
+      { topic: 'sim.Invoice', messages: [message('c', 0)] },
+    ]);
+    expect(classifyKafkaError(refused.error).type).toBe('UNKNOWN_TOPIC_OR_PARTITION');
+    expect(missing.history.appends).toEqual([]);
+    const unauthorized = cluster([window('kafka-topic-unauthorized', 0)]);
+    const denied = unauthorized.kafka.produce('relay-1', 1, [
+      { topic: 'sim.Order', messages: [message('a', 0)] },
+    ]);
+    expect(denied).toMatchObject({ retriable: false });
+    expect(classifyKafkaError(denied.error).type).toBe('TOPIC_AUTHORIZATION_FAILED');
+  });
+
+  it('rejects a message over the limit for good, and a record batch over it as a size error', () => {
+    const { kafka, history } = cluster();
+    const single = kafka.produce('relay-1', 1, [
+      { topic: 'sim.Order', messages: [message('big', 0, 2_000)] },
+    ]);
+    expect(classifyKafkaError(single.error)).toMatchObject({
+      type: 'MESSAGE_TOO_LARGE',
+      scope: 'size',
+    });
+    const batch = kafka.produce('relay-1', 2, [
+      {
+        topic: 'sim.Order',
+        messages: Array.from({ length: 5 }, (_, i) => message(`m${i}`, 0, 300)),
+      },
+    ]);
+    expect(classifyKafkaError(batch.error).scope).toBe('size');
+    expect(history.appends).toEqual([]);
+  });
+
+  it('closes the connection for a request over the request limit, and refuses everything in an outage', () => {
+    const { kafka } = cluster([], { messageMaxBytes: 10_000, requestMaxBytes: 500 });
+    const tooLarge = kafka.produce('relay-1', 1, [
+      { topic: 'sim.Order', messages: [message('a', 0, 300), message('b', 1, 300)] },
+    ]);
+    expect(classifyKafkaError(tooLarge.error).scope).toBe('broker');
+    const down = cluster([window('broker-outage', 0)]);
+    expect(
+      classifyKafkaError(
+        down.kafka.produce('relay-1', 1, [{ topic: 'sim.Order', messages: [message('a', 0)] }])
+          .error,
+      ).scope,
+    ).toBe('broker');
+  });
+
+  it('appends, then reports REQUEST_TIMED_OUT, on an ambiguous ack (flagged in the history)', () => {
+    const { kafka, history } = cluster([
+      { ...window('kafka-ambiguous-ack', 0, 0), duration: 1_000 },
+    ]);
+    let ambiguous = 0;
+    for (let call = 1; call <= 20; call++) {
+      const attempt = kafka.produce('relay-1', call, [
+        { topic: 'sim.Order', messages: [message(`a${call}`, 0)] },
+      ]);
+      if (attempt.error) {
+        ambiguous++;
+        expect(classifyKafkaError(attempt.error).type).toBe('REQUEST_TIMED_OUT');
+      }
+    }
+    expect(ambiguous).toBeGreaterThan(0);
+    expect(history.appends.filter((append) => append.ambiguous)).toHaveLength(ambiguous);
+    expect(history.appends).toHaveLength(20);
+  });
+});

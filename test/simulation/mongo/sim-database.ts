@@ -1,0 +1,569 @@
+import type { OutboxEventRecord } from '../../../lib/common/envelope';
+import type {
+  AggregateRef,
+  DeadLetterRecord,
+  FailureRecord,
+  MarkedDead,
+  PendingState,
+  RelayFence,
+  StaleEvent,
+} from '../../../lib/relay/ports/outbox-relay.store';
+import type { LeaseGrant, StoredCheckpoint } from '../../../lib/relay/ports/relay-state.store';
+import type { SimScheduler } from '../core/sim.scheduler';
+import { SIM_EPOCH_MS } from '../process/sim-process';
+import type { SimHistory } from '../world/sim.history';
+import { afterToken, highWater, tokenBefore } from './sim-token';
+import type { SimToken } from './sim-token';
+
+/** An outbox document as the simulated server stores it. */
+export interface SimOutboxDoc extends Omit<OutboxEventRecord, 'status'> {
+  status: 'pending' | 'published' | 'dead';
+  /** The owner stamp of the last fenced relay write. */
+  relayFence?: number;
+  errorHistory?: Array<{ at: Date; attempt: number; error: string }>;
+  deadLetter?: DeadLetterRecord;
+}
+
+interface Stored {
+  key: string;
+  doc: SimOutboxDoc;
+  /** Oplog position of the inserting transaction, and index in it. */
+  pos: number;
+  index: number;
+}
+
+interface OplogEntry {
+  pos: number;
+  time: number;
+  docs: Stored[];
+  rolledBack: boolean;
+}
+
+/** What a write of the relay changed (for the fencing invariant). */
+export interface LandedWrite {
+  key: string;
+  eventId: string;
+  stampBefore?: number;
+}
+
+/** The database server as the relay observes it: majority reads, oplog, relay state. */
+export class SimDatabase {
+  private readonly docs = new Map<string, Stored>();
+  private readonly oplog: OplogEntry[] = [];
+  private nextPos = 1;
+  private majorityPos = 0;
+  private lastMajorityAt = 0;
+  private electionUntil = 0;
+  private readonly sequences = new Map<string, number>();
+  readonly deadLetters = new Map<string, SimOutboxDoc>();
+  lease: LeaseGrant | undefined;
+  checkpoint: StoredCheckpoint & { fencing?: number } = {};
+  /** Called when the majority point moves (open change cursors wake up). */
+  onMajority?: () => void;
+  /** Called on a stepdown (open change cursors die). */
+  onStepdown?: () => void;
+
+  constructor(
+    private readonly scheduler: SimScheduler,
+    private readonly history: SimHistory,
+    private readonly config: {
+      aggregateSequence: boolean;
+      oplogWindowMs: () => number;
+      majorityLagMs: () => number;
+      topicOf: (aggregateType: string) => string;
+      sizeOf: (doc: SimOutboxDoc) => number;
+      isOversize: (doc: SimOutboxDoc) => boolean;
+      isPoison: (doc: SimOutboxDoc) => boolean;
+    },
+  ) {}
+
+  // ---------------------------------------------------------------- time and elections
+
+  get now(): number {
+    return this.scheduler.now;
+  }
+
+  serverDate(): Date {
+    return new Date(SIM_EPOCH_MS + this.scheduler.now);
+  }
+
+  electionActive(): boolean {
+    return this.scheduler.now < this.electionUntil;
+  }
+
+  get electionEndsAt(): number {
+    return this.electionUntil;
+  }
+
+  /**
+   * The primary steps down: every commit not yet majority-committed is rolled back (it never
+   * existed for the relay), open cursors die, and operations fail until a new primary is elected.
+   */
+  stepdown(electionMs: number): number {
+    this.electionUntil = Math.max(this.electionUntil, this.scheduler.now + electionMs);
+    let rolledBack = 0;
+    while (this.oplog.length > 0 && this.oplog[this.oplog.length - 1].pos > this.majorityPos) {
+      const entry = this.oplog.pop() as OplogEntry;
+      entry.rolledBack = true;
+      for (const stored of entry.docs) {
+        this.docs.delete(stored.key);
+        const fact = this.history.commits.get(stored.doc.eventId);
+        if (fact) fact.rolledBackAt = this.scheduler.now;
+        rolledBack++;
+        if (typeof stored.doc.sequence === 'number') {
+          const aggregate = aggregateKey(stored.doc);
+          this.sequences.set(aggregate, stored.doc.sequence - 1);
+        }
+      }
+    }
+    this.lastMajorityAt = this.scheduler.now;
+    this.onStepdown?.();
+    return rolledBack;
+  }
+
+  // ---------------------------------------------------------------- writers
+
+  /** Commits one transaction's inserts (one oplog entry). Returns its position. */
+  commit(docs: SimOutboxDoc[]): number {
+    const pos = this.nextPos++;
+    const time = this.scheduler.now;
+    const entry: OplogEntry = { pos, time, docs: [], rolledBack: false };
+    docs.forEach((doc, index) => {
+      if (this.config.aggregateSequence) {
+        const aggregate = aggregateKey(doc);
+        const sequence = (this.sequences.get(aggregate) ?? 0) + 1;
+        this.sequences.set(aggregate, sequence);
+        doc.sequence = sequence;
+      }
+      const stored: Stored = { key: String(doc._id), doc, pos, index };
+      entry.docs.push(stored);
+      this.docs.set(stored.key, stored);
+      this.history.commits.set(doc.eventId, {
+        eventId: doc.eventId,
+        docId: stored.key,
+        aggregate: aggregateKey(doc),
+        aggregateType: doc.aggregateType,
+        topic: this.config.topicOf(doc.aggregateType),
+        sequence: doc.sequence,
+        pos,
+        index,
+        committedAt: time,
+        bytes: this.config.sizeOf(doc),
+        oversize: this.config.isOversize(doc),
+        poison: this.config.isPoison(doc),
+      });
+    });
+    this.oplog.push(entry);
+    const majorityAt = Math.max(this.lastMajorityAt, time + this.config.majorityLagMs());
+    this.lastMajorityAt = majorityAt;
+    this.scheduler.at(majorityAt, 'db', `majority ${pos}`, () => this.advanceMajority(entry));
+    return pos;
+  }
+
+  private advanceMajority(entry: OplogEntry): void {
+    if (entry.rolledBack || entry.pos <= this.majorityPos) return;
+    this.majorityPos = entry.pos;
+    for (const stored of entry.docs) {
+      const fact = this.history.commits.get(stored.doc.eventId);
+      if (fact) fact.majorityAt = this.scheduler.now;
+    }
+    this.onMajority?.();
+  }
+
+  // ---------------------------------------------------------------- oplog and change streams
+
+  /** Oldest time still in the oplog. */
+  horizon(): number {
+    return this.scheduler.now - this.config.oplogWindowMs();
+  }
+
+  /** The majority-committed end of the oplog, as a stream position. */
+  highWater(): SimToken {
+    const firstUncommitted = this.oplog.find((entry) => entry.pos > this.majorityPos);
+    const time = firstUncommitted ? firstUncommitted.time - 1 : this.scheduler.now;
+    return highWater(this.majorityPos, time);
+  }
+
+  /** The end of the oplog, committed or not (where a stream opened "now" starts). */
+  endOfOplog(): SimToken {
+    return highWater(this.nextPos - 1, this.scheduler.now);
+  }
+
+  /** Whether a stream cannot go on from `token` (its oplog entry is gone). */
+  isLost(token: SimToken): boolean {
+    return token.time < this.horizon();
+  }
+
+  /** Whether a majority-committed change exists after `token`. */
+  hasChangesAfter(token: SimToken): boolean {
+    return this.changesAfter(token, 1).length > 0;
+  }
+
+  /** Majority-committed inserts after `token`, in commit order, at most `limit`. */
+  changesAfter(token: SimToken, limit: number): Array<{ token: SimToken; doc: SimOutboxDoc }> {
+    const result: Array<{ token: SimToken; doc: SimOutboxDoc }> = [];
+    for (const entry of this.oplog) {
+      if (entry.pos > this.majorityPos) break;
+      if (entry.pos < token.pos) continue;
+      for (const stored of entry.docs) {
+        const position = { pos: entry.pos, index: stored.index, time: entry.time };
+        if (!afterToken(position, token)) continue;
+        result.push({ token: position, doc: insertedCopy(stored.doc) });
+        if (result.length >= limit) return result;
+      }
+    }
+    return result;
+  }
+
+  // ---------------------------------------------------------------- outbox reads (majority)
+
+  private visible(): Stored[] {
+    const result: Stored[] = [];
+    for (const stored of this.docs.values())
+      if (stored.pos <= this.majorityPos) result.push(stored);
+    return result;
+  }
+
+  private pending(): Stored[] {
+    return this.visible().filter((stored) => stored.doc.status === 'pending');
+  }
+
+  findPendingState(ids: readonly unknown[]): PendingState[] {
+    const result: PendingState[] = [];
+    for (const id of ids) {
+      const stored = this.docs.get(String(id));
+      if (!stored || stored.pos > this.majorityPos || stored.doc.status !== 'pending') continue;
+      const { payload: _payload, headers: _headers, ...state } = copyDoc(stored.doc);
+      result.push(state as PendingState);
+    }
+    return result;
+  }
+
+  findPendingOfAggregate(ref: AggregateRef, limit: number): OutboxEventRecord[] {
+    return this.pending()
+      .filter(
+        (stored) =>
+          stored.doc.aggregateType === ref.aggregateType &&
+          stored.doc.aggregateId === ref.aggregateId,
+      )
+      .sort(compareAggregateOrder)
+      .slice(0, limit)
+      .map((stored) => asRecord(stored.doc));
+  }
+
+  findPendingPage(after: OutboxEventRecord | undefined, limit: number): OutboxEventRecord[] {
+    return this.pending()
+      .sort(compareDrainOrder)
+      .filter((stored) => !after || compareDrainKeys(stored.doc, after) > 0)
+      .slice(0, limit)
+      .map((stored) => asRecord(stored.doc));
+  }
+
+  findRetryingAggregates(
+    after: AggregateRef | undefined,
+    limit: number,
+  ): Array<AggregateRef & { retryAt: Date }> {
+    const byAggregate = new Map<string, AggregateRef & { retryAt: Date }>();
+    for (const { doc } of this.pending()) {
+      if (!doc.nextAttemptAt) continue;
+      const key = aggregateKey(doc);
+      const known = byAggregate.get(key);
+      if (!known || doc.nextAttemptAt.getTime() < known.retryAt.getTime()) {
+        byAggregate.set(key, {
+          aggregateType: doc.aggregateType,
+          aggregateId: doc.aggregateId,
+          retryAt: new Date(doc.nextAttemptAt.getTime()),
+        });
+      }
+    }
+    return [...byAggregate.values()]
+      .sort(compareRefs)
+      .filter((ref) => !after || compareRefs(ref, after) > 0)
+      .slice(0, limit);
+  }
+
+  findStaleEvents(afterId: unknown, olderThan: Date, dueBy: Date, limit: number): StaleEvent[] {
+    const after = afterId === undefined || afterId === null ? undefined : String(afterId);
+    return this.pending()
+      .filter(
+        ({ key, doc }) =>
+          (after === undefined || key > after) &&
+          doc.occurredAt.getTime() < olderThan.getTime() &&
+          (!doc.nextAttemptAt || doc.nextAttemptAt.getTime() <= dueBy.getTime()),
+      )
+      .sort((a, b) => compareKeys(a.key, b.key))
+      .slice(0, limit)
+      .map(({ doc }) => ({
+        _id: doc._id,
+        aggregateType: doc.aggregateType,
+        aggregateId: doc.aggregateId,
+      }));
+  }
+
+  pendingStats(): { count: number; oldestOccurredAt?: Date } {
+    const pending = this.pending();
+    if (pending.length === 0) return { count: 0 };
+    const oldest = Math.min(...pending.map(({ doc }) => doc.occurredAt.getTime()));
+    return { count: pending.length, oldestOccurredAt: new Date(oldest) };
+  }
+
+  findMarkedDead(limit: number): MarkedDead[] {
+    return this.visible()
+      .filter((stored) => stored.doc.status === 'dead')
+      .sort((a, b) => compareKeys(a.key, b.key))
+      .slice(0, limit)
+      .map((stored) => copyDoc(stored.doc) as unknown as MarkedDead);
+  }
+
+  /** Server-side view for the invariants: the stored document of an event, if still there. */
+  inspect(eventId: string): SimOutboxDoc | undefined {
+    const fact = this.history.commits.get(eventId);
+    return fact ? this.docs.get(fact.docId)?.doc : undefined;
+  }
+
+  // ---------------------------------------------------------------- outbox writes (fenced)
+
+  /**
+   * Applies `change` to each named document that `applies` accepts and whose stamp is not
+   * above `fence`, then stamps it with `fence` (a `null` fence writes unconditionally, no stamp).
+   */
+  private fencedWrite(
+    ids: readonly unknown[],
+    fence: RelayFence,
+    applies: (doc: SimOutboxDoc) => boolean,
+    change: (doc: SimOutboxDoc) => void,
+  ): LandedWrite[] {
+    const landed: LandedWrite[] = [];
+    for (const id of ids) {
+      const stored = this.docs.get(String(id));
+      if (!stored || stored.pos > this.majorityPos || !applies(stored.doc)) continue;
+      const stamp = stored.doc.relayFence;
+      if (fence !== null && stamp !== undefined && stamp > fence) continue;
+      change(stored.doc);
+      if (fence !== null) stored.doc.relayFence = fence;
+      landed.push({ key: stored.key, eventId: stored.doc.eventId, stampBefore: stamp });
+    }
+    return landed;
+  }
+
+  markPublished(ids: readonly unknown[], at: Date, fence: RelayFence): LandedWrite[] {
+    return this.fencedWrite(
+      ids,
+      fence,
+      (doc) => doc.status === 'pending',
+      (doc) => {
+        doc.status = 'published';
+        doc.publishedAt = new Date(at.getTime());
+        delete doc.nextAttemptAt;
+      },
+    );
+  }
+
+  markHeld(ids: readonly unknown[], retryAt: Date, fence: RelayFence): LandedWrite[] {
+    return this.fencedWrite(
+      ids,
+      fence,
+      (doc) => doc.status === 'pending',
+      (doc) => {
+        doc.nextAttemptAt = new Date(retryAt.getTime());
+      },
+    );
+  }
+
+  recordFailure(
+    event: OutboxEventRecord,
+    failure: FailureRecord,
+    fence: RelayFence,
+  ): LandedWrite[] {
+    return this.fencedWrite(
+      [event._id],
+      fence,
+      (doc) => doc.status === 'pending',
+      (doc) => {
+        doc.attempts = failure.attempts;
+        doc.nextAttemptAt = new Date(failure.nextAttemptAt.getTime());
+        doc.lastError = failure.error;
+        doc.errorHistory = [
+          ...(doc.errorHistory ?? []),
+          { at: new Date(failure.at.getTime()), attempt: failure.attempts, error: failure.error },
+        ].slice(-20);
+      },
+    );
+  }
+
+  markDead(event: OutboxEventRecord, record: DeadLetterRecord, fence: RelayFence): LandedWrite[] {
+    const landed = this.fencedWrite(
+      [event._id],
+      fence,
+      (doc) => doc.status === 'pending',
+      (doc) => {
+        doc.status = 'dead';
+        doc.deadLetter = { ...record, at: new Date(record.at.getTime()) };
+        delete doc.nextAttemptAt;
+      },
+    );
+    for (const write of landed) {
+      if (!this.history.deadMarked.has(write.eventId))
+        this.history.deadMarked.set(write.eventId, this.scheduler.now);
+    }
+    return landed;
+  }
+
+  copyToDeadLetters(event: MarkedDead): void {
+    const existing = this.deadLetters.get(event.eventId);
+    this.deadLetters.set(event.eventId, { ...(existing ?? {}), ...copyDoc(event as never) });
+  }
+
+  removeDead(id: unknown, fence: RelayFence): LandedWrite[] {
+    const landed = this.fencedWrite(
+      [id],
+      fence,
+      (doc) => doc.status === 'dead',
+      () => undefined,
+    );
+    for (const write of landed) this.docs.delete(write.key);
+    return landed;
+  }
+
+  // ---------------------------------------------------------------- relay state
+
+  acquireLease(owner: string, serverNow: Date, expiresAt: Date): LeaseGrant | undefined {
+    const current = this.lease;
+    if (current && current.owner !== owner && current.expiresAt.getTime() > serverNow.getTime()) {
+      return undefined;
+    }
+    const grant = {
+      owner,
+      fencing: (current?.fencing ?? 0) + 1,
+      expiresAt: new Date(expiresAt.getTime()),
+    };
+    this.lease = grant;
+    return { ...grant, expiresAt: new Date(grant.expiresAt.getTime()) };
+  }
+
+  renewLease(owner: string, fencing: number, expiresAt: Date): boolean {
+    if (!this.lease || this.lease.owner !== owner || this.lease.fencing !== fencing) return false;
+    this.lease = { ...this.lease, expiresAt: new Date(expiresAt.getTime()) };
+    return true;
+  }
+
+  releaseLease(owner: string, fencing: number): boolean {
+    if (!this.lease || this.lease.owner !== owner || this.lease.fencing !== fencing) return false;
+    this.lease = { ...this.lease, expiresAt: new Date(0) };
+    return true;
+  }
+
+  /** Whether `owner` holds an unexpired lease now, by the server's clock (with `fencing` if given). */
+  holdsLease(owner: string, fencing?: number | null): boolean {
+    const lease = this.lease;
+    return (
+      lease !== undefined &&
+      lease.owner === owner &&
+      (fencing === undefined || fencing === null || lease.fencing === fencing) &&
+      lease.expiresAt.getTime() > this.serverDate().getTime()
+    );
+  }
+
+  claimCheckpoint(fencing: number): StoredCheckpoint | undefined {
+    if ((this.checkpoint.fencing ?? 0) > fencing) return undefined;
+    this.checkpoint = { ...this.checkpoint, fencing };
+    return { token: this.checkpoint.token, savedAt: this.checkpoint.savedAt };
+  }
+
+  writeCheckpoint(token: SimToken | undefined, fencing: number, at: Date): boolean {
+    if ((this.checkpoint.fencing ?? 0) > fencing) return false;
+    this.checkpoint = { token, savedAt: new Date(at.getTime()), fencing };
+    return true;
+  }
+
+  /** Server-side view for the invariants: every stored event at or before `token`. */
+  eventsUpTo(token: SimToken): SimOutboxDoc[] {
+    const result: SimOutboxDoc[] = [];
+    for (const entry of this.oplog) {
+      if (entry.pos > token.pos) break;
+      for (const stored of entry.docs) {
+        if (!tokenBefore({ pos: entry.pos, index: stored.index, time: entry.time }, token, true))
+          continue;
+        result.push(stored.doc);
+      }
+    }
+    return result;
+  }
+}
+
+export function aggregateKey(ref: AggregateRef): string {
+  return `${ref.aggregateType}/${ref.aggregateId}`;
+}
+
+/** Byte order of strings (ObjectId hex, type and id names are ASCII). */
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function compareRefs(a: AggregateRef, b: AggregateRef): number {
+  return compareKeys(a.aggregateType, b.aggregateType) || compareKeys(a.aggregateId, b.aggregateId);
+}
+
+/** `AGGREGATE_ORDER`: sequence (a missing one sorts first, as in MongoDB), then _id. */
+function compareSequenceThenId(
+  a: { sequence?: number; _id: unknown },
+  b: { sequence?: number; _id: unknown },
+): number {
+  const sa = a.sequence ?? Number.NEGATIVE_INFINITY;
+  const sb = b.sequence ?? Number.NEGATIVE_INFINITY;
+  if (sa !== sb) return sa < sb ? -1 : 1;
+  return compareKeys(String(a._id), String(b._id));
+}
+
+function compareAggregateOrder(a: Stored, b: Stored): number {
+  return compareSequenceThenId(a.doc, b.doc);
+}
+
+function compareDrainKeys(
+  a: AggregateRef & { sequence?: number; _id: unknown },
+  b: AggregateRef & { sequence?: number; _id: unknown },
+): number {
+  return compareRefs(a, b) || compareSequenceThenId(a, b);
+}
+
+function compareDrainOrder(a: Stored, b: Stored): number {
+  return compareDrainKeys(a.doc, b.doc);
+}
+
+function copyDate(date: Date | undefined): Date | undefined {
+  return date === undefined ? undefined : new Date(date.getTime());
+}
+
+/** A copy the caller may change without touching the server's document. */
+export function copyDoc(doc: SimOutboxDoc): SimOutboxDoc {
+  const copy: SimOutboxDoc = {
+    ...doc,
+    payload: JSON.parse(JSON.stringify(doc.payload)) as Record<string, unknown>,
+    occurredAt: new Date(doc.occurredAt.getTime()),
+  };
+  if (doc.headers) copy.headers = { ...doc.headers };
+  if (doc.nextAttemptAt) copy.nextAttemptAt = copyDate(doc.nextAttemptAt);
+  if (doc.publishedAt) copy.publishedAt = copyDate(doc.publishedAt);
+  if (doc.errorHistory)
+    copy.errorHistory = doc.errorHistory.map((entry) => ({ ...entry, at: new Date(entry.at) }));
+  if (doc.deadLetter) copy.deadLetter = { ...doc.deadLetter, at: new Date(doc.deadLetter.at) };
+  return copy;
+}
+
+function asRecord(doc: SimOutboxDoc): OutboxEventRecord {
+  return copyDoc(doc) as unknown as OutboxEventRecord;
+}
+
+/** The document as its insert wrote it (what the change stream's `fullDocument` carries). */
+function insertedCopy(doc: SimOutboxDoc): SimOutboxDoc {
+  const copy = copyDoc(doc);
+  copy.status = 'pending';
+  copy.attempts = 0;
+  delete copy.nextAttemptAt;
+  delete copy.lastError;
+  delete copy.publishedAt;
+  delete copy.errorHistory;
+  delete copy.deadLetter;
+  delete copy.relayFence;
+  return copy;
+}

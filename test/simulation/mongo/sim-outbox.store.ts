@@ -1,0 +1,124 @@
+import type { OutboxEventRecord } from '../../../lib/common/envelope';
+import type {
+  AggregateRef,
+  DeadLetterRecord,
+  FailureRecord,
+  MarkedDead,
+  OutboxRelayStore,
+  PendingState,
+  RelayFence,
+  StaleEvent,
+} from '../../../lib/relay/ports/outbox-relay.store';
+import type { SimHistory, StoreOpFact } from '../world/sim.history';
+import type { LandedWrite, SimDatabase } from './sim-database';
+import type { DbOpSpec, SimMongoConnection } from './sim-mongo.connection';
+
+/** `OutboxRelayStore` over the simulated database (majority reads, fenced writes). */
+export class SimOutboxStore implements OutboxRelayStore {
+  constructor(
+    private readonly connection: SimMongoConnection,
+    private readonly db: SimDatabase,
+    private readonly history: SimHistory,
+  ) {}
+
+  findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
+    return this.read('findPendingState', () => this.db.findPendingState(ids));
+  }
+
+  findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]> {
+    return this.read('findPendingOfAggregate', () => this.db.findPendingOfAggregate(ref, limit));
+  }
+
+  findPendingPage(
+    after: OutboxEventRecord | undefined,
+    limit: number,
+  ): Promise<OutboxEventRecord[]> {
+    return this.read('findPendingPage', () => this.db.findPendingPage(after, limit));
+  }
+
+  findRetryingAggregates(
+    after: AggregateRef | undefined,
+    limit: number,
+  ): Promise<Array<AggregateRef & { retryAt: Date }>> {
+    return this.read('findRetryingAggregates', () => this.db.findRetryingAggregates(after, limit));
+  }
+
+  findStaleEvents(
+    afterId: unknown,
+    olderThan: Date,
+    dueBy: Date,
+    limit: number,
+  ): Promise<StaleEvent[]> {
+    return this.read('findStaleEvents', () =>
+      this.db.findStaleEvents(afterId, olderThan, dueBy, limit),
+    );
+  }
+
+  pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }> {
+    return this.read('pendingStats', () => this.db.pendingStats());
+  }
+
+  findMarkedDead(limit: number): Promise<MarkedDead[]> {
+    return this.read('findMarkedDead', () => this.db.findMarkedDead(limit));
+  }
+
+  markPublished(ids: readonly unknown[], at: Date, fence: RelayFence): Promise<void> {
+    return this.write({ name: 'markPublished', write: true, fence, ids }, () =>
+      this.db.markPublished(ids, at, fence),
+    );
+  }
+
+  markHeld(ids: readonly unknown[], retryAt: Date, fence: RelayFence): Promise<void> {
+    return this.write({ name: 'markHeld', write: true, fence, ids }, () =>
+      this.db.markHeld(ids, retryAt, fence),
+    );
+  }
+
+  recordFailure(
+    event: OutboxEventRecord,
+    failure: FailureRecord,
+    fence: RelayFence,
+  ): Promise<void> {
+    return this.write({ name: 'recordFailure', write: true, fence, ids: [event._id] }, () =>
+      this.db.recordFailure(event, failure, fence),
+    );
+  }
+
+  markDead(event: OutboxEventRecord, record: DeadLetterRecord, fence: RelayFence): Promise<void> {
+    return this.write({ name: 'markDead', write: true, fence, ids: [event._id] }, () =>
+      this.db.markDead(event, record, fence),
+    );
+  }
+
+  copyToDeadLetters(event: MarkedDead): Promise<void> {
+    return this.connection.op({ name: 'copyToDeadLetters', write: true, ids: [event._id] }, () =>
+      this.db.copyToDeadLetters(event),
+    );
+  }
+
+  removeDead(id: unknown, fence: RelayFence): Promise<void> {
+    return this.write({ name: 'removeDead', write: true, fence, ids: [id] }, () =>
+      this.db.removeDead(id, fence),
+    );
+  }
+
+  private read<T>(name: string, apply: () => T): Promise<T> {
+    return this.connection.op({ name, write: false }, apply);
+  }
+
+  private write(spec: DbOpSpec & { fence: RelayFence }, apply: () => LandedWrite[]): Promise<void> {
+    return this.connection.op(spec, (fact: StoreOpFact) => {
+      for (const landed of apply()) {
+        this.history.outboxWrites.push({
+          at: this.db.now,
+          node: fact.node,
+          opId: fact.opId,
+          docId: landed.key,
+          name: spec.name,
+          fence: spec.fence,
+          stampBefore: landed.stampBefore,
+        });
+      }
+    });
+  }
+}

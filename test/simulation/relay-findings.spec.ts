@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runSchedule } from './simulation.runner';
+import type { Schedule } from './schedule/schedule.types';
+import { realRelay } from './world/relay.factory';
+
+/**
+ * Schedules on which the simulation found the relay breaking an invariant (shrunk where
+ * fast-check could). Each fails until its defect is fixed, and then pins the fix. Replay one
+ * with `npm run simulate -- --schedule test/simulation/findings/<file> --verbose`.
+ */
+const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
+  {
+    file: 'stream-opened-at-the-end-skips-a-commit-not-yet-majority.json',
+    invariant: 'c',
+    title:
+      'a commit applied but not yet majority-committed when the stream opens without a token is in the checkpoint only once on Kafka or durably pending',
+  },
+  {
+    file: 'reread-before-the-mark-lands-publishes-again.json',
+    invariant: 'e',
+    title:
+      'an event acknowledged by the broker is not published again while its mark is on its way',
+  },
+  {
+    file: 'term-starts-after-the-lease-validity-ran-out.json',
+    invariant: 'g',
+    title: 'a lease granted after its local validity ran out starts no term (no checkpoint claim)',
+  },
+  {
+    file: 'topic-hold-and-partition-hold-wait-for-each-other.json',
+    invariant: 'a',
+    title: 'a topic hold and a partition hold of the same topic are both retried and released',
+  },
+  {
+    file: 'hold-never-retried-after-a-dead-letter.json',
+    invariant: 'a',
+    title: 'a held topic is retried after an event of it was dead-lettered',
+  },
+  {
+    file: 'wall-clock-step-postpones-retries.json',
+    invariant: 'a',
+    title: 'a step of the local wall clock does not postpone retries and holds',
+  },
+  {
+    file: 'innocent-event-dead-lettered-with-a-poison-event.json',
+    invariant: 'f',
+    title:
+      'an event the broker fails only because of another event of its batch is not dead-lettered',
+  },
+];
+
+describe('relay findings of the simulation', () => {
+  it.each(FINDINGS)('$title', async ({ file, invariant }) => {
+    const schedule = JSON.parse(
+      readFileSync(join(__dirname, 'findings', file), 'utf8'),
+    ) as Schedule;
+    const report = await runSchedule(schedule, realRelay);
+    const result = report.results.find((candidate) => candidate.id === invariant);
+    expect(result?.violations).toEqual([]);
+  });
+});

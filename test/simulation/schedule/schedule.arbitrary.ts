@@ -1,0 +1,207 @@
+import fc from 'fast-check';
+import { FAULT_KINDS, TARGETED_FAULT_KINDS } from './schedule.types';
+import type {
+  Fault,
+  FaultKind,
+  Schedule,
+  SimRelayOptionsData,
+  SimTransactionData,
+  SimWorldData,
+} from './schedule.types';
+
+/** How long the generated part of a run lasts (writes and faults happen within it), virtual ms. */
+export const ACTIVE_PHASE_MS = 20_000;
+
+const TYPES = ['Order', 'Invoice', 'Shipment'];
+
+/** A skew: mostly small, sometimes minutes (the relay must not care). */
+const skew = fc.oneof(
+  { weight: 4, arbitrary: fc.integer({ min: -2_000, max: 2_000 }) },
+  { weight: 1, arbitrary: fc.integer({ min: -180_000, max: 180_000 }) },
+);
+
+const optionsArbitrary: fc.Arbitrary<SimRelayOptionsData> = fc
+  .record({
+    batchSize: fc.integer({ min: 1, max: 16 }),
+    inFlightFactor: fc.integer({ min: 1, max: 4 }),
+    maxInFlightBytes: fc.integer({ min: 2_000, max: 40_000 }),
+    maxBatchBytes: fc.integer({ min: 1_024, max: 16_000 }),
+    maxAttempts: fc.integer({ min: 2, max: 6 }),
+    backoffInitialMs: fc.integer({ min: 20, max: 300 }),
+    backoffFactor: fc.integer({ min: 2, max: 16 }),
+    jitter: fc.constantFrom(0, 0.2, 0.5),
+    sweepIntervalMs: fc.integer({ min: 300, max: 3_000 }),
+    sweepGraceMs: fc.integer({ min: 0, max: 3_000 }),
+    checkpointEvents: fc.integer({ min: 1, max: 20 }),
+    checkpointMs: fc.integer({ min: 50, max: 1_000 }),
+    leaseDurationMs: fc.integer({ min: 600, max: 4_000 }),
+    renewDivisor: fc.integer({ min: 3, max: 6 }),
+    idleMs: fc.integer({ min: 20, max: 400 }),
+    shutdownTimeoutMs: fc.integer({ min: 0, max: 2_000 }),
+  })
+  .map((raw) => ({
+    batchSize: raw.batchSize,
+    maxInFlight: raw.batchSize * raw.inFlightFactor,
+    maxInFlightBytes: Math.max(raw.maxInFlightBytes, raw.maxBatchBytes),
+    maxBatchBytes: raw.maxBatchBytes,
+    maxAttempts: raw.maxAttempts,
+    backoff: {
+      initialMs: raw.backoffInitialMs,
+      maxMs: Math.min(5_000, raw.backoffInitialMs * raw.backoffFactor),
+      jitter: raw.jitter,
+    },
+    sweepIntervalMs: raw.sweepIntervalMs,
+    sweepGraceMs: raw.sweepGraceMs,
+    checkpointEvery: { events: raw.checkpointEvents, ms: raw.checkpointMs },
+    lease: {
+      durationMs: raw.leaseDurationMs,
+      renewMs: Math.max(10, Math.floor(raw.leaseDurationMs / raw.renewDivisor)),
+    },
+    idleMs: raw.idleMs,
+    shutdownTimeoutMs: raw.shutdownTimeoutMs,
+  }));
+
+const worldArbitrary: fc.Arbitrary<SimWorldData> = fc
+  .record({
+    topics: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 3 }),
+    aggregatesPerType: fc.integer({ min: 1, max: 4 }),
+    writerSkewsMs: fc.array(skew, { minLength: 1, maxLength: 3 }),
+    aggregateSequence: fc.boolean(),
+    oplogWindowMs: fc.integer({ min: 60_000, max: 600_000 }),
+    messageMaxBytes: fc.integer({ min: 1_200, max: 6_000 }),
+    requestHeadroom: fc.integer({ min: 2, max: 6 }),
+    dbLatencyMs: fc.integer({ min: 1, max: 10 }),
+    kafkaLatencyMs: fc.integer({ min: 1, max: 10 }),
+    majorityLagMs: fc.integer({ min: 0, max: 50 }),
+  })
+  .map((raw) => ({
+    topics: raw.topics.map((partitions, index) => ({ type: TYPES[index], partitions })),
+    aggregatesPerType: raw.aggregatesPerType,
+    writers: raw.writerSkewsMs.length,
+    writerSkewsMs: raw.writerSkewsMs,
+    aggregateSequence: raw.aggregateSequence,
+    oplogWindowMs: raw.oplogWindowMs,
+    messageMaxBytes: raw.messageMaxBytes,
+    requestMaxBytes: raw.messageMaxBytes * raw.requestHeadroom,
+    dbLatencyMs: raw.dbLatencyMs,
+    kafkaLatencyMs: raw.kafkaLatencyMs,
+    majorityLagMs: raw.majorityLagMs,
+  }));
+
+const transactionArbitrary: fc.Arbitrary<SimTransactionData> = fc.record({
+  at: fc.integer({ min: 0, max: ACTIVE_PHASE_MS }),
+  writer: fc.integer({ min: 0, max: 2 }),
+  durationMs: fc.integer({ min: 1, max: 50 }),
+  events: fc.array(
+    fc.record({
+      type: fc.integer({ min: 0, max: 2 }),
+      aggregate: fc.integer({ min: 0, max: 3 }),
+      payloadBytes: fc.integer({ min: 10, max: 400 }),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
+});
+
+/** Duration and parameter of a fault, by kind (small, so that things happen in virtual seconds). */
+function faultShape(kind: FaultKind): {
+  duration: fc.Arbitrary<number>;
+  param: fc.Arbitrary<number>;
+} {
+  const ms = (min: number, max: number): fc.Arbitrary<number> => fc.integer({ min, max });
+  switch (kind) {
+    case 'db-transient-before':
+    case 'db-transient-after':
+    case 'cursor-error':
+      return { duration: ms(100, 6_000), param: ms(10, 100) };
+    case 'db-slow':
+      return { duration: ms(100, 6_000), param: ms(20, 2_000) };
+    case 'slow-majority':
+      return { duration: ms(100, 6_000), param: ms(50, 3_000) };
+    case 'stepdown':
+      return { duration: ms(50, 3_000), param: fc.constant(0) };
+    case 'oplog-rollover':
+      return { duration: ms(1_000, 15_000), param: ms(100, 3_000) };
+    case 'kafka-partition-retriable':
+    case 'kafka-ambiguous-ack':
+      return { duration: ms(200, 8_000), param: ms(0, 3) };
+    case 'kafka-topic-missing':
+    case 'kafka-topic-unauthorized':
+    case 'broker-outage':
+      return { duration: ms(200, 8_000), param: fc.constant(0) };
+    case 'kafka-oversize-event':
+      return { duration: fc.constant(0), param: ms(0, 2) };
+    case 'kafka-poison-event':
+      return { duration: ms(200, 20_000), param: ms(0, 2) };
+    case 'slow-ack':
+      return { duration: ms(200, 6_000), param: ms(50, 3_000) };
+    case 'crash':
+      return { duration: ms(0, 6_000), param: fc.constant(0) };
+    case 'crash-at-call':
+      return { duration: ms(0, 6_000), param: ms(0, 79) };
+    case 'pause':
+      return { duration: ms(100, 10_000), param: fc.constant(0) };
+    case 'clock-skew':
+      return { duration: fc.constant(1), param: ms(-180_000, 180_000) };
+    case 'extra-relay':
+      return { duration: fc.constant(1), param: ms(-5_000, 5_000) };
+  }
+}
+
+const faultOf = (kinds: readonly FaultKind[]): fc.Arbitrary<Fault> =>
+  fc.constantFrom(...kinds).chain((kind) => {
+    const shape = faultShape(kind);
+    return fc.record({
+      kind: fc.constant(kind),
+      at: fc.integer({ min: 0, max: ACTIVE_PHASE_MS }),
+      duration: shape.duration,
+      target: fc.integer({ min: 0, max: 40 }),
+      param: shape.param,
+    });
+  });
+
+/**
+ * Fault plans: any mix of kinds (most schedules), or only faults that hit one destination or
+ * aggregate (a quarter), so that isolation (f) has runs where nothing global interferes.
+ */
+const faultsArbitrary: fc.Arbitrary<Fault[]> = fc.oneof(
+  { weight: 3, arbitrary: fc.array(faultOf(FAULT_KINDS), { maxLength: 6 }) },
+  { weight: 1, arbitrary: fc.array(faultOf(TARGETED_FAULT_KINDS), { minLength: 1, maxLength: 3 }) },
+);
+
+/**
+ * Schedules: relay options, the world (topics, writers, limits, latencies), 1-3 relays, up to
+ * 30 transactions and up to 6 faults in the first 20 virtual seconds, and the run's seed.
+ */
+export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc
+  .record({
+    seed: fc.integer({ min: 0, max: 0x7fffffff }),
+    options: optionsArbitrary,
+    world: worldArbitrary,
+    relays: fc.record({ skewsMs: fc.array(skew, { minLength: 1, maxLength: 3 }) }),
+    transactions: fc.array(transactionArbitrary, { maxLength: 30 }),
+    faults: faultsArbitrary,
+  })
+  .map((schedule) => normalize(schedule));
+
+/**
+ * Makes fault targets point at things that exist (an oversize event names a real event), and
+ * keeps the broker's request limit above what one publish call may carry (`maxBatchBytes`
+ * plus headers): a request over it is a misconfiguration no relay can work around.
+ */
+export function normalize(schedule: Schedule): Schedule {
+  const faults = schedule.faults
+    .map((fault) => {
+      if (fault.kind !== 'kafka-oversize-event' && fault.kind !== 'kafka-poison-event')
+        return fault;
+      if (schedule.transactions.length === 0) return undefined;
+      const target = fault.target % schedule.transactions.length;
+      const param = fault.param % schedule.transactions[target].events.length;
+      return { ...fault, target, param };
+    })
+    .filter((fault): fault is Fault => fault !== undefined);
+  const requestMaxBytes = Math.max(
+    schedule.world.requestMaxBytes,
+    2 * schedule.options.maxBatchBytes + schedule.options.batchSize * 1_000,
+  );
+  return { ...schedule, world: { ...schedule.world, requestMaxBytes }, faults };
+}

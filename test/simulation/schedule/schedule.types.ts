@@ -1,0 +1,134 @@
+/**
+ * A schedule: everything a run depends on, as plain data (fast-check generates and shrinks it;
+ * `--seed/--path` replays it). The run's own random choices (latencies, which op a
+ * probabilistic fault hits) come from `seed`.
+ */
+
+export const FAULT_KINDS = [
+  'db-transient-before',
+  'db-transient-after',
+  'db-slow',
+  'slow-majority',
+  'stepdown',
+  'oplog-rollover',
+  'cursor-error',
+  'kafka-partition-retriable',
+  'kafka-ambiguous-ack',
+  'kafka-topic-missing',
+  'kafka-topic-unauthorized',
+  'kafka-oversize-event',
+  'kafka-poison-event',
+  'broker-outage',
+  'slow-ack',
+  'crash',
+  'crash-at-call',
+  'pause',
+  'clock-skew',
+  'extra-relay',
+] as const;
+
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/**
+ * Faults that hit one destination (a topic, a partition) or one aggregate only: the Kafka
+ * ones; every other kind disturbs the whole relay. Isolation (f) is judged while these last.
+ */
+export const TARGETED_FAULT_KINDS: readonly FaultKind[] = FAULT_KINDS.filter((kind) =>
+  kind.startsWith('kafka-'),
+);
+
+/** One fault: what, when (virtual ms), for how long, and on what. */
+export interface Fault {
+  kind: FaultKind;
+  at: number;
+  duration: number;
+  /**
+   * The target, by kind: a relay index (crash, crash-at-call, pause, clock-skew), an aggregate
+   * type index (kafka-topic-*), a type and partition (kafka-partition-retriable,
+   * kafka-ambiguous-ack), a transaction (kafka-oversize-event, kafka-poison-event).
+   */
+  target: number;
+  /**
+   * A second number, by kind: the partition; the call number k; the clock step (ms); a rate in
+   * %; the event's index in its transaction (oversize, poison).
+   */
+  param: number;
+}
+
+export interface SimRelayOptionsData {
+  batchSize: number;
+  maxInFlight: number;
+  /** Most bytes held in memory (when the relay has the option). */
+  maxInFlightBytes: number;
+  /** Most bytes of one publish call (when the relay has the option). */
+  maxBatchBytes: number;
+  maxAttempts: number;
+  backoff: { initialMs: number; maxMs: number; jitter: number };
+  sweepIntervalMs: number;
+  sweepGraceMs: number;
+  checkpointEvery: { events: number; ms: number };
+  lease: { durationMs: number; renewMs: number };
+  idleMs: number;
+  shutdownTimeoutMs: number;
+}
+
+export interface SimTopicData {
+  /** The aggregate type; the topic is `sim.<type>`. */
+  type: string;
+  partitions: number;
+}
+
+export interface SimTransactionData {
+  /** Virtual ms when the writer begins it (it waits for the writer's previous one). */
+  at: number;
+  writer: number;
+  /** How long the transaction is open (ids are made at its start, the commit is at its end). */
+  durationMs: number;
+  events: Array<{ type: number; aggregate: number; payloadBytes: number }>;
+}
+
+export interface SimWorldData {
+  topics: SimTopicData[];
+  aggregatesPerType: number;
+  writers: number;
+  /** Wall-clock skew of each writer (ms; its ObjectIds and `occurredAt`). */
+  writerSkewsMs: number[];
+  aggregateSequence: boolean;
+  oplogWindowMs: number;
+  /** Broker limit of one partition's record batch (and of one message). */
+  messageMaxBytes: number;
+  /** Broker limit of one produce request (over it: the broker closes the connection). */
+  requestMaxBytes: number;
+  /** Base one-way latencies, ms. */
+  dbLatencyMs: number;
+  kafkaLatencyMs: number;
+  /** Majority-commit lag, ms. */
+  majorityLagMs: number;
+}
+
+export interface SimRelayData {
+  /** Wall-clock skew of each relay process at start (ms). */
+  skewsMs: number[];
+}
+
+export interface Schedule {
+  seed: number;
+  options: SimRelayOptionsData;
+  world: SimWorldData;
+  relays: SimRelayData;
+  transactions: SimTransactionData[];
+  faults: Fault[];
+}
+
+/** How long after `at` a crash-at-call fault may still fire (if its k-th call comes later, it does not). */
+export const CRASH_AT_CALL_WINDOW_MS = 2_000;
+
+/** When the last fault ends (faults stop; liveness is measured from here). */
+export function faultsEnd(schedule: Schedule): number {
+  return schedule.faults.reduce((end, fault) => {
+    if (fault.kind === 'kafka-oversize-event') return Math.max(end, fault.at);
+    if (fault.kind === 'crash-at-call')
+      return Math.max(end, fault.at + CRASH_AT_CALL_WINDOW_MS + fault.duration);
+    return Math.max(end, fault.at + fault.duration);
+  }, 0);
+}

@@ -1,0 +1,34 @@
+import type { KafkaSender } from '../../../lib/publisher/kafka/kafka.sender';
+import type { ChangeSource } from '../../../lib/relay/ports/change-source';
+import type { OutboxRelayStore } from '../../../lib/relay/ports/outbox-relay.store';
+import type { RelayClock } from '../../../lib/relay/ports/relay-clock';
+import type { RelayLoggerFactory } from '../../../lib/relay/ports/relay-logger';
+import type { RelayStateStore } from '../../../lib/relay/ports/relay-state.store';
+import type { RelayStatus } from '../../../lib/relay/relay.status';
+import type { SimRelayOptionsData } from '../schedule/schedule.types';
+
+/** What the simulation needs of a relay instance (the real `RelayNode`). */
+export interface RelayUnderTest {
+  start(): Promise<void>;
+  /** Never throws. */
+  stop(): Promise<void>;
+  status(): RelayStatus;
+}
+
+/** Everything one relay process gets from the simulated world. */
+export interface SimRelayPorts {
+  owner: string;
+  outbox: OutboxRelayStore;
+  state: RelayStateStore;
+  changes: ChangeSource;
+  sender: KafkaSender;
+  clock: RelayClock;
+  loggers: RelayLoggerFactory;
+  random: () => number;
+  options: SimRelayOptionsData;
+  /** Topic prefix the publisher must use (`sim.`). */
+  topicPrefix: string;
+}
+
+/** Builds the relay under test over the simulated ports. */
+export type RelayFactory = (ports: SimRelayPorts) => RelayUnderTest;

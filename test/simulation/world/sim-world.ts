@@ -1,0 +1,493 @@
+import type { RelayStatus } from '../../../lib/relay/relay.status';
+import { RealTimeGuard } from '../core/real-time.guard';
+import type { RealTimeUse } from '../core/real-time.guard';
+import { SimRandom } from '../core/sim.random';
+import { SimScheduler } from '../core/sim.scheduler';
+import type { SimStop } from '../core/sim.scheduler';
+import { SimTrace } from '../core/sim.trace';
+import { messageBytes, SimKafkaCluster } from '../kafka/sim-kafka.cluster';
+import { SimKafkaSender } from '../kafka/sim-kafka.sender';
+import { SimChangeStreams } from '../mongo/sim-change-streams';
+import { SimChangeSource } from '../mongo/sim-change.source';
+import { SimDatabase } from '../mongo/sim-database';
+import type { SimOutboxDoc } from '../mongo/sim-database';
+import { SimMongoConnection } from '../mongo/sim-mongo.connection';
+import { SimOutboxStore } from '../mongo/sim-outbox.store';
+import { SimStateStore } from '../mongo/sim-state.store';
+import { SIM_TOPIC_PREFIX, SimWriters } from '../mongo/sim-writers';
+import { SimProcess } from '../process/sim-process';
+import { ActiveFaults } from '../schedule/active-faults';
+import { CRASH_AT_CALL_WINDOW_MS, faultsEnd } from '../schedule/schedule.types';
+import type { Fault, Schedule } from '../schedule/schedule.types';
+import { toKafkaMessage } from '../../../lib/publisher/kafka-message.mapper';
+import type { CheckpointFact } from './sim.history';
+import { SimHistory } from './sim.history';
+import type { RelayFactory, RelayUnderTest } from './relay-under-test';
+
+/** Watches a run: called on checkpoint writes that land and after every step. */
+export interface SimMonitor {
+  onCheckpoint?(world: SimWorld, fact: CheckpointFact): void;
+  afterStep?(world: SimWorld): void;
+  /** At the end of the run, before the relays are stopped. */
+  beforeStop?(world: SimWorld): void;
+}
+
+/** One relay process of the run, with its current incarnation. */
+export interface SimNode {
+  process: SimProcess;
+  relay?: RelayUnderTest;
+  owner?: string;
+  /** Restart delay after the next crash. */
+  restartDelayMs: number;
+  /** The node was stopped at the end of the run (stop() returned). */
+  stopped: boolean;
+}
+
+export interface SimRunOutcome {
+  stop: SimStop;
+  /** When every committed event was published or dead-lettered (undefined: never). */
+  resolvedAt?: number;
+  endedAt: number;
+  steps: number;
+  traceHash: string;
+  realTimeUses: readonly RealTimeUse[];
+  /** Nodes whose `stop()` did not finish or threw. */
+  stopProblems: string[];
+}
+
+/** Run lengths derived from a schedule (see `livenessBound`). */
+export interface SimTiming {
+  faultsEnd: number;
+  /**
+   * When the last fault's after-effects are over: calls issued while the database or the
+   * broker was slow still take that long (2 x the slow one-way delay), a slow majority still
+   * lags, kafkajs' own retries still run (about 1 s).
+   */
+  quietAt: number;
+  writesEnd: number;
+  /** Virtual ms after max(quietAt, writesEnd) within which every committed event must be out. */
+  bound: number;
+  /** How long the run goes on after everything is out (for "no silent stop"). */
+  settle: number;
+}
+
+/**
+ * The liveness bound (invariant a), from the options: once faults stopped, a relay that lost
+ * its leader waits for the lease to expire (durationMs) and its next acquire tick (renewMs);
+ * an event that failed waits at most backoff.maxMs; one the stream missed is found by the
+ * sweep after sweepGraceMs, at its next round (sweepIntervalMs); reopening the stream and
+ * draining take a few idle reads; plus slack for latencies and the backlog
+ * (`50 ms x events`, at least 5 s).
+ */
+export function livenessBound(schedule: Schedule): number {
+  const { options } = schedule;
+  const events = schedule.transactions.reduce((sum, tx) => sum + tx.events.length, 0);
+  return (
+    options.lease.durationMs +
+    options.lease.renewMs +
+    options.backoff.maxMs +
+    options.sweepIntervalMs +
+    options.sweepGraceMs +
+    4 * options.idleMs +
+    Math.max(5_000, 50 * events) +
+    maxWriterSkew(schedule)
+  );
+}
+
+/** A writer's clock ahead of the relay's makes its events look newer to the sweep. */
+function maxWriterSkew(schedule: Schedule): number {
+  return Math.max(0, ...schedule.world.writerSkewsMs.map((skew) => Math.abs(skew)));
+}
+
+export function timingOf(schedule: Schedule): SimTiming {
+  const writesEnd = schedule.transactions.reduce(
+    (end, tx) => Math.max(end, tx.at + tx.durationMs),
+    0,
+  );
+  const { options } = schedule;
+  const end = faultsEnd(schedule);
+  const slowest = (kind: Fault['kind']): number =>
+    Math.max(
+      0,
+      ...schedule.faults.filter((fault) => fault.kind === kind).map((fault) => fault.param),
+    );
+  return {
+    faultsEnd: end,
+    quietAt: end + 2 * slowest('db-slow') + slowest('slow-ack') + slowest('slow-majority') + 1_000,
+    writesEnd,
+    bound: livenessBound(schedule),
+    settle:
+      options.lease.durationMs +
+      2 * options.lease.renewMs +
+      options.sweepIntervalMs +
+      2 * options.idleMs +
+      500,
+  };
+}
+
+/**
+ * The whole simulated world of one run: scheduler, database, change streams, writers, Kafka
+ * and 1-3 relay processes built by `relayFactory`, with the schedule's faults applied.
+ */
+export class SimWorld {
+  readonly trace: SimTrace;
+  readonly scheduler: SimScheduler;
+  readonly history = new SimHistory();
+  readonly faults: ActiveFaults;
+  readonly db: SimDatabase;
+  readonly streams: SimChangeStreams;
+  readonly kafka: SimKafkaCluster;
+  readonly writers: SimWriters;
+  readonly nodes: SimNode[] = [];
+  readonly timing: SimTiming;
+  private readonly random: SimRandom;
+  private readonly monitors: SimMonitor[] = [];
+  private resolvedAt?: number;
+  private joined = 0;
+
+  constructor(
+    readonly schedule: Schedule,
+    private readonly relayFactory: RelayFactory,
+    options: { keepTrace?: boolean } = {},
+  ) {
+    this.trace = new SimTrace({ keep: options.keepTrace });
+    this.scheduler = new SimScheduler(this.trace);
+    this.history.noteSink = (line) => this.trace.record(this.scheduler.now, `db ${line}`);
+    this.random = new SimRandom(schedule.seed);
+    this.faults = new ActiveFaults(schedule.faults);
+    this.timing = timingOf(schedule);
+    const world = schedule.world;
+    const dbRandom = this.random.fork('db');
+    const eventsOf = (kind: Fault['kind']): Set<string> =>
+      new Set(
+        schedule.faults
+          .filter((fault) => fault.kind === kind)
+          .map((fault) => `${fault.target}:${fault.param}`),
+      );
+    this.db = new SimDatabase(this.scheduler, this.history, {
+      aggregateSequence: world.aggregateSequence,
+      oplogWindowMs: () => {
+        const shrunk = this.faults.at('oplog-rollover', this.scheduler.now);
+        return shrunk.length > 0
+          ? Math.min(world.oplogWindowMs, ...shrunk.map((fault) => fault.param))
+          : world.oplogWindowMs;
+      },
+      majorityLagMs: () => {
+        const slow = this.faults.maxParam('slow-majority', this.scheduler.now);
+        if (slow > 0) this.history.countEffect('slow-majority');
+        return dbRandom.int(0, world.majorityLagMs) + slow;
+      },
+      topicOf: (type) => `${SIM_TOPIC_PREFIX}${type}`,
+      sizeOf: (doc) => wireBytes(doc),
+      isOversize: (doc) => wireBytes(doc) > world.messageMaxBytes,
+      isPoison: (doc) => typeof doc.payload.poison === 'string',
+    });
+    this.streams = new SimChangeStreams(
+      this.scheduler,
+      this.db,
+      this.history,
+      this.random.fork('streams'),
+    );
+    this.kafka = new SimKafkaCluster(
+      this.scheduler,
+      this.history,
+      this.faults,
+      this.random.fork('kafka'),
+      { messageMaxBytes: world.messageMaxBytes, requestMaxBytes: world.requestMaxBytes },
+      world.topics.map((topic, typeIndex) => ({
+        name: `${SIM_TOPIC_PREFIX}${topic.type}`,
+        typeIndex,
+        partitions: topic.partitions,
+      })),
+    );
+    this.writers = new SimWriters(
+      this.scheduler,
+      this.db,
+      world,
+      schedule.transactions,
+      eventsOf('kafka-oversize-event'),
+      eventsOf('kafka-poison-event'),
+    );
+  }
+
+  addMonitor(monitor: SimMonitor): void {
+    this.monitors.push(monitor);
+  }
+
+  get now(): number {
+    return this.scheduler.now;
+  }
+
+  /** Statuses of the live relay incarnations. */
+  statuses(): Array<{ node: SimNode; status: RelayStatus }> {
+    const result: Array<{ node: SimNode; status: RelayStatus }> = [];
+    for (const node of this.nodes) {
+      if (!node.relay || !node.process.isAlive) continue;
+      result.push({ node, status: node.relay.status() });
+    }
+    return result;
+  }
+
+  /** Whether every committed event so far is on Kafka or marked dead. */
+  allResolved(): boolean {
+    if (!this.writers.done) return false;
+    const appended = this.appendedIds();
+    for (const commit of this.history.commits.values()) {
+      if (commit.rolledBackAt !== undefined) continue;
+      if (commit.majorityAt === undefined) return false;
+      if (!appended.has(commit.eventId) && !this.history.deadMarked.has(commit.eventId))
+        return false;
+    }
+    return true;
+  }
+
+  private appendedCache = { length: -1, ids: new Set<string>() };
+
+  /** eventIds appended to Kafka so far. */
+  appendedIds(): Set<string> {
+    const cache = this.appendedCache;
+    if (cache.length !== this.history.appends.length) {
+      for (let i = Math.max(0, cache.length); i < this.history.appends.length; i++)
+        cache.ids.add(this.history.appends[i].eventId);
+      cache.length = this.history.appends.length;
+    }
+    return cache.ids;
+  }
+
+  async run(): Promise<SimRunOutcome> {
+    const guard = new RealTimeGuard();
+    const unhandled = (reason: unknown): void => {
+      this.history.unhandled.push(
+        `${this.scheduler.now}: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
+      );
+    };
+    process.on('unhandledRejection', unhandled);
+    guard.install();
+    try {
+      this.setUp();
+      const { quietAt: quiet, writesEnd, bound, settle } = this.timing;
+      const deadline = Math.max(quiet, writesEnd) + bound;
+      let stop = await this.scheduler.run({
+        until: deadline,
+        done: () => this.scheduler.now >= quiet && this.checkResolved(),
+        afterStep: () => this.afterStep(),
+      });
+      if (stop === 'done') {
+        stop = await this.scheduler.run({
+          until: this.scheduler.now + settle,
+          afterStep: () => this.afterStep(),
+        });
+        if (stop === 'time-limit') stop = 'done';
+      } else {
+        this.checkResolved();
+      }
+      for (const monitor of this.monitors) monitor.beforeStop?.(this);
+      const stopProblems = await this.stopAll();
+      return {
+        stop,
+        resolvedAt: this.resolvedAt,
+        endedAt: this.scheduler.now,
+        steps: this.scheduler.steps,
+        traceHash: this.trace.digest(),
+        realTimeUses: guard.recorded,
+        stopProblems,
+      };
+    } finally {
+      guard.uninstall();
+      process.off('unhandledRejection', unhandled);
+    }
+  }
+
+  private checkResolved(): boolean {
+    if (this.resolvedAt !== undefined) return true;
+    if (!this.allResolved()) return false;
+    this.resolvedAt = this.scheduler.now;
+    return true;
+  }
+
+  private afterStep(): void {
+    for (const monitor of this.monitors) monitor.afterStep?.(this);
+  }
+
+  private setUp(): void {
+    this.writers.start();
+    this.schedule.relays.skewsMs.forEach((skew) => this.addNode(skew, 0));
+    for (const fault of this.schedule.faults) this.arm(fault);
+  }
+
+  private addNode(skewMs: number, at: number): SimNode {
+    const index = this.nodes.length;
+    const proc = new SimProcess(
+      `relay-${index + 1}`,
+      this.scheduler,
+      this.history,
+      this.trace,
+      skewMs,
+    );
+    const node: SimNode = { process: proc, restartDelayMs: 1000, stopped: false };
+    this.nodes.push(node);
+    proc.onCrash = () => {
+      node.relay = undefined;
+      this.scheduler.after(node.restartDelayMs, proc.name, 'restart', () => {
+        if (proc.isAlive || node.stopped) return;
+        this.history.processes.push({ at: this.scheduler.now, node: proc.name, kind: 'restart' });
+        this.startIncarnation(node);
+      });
+    };
+    this.scheduler.at(at, proc.name, 'start', () => {
+      this.history.processes.push({ at: this.scheduler.now, node: proc.name, kind: 'start' });
+      this.startIncarnation(node);
+    });
+    return node;
+  }
+
+  private startIncarnation(node: SimNode): void {
+    const proc = node.process;
+    proc.boot(this.random.int(1_000, 1_000_000_000));
+    const owner = `${proc.name}#${proc.incarnation}`;
+    const random = this.random.fork(owner);
+    const connection = new SimMongoConnection(
+      this.scheduler,
+      this.db,
+      this.history,
+      this.faults,
+      proc,
+      random.fork('db'),
+      this.schedule.world.dbLatencyMs,
+      owner,
+    );
+    const onCheckpoint = (fact: CheckpointFact): void => {
+      for (const monitor of this.monitors) monitor.onCheckpoint?.(this, fact);
+    };
+    const options = this.schedule.options;
+    const relay = this.relayFactory({
+      owner,
+      outbox: new SimOutboxStore(connection, this.db, this.history),
+      state: new SimStateStore(connection, this.db, this.history, proc.name, onCheckpoint),
+      changes: new SimChangeSource(
+        connection,
+        this.streams,
+        this.history,
+        this.faults,
+        random.fork('changes'),
+        { batchSize: options.batchSize, idleMs: options.idleMs },
+      ),
+      sender: new SimKafkaSender(
+        this.scheduler,
+        this.kafka,
+        this.history,
+        this.faults,
+        proc,
+        random.fork('kafka'),
+        {
+          latencyMs: this.schedule.world.kafkaLatencyMs,
+          retries: 2,
+          retryDelayMs: 100,
+          holdsLease: () => this.db.holdsLease(owner),
+        },
+      ),
+      clock: proc.clock(),
+      loggers: proc.loggers(),
+      random: (() => {
+        const relayRandom = random.fork('relay');
+        return () => relayRandom.next();
+      })(),
+      options,
+      topicPrefix: SIM_TOPIC_PREFIX,
+    });
+    node.relay = relay;
+    node.owner = owner;
+    relay.start().catch((error: unknown) => {
+      this.history.logs.push({
+        at: this.scheduler.now,
+        node: proc.name,
+        context: 'simulation',
+        level: 'error',
+        message: `start() rejected: ${error instanceof Error ? error.message : String(error)}`,
+      });
+    });
+  }
+
+  /** Puts one fault of the plan into effect (window faults are read by the models directly). */
+  private arm(fault: Fault): void {
+    this.history.countFault(fault.kind);
+    const node = (): SimNode | undefined =>
+      this.nodes.length > 0 ? this.nodes[fault.target % this.nodes.length] : undefined;
+    const onLiveNode = (label: string, act: (target: SimNode) => void): void => {
+      this.scheduler.at(fault.at, 'faults', label, () => {
+        const target = node();
+        if (!target?.process.isAlive) return;
+        this.history.countEffect(fault.kind);
+        act(target);
+      });
+    };
+    switch (fault.kind) {
+      case 'stepdown':
+        this.scheduler.at(fault.at, 'db', 'stepdown', () => {
+          this.history.countEffect('stepdown');
+          const rolledBack = this.db.stepdown(fault.duration);
+          if (rolledBack > 0) this.history.countEffect('rolled-back-event', rolledBack);
+        });
+        break;
+      case 'crash':
+        onLiveNode('crash', (target) => {
+          target.restartDelayMs = fault.duration;
+          target.process.crash('crash fault');
+        });
+        break;
+      case 'crash-at-call':
+        onLiveNode('arm crash-at-call', (target) => {
+          target.restartDelayMs = fault.duration;
+          const k = target.process.portCalls + 1 + (fault.param % 40);
+          target.process.crashAtPortCall(
+            k,
+            fault.param % 2 === 1,
+            fault.at + CRASH_AT_CALL_WINDOW_MS,
+          );
+        });
+        break;
+      case 'pause':
+        onLiveNode('pause', (target) => target.process.pause(fault.at + fault.duration));
+        break;
+      case 'clock-skew':
+        onLiveNode('clock step', (target) => target.process.stepClock(fault.param));
+        break;
+      case 'extra-relay':
+        if (this.schedule.relays.skewsMs.length + this.joined >= 3) return;
+        this.joined++;
+        this.history.countEffect('extra-relay');
+        this.addNode(fault.param, fault.at);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Stops every live relay (as an app shutdown would); reports stops that hang or throw. */
+  private async stopAll(): Promise<string[]> {
+    const problems: string[] = [];
+    const live = this.nodes.filter((node) => node.relay && node.process.isAlive);
+    let pending = live.length;
+    for (const node of live) {
+      node.stopped = true;
+      const relay = node.relay as RelayUnderTest;
+      relay.stop().then(
+        () => pending--,
+        (error: unknown) => {
+          pending--;
+          problems.push(`${node.process.name}: stop() threw ${String(error)}`);
+        },
+      );
+    }
+    const limit = this.scheduler.now + this.schedule.options.shutdownTimeoutMs + 10_000;
+    await this.scheduler.run({ until: limit, done: () => pending === 0 });
+    if (pending > 0) problems.push(`${pending} relay(s) did not finish stop() within ${limit} ms`);
+    return problems;
+  }
+}
+
+/** Bytes of an event on the wire, as the broker counts them. */
+function wireBytes(doc: SimOutboxDoc): number {
+  const message = toKafkaMessage(doc as never);
+  return messageBytes({ ...message, partition: 0 });
+}

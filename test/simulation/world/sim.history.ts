@@ -1,0 +1,179 @@
+/**
+ * Facts of one run, recorded as they happen, for the invariant checkers and failure reports.
+ * Times are virtual ms (= the database server's clock).
+ */
+
+/** An event a writer's transaction inserted. */
+export interface CommitFact {
+  eventId: string;
+  docId: string;
+  aggregate: string;
+  aggregateType: string;
+  topic: string;
+  sequence?: number;
+  /** Oplog position of its transaction; `index` within it. */
+  pos: number;
+  index: number;
+  committedAt: number;
+  /** When it became majority-committed (visible to the relay); undefined: not (yet). */
+  majorityAt?: number;
+  rolledBackAt?: number;
+  /** Commit rank of the event in its aggregate (0, 1, 2... in commit order). */
+  rank?: number;
+  bytes: number;
+  oversize: boolean;
+  /** The broker fails on it for a while (kafka-poison-event). */
+  poison: boolean;
+}
+
+export interface AppendFact {
+  eventId: string;
+  topic: string;
+  partition: number;
+  offset: number;
+  at: number;
+  node: string;
+  callId: number;
+  /** Appended, but the call reported an error for this partition (REQUEST_TIMED_OUT). */
+  ambiguous: boolean;
+}
+
+export interface SendCallFact {
+  callId: number;
+  node: string;
+  issuedAt: number;
+  eventIds: string[];
+  appended: string[];
+  /** The error type the call rejected with, or undefined when it resolved. */
+  error?: string;
+  /** The call did not resolve for the caller (crash, or the answer came after a crash). */
+  unanswered?: boolean;
+  /** Attempts that failed inside the call (kafkajs retried them). */
+  failedAttempts: number;
+  /** Bytes of the request as the broker counts them (keys, values, headers). */
+  bytes: number;
+  /** At issue: the caller held no valid lease by the server's clock. */
+  issuedWithoutLease?: boolean;
+}
+
+/** At the server: applied and answered ok, not applied, or applied but answered with an error. */
+export type StoreOpOutcome = 'ok' | 'failed-before' | 'failed-after';
+
+export interface StoreOpFact {
+  opId: number;
+  node: string;
+  owner: string;
+  name: string;
+  issuedAt: number;
+  appliedAt?: number;
+  outcome?: StoreOpOutcome;
+  /** False when the answer never reached the caller (it crashed first). */
+  answered?: boolean;
+  /** Fencing number the relay passed (writes). */
+  fence?: number | null;
+  /** Outbox ids the op names (writes). */
+  ids?: string[];
+  /** Whether the op is a write of relay state or outbox documents. */
+  write: boolean;
+  /** At issue: the issuer held no valid lease by server time (for writes). */
+  issuedWithoutLease?: boolean;
+}
+
+export interface CheckpointFact {
+  at: number;
+  node: string;
+  fencing: number;
+  kind: 'claim' | 'save' | 'clear';
+  token?: unknown;
+  landed: boolean;
+}
+
+export interface LeaseFact {
+  at: number;
+  owner: string;
+  node: string;
+  fencing: number;
+  kind: 'acquire' | 'renew' | 'release';
+  expiresAt: number;
+}
+
+export interface LogFact {
+  at: number;
+  node: string;
+  context: string;
+  level: 'log' | 'warn' | 'error' | 'debug';
+  message: string;
+}
+
+export interface ProcessFact {
+  at: number;
+  node: string;
+  kind: 'start' | 'crash' | 'restart' | 'pause' | 'resume' | 'clock-step' | 'join' | 'stop';
+  detail?: string;
+}
+
+export interface OutboxWriteFact {
+  at: number;
+  node: string;
+  opId: number;
+  docId: string;
+  name: string;
+  fence: number | null;
+  /** The highest stamp the document carried before this write. */
+  stampBefore?: number;
+}
+
+export class SimHistory {
+  readonly commits = new Map<string, CommitFact>();
+  readonly appends: AppendFact[] = [];
+  readonly sendCalls: SendCallFact[] = [];
+  readonly storeOps: StoreOpFact[] = [];
+  readonly checkpoints: CheckpointFact[] = [];
+  readonly leases: LeaseFact[] = [];
+  readonly logs: LogFact[] = [];
+  readonly processes: ProcessFact[] = [];
+  readonly outboxWrites: OutboxWriteFact[] = [];
+  /** Events marked dead (first step of a dead-letter move), by eventId: when. */
+  readonly deadMarked = new Map<string, number>();
+  /** Faults of the plan put into effect, by kind. */
+  readonly faults = new Map<string, number>();
+  /** What the faults did (operations failed, events rolled back, positions lost...), by kind. */
+  readonly effects = new Map<string, number>();
+  /** A lease taken while another owner's lease was still valid by the server's clock. */
+  readonly leaseOverlaps: string[] = [];
+  /** Calls that broke a port's contract (e.g. a message for a partition the topic does not have). */
+  readonly contractViolations: string[] = [];
+  /** Unhandled promise rejections seen during the run. */
+  readonly unhandled: string[] = [];
+
+  /** Where `note` writes (the run's trace). */
+  noteSink?: (line: string) => void;
+
+  /** A line for the trace (lease and checkpoint changes, what the server did). */
+  note(line: string): void {
+    this.noteSink?.(line);
+  }
+
+  countFault(kind: string, count = 1): void {
+    this.faults.set(kind, (this.faults.get(kind) ?? 0) + count);
+  }
+
+  countEffect(kind: string, count = 1): void {
+    this.effects.set(kind, (this.effects.get(kind) ?? 0) + count);
+  }
+
+  /** First append time per eventId. */
+  firstAppends(): Map<string, AppendFact> {
+    const first = new Map<string, AppendFact>();
+    for (const append of this.appends)
+      if (!first.has(append.eventId)) first.set(append.eventId, append);
+    return first;
+  }
+
+  /** Events that count as committed: majority-committed and never rolled back. */
+  committed(): CommitFact[] {
+    return [...this.commits.values()].filter(
+      (commit) => commit.majorityAt !== undefined && commit.rolledBackAt === undefined,
+    );
+  }
+}
