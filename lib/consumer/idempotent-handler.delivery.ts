@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error';
+import { inConsumerSpan } from '../telemetry/consumer-span';
 import { OutboxError } from '../common/errors/outbox.error';
 import { findKafkaContext, type KafkaContextLike } from './consumed-message';
 import type { ConsumeOutcome } from './consume.ports';
@@ -36,8 +37,14 @@ export async function deliverToHandler(
   }
   const delivery = kafkaDelivery(context);
   const runtime = runtimeOrRedeliver(settings, delivery);
-  const outcome = await runtime.consume(delivery, settings, (payload) =>
-    method.apply(instance, substitutePayload(args, parameters, payload)),
+  const outcome = await inConsumerSpan(
+    delivery.message,
+    settings.consumer,
+    () =>
+      runtime.consume(delivery, settings, (payload) =>
+        method.apply(instance, substitutePayload(args, parameters, payload)),
+      ),
+    (ended) => ended.kind,
   );
   markEnded(context, settings, outcome);
   return outcome.kind === 'applied' ? outcome.result : undefined;

@@ -1,6 +1,7 @@
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import type { MetricData } from '@opentelemetry/sdk-metrics';
+import { OutboxConsumerMetrics } from '../consumer/consumer.metrics';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
 import type { OutboxRelay } from '../relay/outbox.relay';
 import { OutboxRelayMetrics } from '../relay/relay.metrics';
@@ -47,7 +48,12 @@ describe('metrics through the OpenTelemetry metrics API', () => {
     const relayMetrics = new OutboxRelayMetrics();
     const relay = { status: () => status } as unknown as OutboxRelay;
     const options = resolveOutboxOptions({ relay: { kafka: { brokers: ['127.0.0.1:1'] } } });
-    const telemetry = new OutboxTelemetry(options, relayMetrics, relay);
+    const telemetry = new OutboxTelemetry(
+      options,
+      relayMetrics,
+      relay,
+      new OutboxConsumerMetrics(),
+    );
     telemetry.onModuleInit();
     expect(telemetry.enabled).toBe(true);
 
@@ -84,14 +90,20 @@ describe('metrics through the OpenTelemetry metrics API', () => {
     expect(telemetry.enabled).toBe(false);
   });
 
-  it('registers nothing for an app without a relay', () => {
+  it('registers the consumer instruments in an app without a relay too', async () => {
+    const consumerMetrics = new OutboxConsumerMetrics();
+    consumerMetrics.applied = 4;
     const telemetry = new OutboxTelemetry(
       resolveOutboxOptions({ relay: false }),
       new OutboxRelayMetrics(),
       {} as OutboxRelay,
+      consumerMetrics,
     );
     telemetry.onModuleInit();
-    expect(telemetry.enabled).toBe(false);
+    const collected = await collect();
+    expect(collected.get('outbox.consumer.applied')?.dataPoints[0].value).toBe(4);
+    expect(telemetry.enabled).toBe(true);
+    telemetry.onModuleDestroy();
   });
 
   it('counts the messages the producer sent, per topic, and the duration of each call', async () => {

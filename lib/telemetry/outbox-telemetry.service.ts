@@ -1,16 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import { OutboxConsumerMetrics } from '../consumer/consumer.metrics';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import { OutboxRelay } from '../relay/outbox.relay';
 import { OutboxRelayMetrics } from '../relay/relay.metrics';
 import { openTelemetry } from './opentelemetry.loader';
+import { registerConsumerInstruments } from './consumer-metrics.instruments';
 import { registerRelayInstruments } from './relay-metrics.instruments';
 
 /**
- * Exposes the outbox's metrics through the OpenTelemetry metrics API when `@opentelemetry/api`
- * is installed (your SDK's readers and exporters, e.g. Prometheus, then see them). Without the
- * package it does nothing. `OutboxRelayMetrics.snapshot()` works either way.
+ * Exposes the outbox's metrics (the relay's, when it has one, and the `@IdempotentHandler`
+ * consumers') through the OpenTelemetry metrics API when `@opentelemetry/api` is installed (your
+ * SDK's readers and exporters, e.g. Prometheus, then see them). Without the package it does
+ * nothing. `OutboxRelayMetrics.snapshot()` and `OutboxConsumerMetrics.snapshot()` work either way.
  */
 @Injectable()
 export class OutboxTelemetry implements OnModuleInit, OnModuleDestroy {
@@ -20,6 +23,7 @@ export class OutboxTelemetry implements OnModuleInit, OnModuleDestroy {
     @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
     private readonly relayMetrics: OutboxRelayMetrics,
     private readonly relay: OutboxRelay,
+    private readonly consumerMetrics: OutboxConsumerMetrics,
   ) {}
 
   /** Whether the instruments are registered (OpenTelemetry installed). */
@@ -29,7 +33,9 @@ export class OutboxTelemetry implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     const api = openTelemetry();
-    if (!api || this.options.relay === false) return;
+    if (!api) return;
+    this.unregister.push(registerConsumerInstruments(api, this.consumerMetrics));
+    if (this.options.relay === false) return;
     this.unregister.push(
       registerRelayInstruments(api, {
         metrics: this.relayMetrics,
