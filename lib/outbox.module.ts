@@ -5,6 +5,7 @@ import { CONSUMER_EXPORTS, CONSUMER_PROVIDERS } from './consumer/consumer.provid
 import { MongooseOutboxEventWriter, OUTBOX_EVENT_WRITER } from './events/outbox-event.writer';
 import { OutboxEmitter } from './events/outbox.emitter';
 import { OutboxHealthIndicator } from './health/outbox-health.indicator';
+import { OutboxConsumerDeadLetters } from './operations/outbox-consumer-dead-letters.service';
 import { OutboxDeadLetters } from './operations/outbox-dead-letters.service';
 import { ConfigurableOutboxModule, OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './options/outbox-options.interface';
@@ -32,6 +33,7 @@ import { TransactionRunner } from './transaction/transaction.runner';
     OutboxEmitter,
     OutboxWriteSideBootstrap,
     OutboxDeadLetters,
+    OutboxConsumerDeadLetters,
     ...RELAY_PROVIDERS,
     ...CONSUMER_PROVIDERS,
     OutboxTelemetry,
@@ -42,6 +44,7 @@ import { TransactionRunner } from './transaction/transaction.runner';
     TransactionRunner,
     OutboxConnectionHost,
     OutboxDeadLetters,
+    OutboxConsumerDeadLetters,
     OutboxHealthIndicator,
     OUTBOX_RESOLVED_OPTIONS,
     ...RELAY_EXPORTS,

@@ -6,6 +6,8 @@ export type DeadLetterAction = (typeof DEAD_LETTER_ACTIONS)[number];
 
 export interface DeadLettersCommand {
   action: DeadLetterAction;
+  /** The relay's dead letters, or the `@IdempotentHandler` consumers'. */
+  kind: 'relay' | 'consumer';
   uri: string;
   filter: DeadLetterFilter;
   limit: number;
@@ -13,24 +15,27 @@ export interface DeadLettersCommand {
   dryRun: boolean;
   yes: boolean;
   json: boolean;
-  collections: { outbox?: string; deadLetters?: string };
+  collections: { outbox?: string; deadLetters?: string; consumerDeadLetters?: string };
 }
 
 export const USAGE = `Usage: nestjs-outbox dead-letters <list|count|requeue|purge> [options]
 
   --uri <uri>                 MongoDB connection string (default: $MONGODB_URI); never printed
+  --kind relay|consumer       the relay's dead letters (default) or the consumers'
   --filter <json>             a filter as JSON: {"eventType","aggregateType","aggregateId",
                               "error","since","until","eventIds"}; the flags below add to it
   --event-type <type>         (repeatable) --aggregate-type <type>  --aggregate-id <id>
   --error <text>              the last error contains this text (case-insensitive)
   --since <time> --until <time>  dead-lettered in this range (ISO 8601)
   --event-id <id>             (repeatable)
+  --consumer <name>  --topic <topic>   consumer dead letters: of this consumer, from this topic
   --limit <n>                 list: at most n dead letters (default 100)
   --batch-size <n>            requeue: events per transaction (default 100)
   --dry-run                   requeue, purge: show what would happen, change nothing
   --yes                       purge: do not ask for confirmation
   --json                      print JSON
-  --outbox-collection <name>  --dead-letters-collection <name>   non-default collection names
+  --outbox-collection <name>  --dead-letters-collection <name>
+  --consumer-dead-letters-collection <name>   non-default collection names
 `;
 
 /** A command line that cannot be run; the message says what to fix. */
@@ -85,6 +90,9 @@ export function parseDeadLettersCommand(
     strict: true,
     options: {
       uri: { type: 'string' },
+      kind: { type: 'string' },
+      consumer: { type: 'string' },
+      topic: { type: 'string' },
       filter: { type: 'string' },
       'event-type': { type: 'string', multiple: true },
       'aggregate-type': { type: 'string' },
@@ -100,6 +108,7 @@ export function parseDeadLettersCommand(
       json: { type: 'boolean' },
       'outbox-collection': { type: 'string' },
       'dead-letters-collection': { type: 'string' },
+      'consumer-dead-letters-collection': { type: 'string' },
     },
   });
   const [group, action, ...extra] = positionals;
@@ -117,6 +126,16 @@ export function parseDeadLettersCommand(
   const uri = values.uri ?? env.MONGODB_URI;
   if (!uri) throw new CliUsageError('no MongoDB connection string: pass --uri or set MONGODB_URI');
 
+  const kind = values.kind ?? 'relay';
+  if (kind !== 'relay' && kind !== 'consumer') {
+    throw new CliUsageError(`--kind must be relay or consumer, got "${kind}"`);
+  }
+  if (kind === 'consumer' && action === 'requeue') {
+    throw new CliUsageError(
+      'consumer dead letters are requeued by the app that runs their @IdempotentHandler ' +
+        '(it applies each one again): call OutboxConsumerDeadLetters.requeueMany() there',
+    );
+  }
   const filter = parseFilter(values.filter);
   const eventTypes = values['event-type'];
   if (eventTypes) filter.eventType = eventTypes.length === 1 ? eventTypes[0] : eventTypes;
@@ -126,9 +145,12 @@ export function parseDeadLettersCommand(
   if (values.since) filter.since = time('since', values.since);
   if (values.until) filter.until = time('until', values.until);
   if (values['event-id']) filter.eventIds = values['event-id'];
+  if (values.consumer) filter.consumer = values.consumer;
+  if (values.topic) filter.topic = values.topic;
 
   return {
     action: action as DeadLetterAction,
+    kind,
     uri,
     filter,
     limit: positive('limit', values.limit, 100),
@@ -140,6 +162,9 @@ export function parseDeadLettersCommand(
       ...(values['outbox-collection'] ? { outbox: values['outbox-collection'] } : {}),
       ...(values['dead-letters-collection']
         ? { deadLetters: values['dead-letters-collection'] }
+        : {}),
+      ...(values['consumer-dead-letters-collection']
+        ? { consumerDeadLetters: values['consumer-dead-letters-collection'] }
         : {}),
     },
   };

@@ -2,6 +2,9 @@ import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
+import type { ConsumerDeadLetterDocument } from '../consumer/consumer-failure.store';
+import { KAFKA_HEADERS } from '../common/envelope';
+import { OutboxConsumerDeadLetters } from '../operations/outbox-consumer-dead-letters.service';
 import { OutboxDeadLetters } from '../operations/outbox-dead-letters.service';
 import type { OutboxDeadLetter } from '../relay/mongo/mongo-outbox-relay.store';
 import { OutboxModule } from '../outbox.module';
@@ -43,16 +46,29 @@ function describeFilter(command: DeadLettersCommand): string {
   return text === '{}' ? 'every dead letter' : `filter ${text}`;
 }
 
+const short = (text: string) => (text.length > 80 ? `${text.slice(0, 77)}...` : text);
+
 function row(letter: OutboxDeadLetter): string {
-  const error =
-    letter.lastError.length > 80 ? `${letter.lastError.slice(0, 77)}...` : letter.lastError;
   return [
     new Date(letter.deadLetteredAt).toISOString(),
     letter.eventId,
     letter.eventType,
     `${letter.aggregateType}/${letter.aggregateId}`,
     letter.reason,
-    error,
+    short(letter.lastError),
+  ].join('  ');
+}
+
+function consumerRow(letter: ConsumerDeadLetterDocument): string {
+  const type = letter.headers?.find((h) => h.key === KAFKA_HEADERS.type)?.value ?? '-';
+  return [
+    letter.deadLetteredAt ? new Date(letter.deadLetteredAt).toISOString() : '-',
+    letter.consumer,
+    letter.eventId ?? '(no event id)',
+    type,
+    `${letter.topic}[${letter.partition}]@${letter.offset} key=${letter.key ?? ''}`,
+    letter.reason ?? '-',
+    short(letter.lastError ?? ''),
   ].join('  ');
 }
 
@@ -69,14 +85,23 @@ export async function runDeadLettersCommand(
     abortOnError: false,
   });
   try {
-    const deadLetters = app.get(OutboxDeadLetters);
+    const consumers = command.kind === 'consumer';
+    const deadLetters = consumers ? app.get(OutboxConsumerDeadLetters) : app.get(OutboxDeadLetters);
     const { filter } = command;
     switch (command.action) {
       case 'list': {
-        const letters = await deadLetters.list(filter, command.limit);
+        const letters = consumers
+          ? await app.get(OutboxConsumerDeadLetters).list(filter, command.limit)
+          : await app.get(OutboxDeadLetters).list(filter, command.limit);
         if (command.json) io.out(JSON.stringify(letters, null, 2));
         else {
-          for (const letter of letters) io.out(row(letter));
+          for (const letter of letters) {
+            io.out(
+              consumers
+                ? consumerRow(letter as ConsumerDeadLetterDocument)
+                : row(letter as OutboxDeadLetter),
+            );
+          }
           io.out(
             `${letters.length} dead letter(s)${letters.length === command.limit ? ` (--limit ${command.limit})` : ''}`,
           );
@@ -89,7 +114,7 @@ export async function runDeadLettersCommand(
         return 0;
       }
       case 'requeue': {
-        const result = await deadLetters.requeueMany(filter, {
+        const result = await app.get(OutboxDeadLetters).requeueMany(filter, {
           batchSize: command.batchSize,
           dryRun: command.dryRun,
         });
@@ -114,7 +139,7 @@ export async function runDeadLettersCommand(
             return 0;
           }
           const answer = await io.ask(
-            `Delete ${matched} dead letter(s) (${describeFilter(command)}) for good? Type "yes" to go on: `,
+            `Delete ${matched} ${consumers ? 'consumer ' : ''}dead letter(s) (${describeFilter(command)}) for good? Type "yes" to go on: `,
           );
           if (answer.trim().toLowerCase() !== 'yes') {
             io.err('purge cancelled: nothing deleted');

@@ -1,4 +1,8 @@
-import { deadLetterQuery, DeadLetterFilterError } from './dead-letter.filter';
+import {
+  consumerDeadLetterQuery,
+  deadLetterQuery,
+  DeadLetterFilterError,
+} from './dead-letter.filter';
 import type { DeadLetterFilter } from './dead-letter.filter';
 
 describe('dead-letter filters', () => {
@@ -48,5 +52,33 @@ describe('dead-letter filters', () => {
     ['event ids that are not strings', { eventIds: [1] }],
   ])('reject %s with a typed error', (_name, filter) => {
     expect(() => deadLetterQuery(filter as DeadLetterFilter)).toThrow(DeadLetterFilterError);
+  });
+
+  it('select consumer dead letters by consumer, topic, ce_type header and key', () => {
+    expect(
+      consumerDeadLetterQuery({
+        consumer: 'billing',
+        topic: 'shop.Order',
+        eventType: 'OrderPlaced',
+        aggregateId: 'o-1',
+        error: 'timeout',
+      }),
+    ).toEqual({
+      status: 'dead',
+      consumer: 'billing',
+      topic: 'shop.Order',
+      headers: { $elemMatch: { key: 'ce_type', value: { $in: ['OrderPlaced'] } } },
+      key: 'o-1',
+      lastError: { $regex: 'timeout', $options: 'i' },
+    });
+  });
+
+  it('name the fields a kind of dead letter does not have', () => {
+    expect(() => consumerDeadLetterQuery({ aggregateType: 'Order' })).toThrow(
+      /"aggregateType" is not a field of consumer dead letters/,
+    );
+    expect(() => deadLetterQuery({ consumer: 'billing' })).toThrow(
+      /"consumer" is not a field of relay dead letters/,
+    );
   });
 });

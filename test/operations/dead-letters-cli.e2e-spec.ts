@@ -124,7 +124,7 @@ describeWith(['mongodb'], 'the dead-letters CLI', () => {
     expect(io.err[0]).toContain('unknown action "drop"');
     const badFilter = await run(['count', '--filter', '{"status":"dead"}']);
     expect(badFilter.code).toBe(2);
-    expect(badFilter.err[0]).toContain('unknown field "status"');
+    expect(badFilter.err[0]).toContain('"status" is not a field of relay dead letters');
   });
 
   it('never prints the credentials of the connection string', async () => {
@@ -147,5 +147,53 @@ describeWith(['mongodb'], 'the dead-letters CLI', () => {
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ count: 0 });
+  });
+
+  it('works on consumer dead letters with --kind consumer (requeue belongs to the consumer app)', async () => {
+    const letter = (eventId: string, consumer: string, type: string) => ({
+      consumer,
+      eventId,
+      status: 'dead',
+      reason: 'max-failures',
+      attempts: 5,
+      lastError: 'Error: ledger down',
+      errors: [],
+      deadLetteredAt: new Date('2026-11-20T10:00:00Z'),
+      topic: 'shop.Order',
+      partition: 0,
+      offset: '7',
+      key: 'o-9',
+      headers: [{ key: 'ce_type', value: type }],
+      value: '{}',
+    });
+    await client
+      .db(db)
+      .collection('outbox_consumer_dead_letters')
+      .insertMany([
+        letter('k-1', 'billing', 'OrderPlaced'),
+        letter('k-2', 'billing', 'OrderCancelled'),
+        letter('k-3', 'shipping', 'OrderPlaced'),
+      ]);
+    const listed = await run(['list', '--kind', 'consumer', '--consumer', 'billing']);
+    expect(listed.code).toBe(0);
+    expect(listed.out[0]).toContain(
+      'billing  k-1  OrderPlaced  shop.Order[0]@7 key=o-9  max-failures',
+    );
+    expect(listed.out.at(-1)).toBe('2 dead letter(s)');
+    expect(await run(['count', '--kind', 'consumer', '--event-type', 'OrderPlaced'])).toMatchObject(
+      {
+        code: 0,
+        out: ['2'],
+      },
+    );
+    const requeue = await run(['requeue', '--kind', 'consumer']);
+    expect(requeue.code).toBe(2);
+    expect(requeue.err[0]).toContain('OutboxConsumerDeadLetters.requeueMany()');
+    expect(
+      await run(['purge', '--kind', 'consumer', '--consumer', 'shipping', '--yes']),
+    ).toMatchObject({
+      code: 0,
+      out: ['deleted 1 dead letter(s)'],
+    });
   });
 });

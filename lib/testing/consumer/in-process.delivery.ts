@@ -1,12 +1,13 @@
-import { KafkaContext } from '@nestjs/microservices';
+import type { KafkaContext } from '@nestjs/microservices';
 import type { OutboxEventRecord } from '../../common/envelope';
+import { kafkaContextFor } from '../../operations/in-process/idempotent-handler.calls';
 import { toKafkaMessage } from '../../publisher/kafka-message.mapper';
 import type { EmittedEvent } from '../emitted-event';
 
 /**
  * The Kafka message the relay would send for `event`, as the Kafka transport hands it to a
- * handler: the parsed value as data, and a `KafkaContext` whose message has the key, value and
- * headers (CloudEvents envelope and trace context) as Buffers, like kafkajs'.
+ * handler: the parsed value as data, and a `KafkaContext` with the key, value and headers
+ * (CloudEvents envelope and trace context).
  */
 export function inProcessDelivery(
   event: EmittedEvent,
@@ -14,20 +15,16 @@ export function inProcessDelivery(
   offset: number,
 ): { data: unknown; context: KafkaContext } {
   const message = toKafkaMessage(event as unknown as OutboxEventRecord);
-  const headers: Record<string, Buffer> = {};
-  for (const [name, value] of Object.entries(message.headers)) headers[name] = Buffer.from(value);
-  const raw = {
-    key: Buffer.from(message.key),
-    value: Buffer.from(message.value),
-    headers,
-    offset: String(offset),
-    timestamp: String(new Date(event.occurredAt).getTime()),
-    attributes: 0,
-    size: 0,
-  };
-  const args = [raw, 0, topic, undefined, async () => undefined, undefined];
   return {
     data: JSON.parse(message.value) as unknown,
-    context: new KafkaContext(args as unknown as ConstructorParameters<typeof KafkaContext>[0]),
+    context: kafkaContextFor({
+      topic,
+      partition: 0,
+      offset: String(offset),
+      key: message.key,
+      value: Buffer.from(message.value),
+      headers: message.headers,
+      timestamp: String(new Date(event.occurredAt).getTime()),
+    }),
   };
 }

@@ -1,0 +1,201 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { describeError } from '../common/errors/describe-error';
+import { OutboxError } from '../common/errors/outbox.error';
+import { OutboxConnectionHost } from '../common/outbox-connection.host';
+import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import type { ConsumerDeadLetterDocument } from '../consumer/consumer-failure.store';
+import type { ProcessedEventDocument } from '../consumer/processed-event.store';
+import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { consumerDeadLetterQuery } from './dead-letter.filter';
+import type { DeadLetterFilter } from './dead-letter.filter';
+import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
+import { findIdempotentHandlers, kafkaContextFor } from './in-process/idempotent-handler.calls';
+import type { IdempotentHandlerCall } from './in-process/idempotent-handler.calls';
+
+/** Kafka order of a consumer's messages: per topic and partition, by offset. */
+const KAFKA_ORDER = { topic: 1, partition: 1, offset: 1, _id: 1 } as const;
+
+/**
+ * Messages `@IdempotentHandler` consumers gave up on (`status: 'dead'` documents of
+ * `collections.consumerDeadLetters`): list, count and purge them by filter anywhere; requeue
+ * them in the app that runs their handler, which applies each one again, in process, through the
+ * production delivery (its transaction, dedupe record, retries), so only that consumer sees it
+ * again: nothing is published to Kafka.
+ */
+@Injectable()
+export class OutboxConsumerDeadLetters {
+  private readonly logger = new Logger(OutboxConsumerDeadLetters.name);
+
+  constructor(
+    private readonly host: OutboxConnectionHost,
+    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+  ) {}
+
+  private get deadLetters() {
+    return this.host.connection.collection<ConsumerDeadLetterDocument>(
+      this.options.collections.consumerDeadLetters,
+    );
+  }
+
+  private get processed() {
+    return this.host.connection.collection<ProcessedEventDocument>(
+      this.options.collections.processedEvents,
+    );
+  }
+
+  /** Consumer dead letters matching `filter`, oldest first, at most `limit`. */
+  list(filter: DeadLetterFilter = {}, limit = 100): Promise<ConsumerDeadLetterDocument[]> {
+    return this.deadLetters
+      .find(consumerDeadLetterQuery(filter), {
+        sort: { deadLetteredAt: 1, _id: 1 },
+        limit,
+        projection: { _id: 0 },
+      })
+      .toArray() as Promise<ConsumerDeadLetterDocument[]>;
+  }
+
+  count(filter: DeadLetterFilter = {}): Promise<number> {
+    return this.deadLetters.countDocuments(consumerDeadLetterQuery(filter));
+  }
+
+  /** Deletes the consumer dead letters matching `filter`; with `dryRun`, only counts them. */
+  async purge(
+    filter: DeadLetterFilter = {},
+    options: { dryRun?: boolean } = {},
+  ): Promise<DeadLetterPurgeResult> {
+    const query = consumerDeadLetterQuery(filter);
+    if (options.dryRun) {
+      return { dryRun: true, matched: await this.deadLetters.countDocuments(query), deleted: 0 };
+    }
+    const { deletedCount } = await this.deadLetters.deleteMany(query);
+    this.logger.log(`${deletedCount} consumer dead letter(s) purged`);
+    return { dryRun: false, matched: deletedCount, deleted: deletedCount };
+  }
+
+  /**
+   * Applies the dead letters matching `filter` again, `batchSize` read at a time, in Kafka order
+   * (topic, partition, offset: each aggregate's events in their order), each through its
+   * consumer's `@IdempotentHandler` method in this app, as a new delivery of the kept message:
+   * its transaction, its `(consumer, eventId)` record, its retries. A dead letter is removed
+   * once its event is applied (or was already); one that fails again stays dead-lettered with
+   * its new error and is reported in `failed`, as are letters that cannot be replayed (no event
+   * id, a truncated value, no handler of that consumer in this app). With `dryRun`, nothing
+   * runs: the result lists what would be requeued.
+   */
+  async requeueMany(
+    filter: DeadLetterFilter = {},
+    options: { batchSize?: number; dryRun?: boolean } = {},
+  ): Promise<DeadLetterRequeueResult> {
+    const batchSize = options.batchSize ?? 100;
+    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
+      throw new OutboxError(
+        `requeueMany: batchSize must be an integer from 1 to 10000, got ${String(batchSize)}.`,
+        'OUTBOX_INVALID_ARGUMENT',
+        { batchSize },
+      );
+    }
+    const query = consumerDeadLetterQuery(filter);
+    const handlers = new Map<string, IdempotentHandlerCall>();
+    for (const handler of findIdempotentHandlers(this.discovery, this.scanner)) {
+      handlers.set(handler.settings.consumer, handler);
+    }
+    const result: DeadLetterRequeueResult = {
+      dryRun: options.dryRun ?? false,
+      requeued: 0,
+      eventIds: [],
+      failed: [],
+      batches: 0,
+    };
+    // Letters that are replayed leave the query; the others are skipped by _id from then on.
+    const skipped: unknown[] = [];
+    for (let skip = 0; ;) {
+      const page = await this.deadLetters
+        .find(skipped.length > 0 ? { $and: [query, { _id: { $nin: skipped } }] } : query, {
+          sort: KAFKA_ORDER,
+          skip,
+          limit: batchSize,
+        })
+        .toArray();
+      if (page.length === 0) break;
+      result.batches++;
+      for (const letter of page) {
+        const problem = this.unreplayable(letter, handlers);
+        if (result.dryRun) {
+          if (problem) result.failed.push({ eventId: String(letter.eventId), error: problem });
+          else result.eventIds.push(letter.eventId as string);
+          continue;
+        }
+        const outcome = problem ?? (await this.replay(letter, handlers.get(letter.consumer)!));
+        if (outcome === 'applied') result.eventIds.push(letter.eventId as string);
+        else {
+          result.failed.push({ eventId: String(letter.eventId), error: outcome });
+          skipped.push(letter._id);
+        }
+      }
+      if (result.dryRun) skip += page.length;
+    }
+    result.requeued = result.dryRun ? 0 : result.eventIds.length;
+    if (!result.dryRun) {
+      this.logger.log(
+        `${result.requeued} consumer dead letter(s) applied again` +
+          (result.failed.length > 0 ? `, ${result.failed.length} not` : ''),
+      );
+    }
+    return result;
+  }
+
+  /** Why `letter` cannot be replayed here, or undefined. */
+  private unreplayable(
+    letter: ConsumerDeadLetterDocument,
+    handlers: Map<string, IdempotentHandlerCall>,
+  ): string | undefined {
+    if (letter.eventId === null) return 'the message has no event id, so it cannot be deduplicated';
+    if (letter.valueTruncated) return 'only a truncated copy of its value was kept';
+    if (!handlers.has(letter.consumer)) {
+      return `no @IdempotentHandler with consumer "${letter.consumer}" in this app: requeue it in the app that runs it`;
+    }
+    return undefined;
+  }
+
+  /** One new delivery of the kept message; 'applied', or why not. */
+  private async replay(
+    letter: ConsumerDeadLetterDocument & { _id?: unknown },
+    handler: IdempotentHandlerCall,
+  ): Promise<'applied' | string> {
+    const eventId = letter.eventId as string;
+    const value =
+      letter.value === null ? null : Buffer.from(letter.value, letter.valueEncoding ?? 'utf8');
+    const headers: Record<string, string> = {};
+    for (const { key, value: text } of letter.headers ?? []) headers[key] = text;
+    const context = kafkaContextFor({
+      topic: letter.topic,
+      partition: letter.partition,
+      offset: letter.offset,
+      key: letter.key,
+      value,
+      headers,
+      timestamp: letter.timestamp ?? String(Date.now()),
+    });
+    let data: unknown = null;
+    try {
+      data = value === null ? null : (JSON.parse(value.toString('utf8')) as unknown);
+    } catch {
+      // The wrapper decodes the kept bytes itself and dead-letters a bad value again.
+    }
+    try {
+      await handler.call(data, context);
+    } catch (error) {
+      return `the delivery did not end (${describeError(error)}); it stays dead-lettered`;
+    }
+    const applied = await this.processed.findOne({ consumer: letter.consumer, eventId });
+    if (!applied) {
+      const again = await this.deadLetters.findOne({ consumer: letter.consumer, eventId });
+      return `failed again: ${again?.lastError ?? 'unknown error'}`;
+    }
+    await this.deadLetters.deleteOne({ consumer: letter.consumer, eventId, status: 'dead' });
+    return 'applied';
+  }
+}
