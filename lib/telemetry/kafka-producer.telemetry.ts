@@ -14,9 +14,13 @@ import { contextFromHeaders, injectTraceHeaders } from './w3c-trace-context';
  * through the relay to the consumer. It also records the conventions' client metrics:
  * `messaging.client.sent.messages` (per topic) and `messaging.client.operation.duration`.
  */
-export function instrumentKafkaSender(sender: KafkaSender): KafkaSender {
+export function instrumentKafkaSender(
+  sender: KafkaSender,
+  /** The publisher's clock, ms (the relay simulation drives it): times the produce calls. */
+  now: () => number = Date.now,
+): KafkaSender {
   const api = openTelemetry();
-  return api ? new TracingKafkaSender(sender, api) : sender;
+  return api ? new TracingKafkaSender(sender, api, now) : sender;
 }
 
 /** Span attributes of one message (messaging and CloudEvents semantic conventions). */
@@ -48,6 +52,7 @@ class TracingKafkaSender implements KafkaSender {
   constructor(
     private readonly inner: KafkaSender,
     private readonly api: OpenTelemetryApi,
+    private readonly now: () => number,
   ) {
     const meter = api.metrics.getMeter(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
     this.sentMessages = meter.createCounter('messaging.client.sent.messages', {
@@ -93,7 +98,7 @@ class TracingKafkaSender implements KafkaSender {
         return { ...message, headers };
       }),
     }));
-    const started = performance.now();
+    const started = this.now();
     try {
       await this.inner.send(traced);
     } catch (error) {
@@ -116,7 +121,7 @@ class TracingKafkaSender implements KafkaSender {
       'messaging.operation.name': 'send',
       ...(errorType ? { 'error.type': errorType } : {}),
     };
-    this.duration.record((performance.now() - started) / 1000, common);
+    this.duration.record((this.now() - started) / 1000, common);
     for (const batch of batches) {
       this.sentMessages.add(batch.messages.length, {
         ...common,

@@ -106,7 +106,7 @@ export class KafkaPublisher implements OutboxPublisher {
     private readonly now: () => number = Date.now,
   ) {
     this.route = createTopicRouter({ route: options.topic, prefix: options.topicPrefix });
-    this.sender = instrumentKafkaSender(sender ?? new KafkajsSender(options, this.logger));
+    this.sender = instrumentKafkaSender(sender ?? new KafkajsSender(options, this.logger), now);
   }
 
   connect(): Promise<void> {
