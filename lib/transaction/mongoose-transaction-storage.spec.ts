@@ -50,7 +50,7 @@ describe("Mongoose's transaction storage (an internal)", () => {
       },
     };
     expect(() => enableTransactionStorage(changed as never)).toThrow(
-      /did not create the storage nestjs-outbox reads.*\^8\.4 \|\| \^9/,
+      /did not create the storage nestjs-outbox reads.*\^8\.5\.2 \|\| \^9/,
     );
   });
 

@@ -33,7 +33,7 @@ export function enableTransactionStorage(connection: Connection): boolean {
     throw new OutboxError(
       "Mongoose's transactionAsyncLocalStorage option did not create the storage nestjs-outbox reads" +
         ' (mongoose.transactionAsyncLocalStorage). This Mongoose release changed it: use a mongoose' +
-        ' version in the range of nestjs-outbox peerDependencies (^8.4 || ^9).',
+        ' version in the range of nestjs-outbox peerDependencies (^8.5.2 || ^9).',
       'OUTBOX_UNSUPPORTED_MONGOOSE',
       { mongooseVersion: (mongoose as { version?: string }).version },
     );

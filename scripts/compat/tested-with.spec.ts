@@ -17,7 +17,7 @@ describe('"Tested with" table', () => {
       '@nestjs/core': '11.2.10',
       '@nestjs/microservices': '11.2.6',
       '@nestjs/mongoose': '11.0.4',
-      mongoose: '8.4.5',
+      mongoose: '8.5.2',
       kafkajs: '2.2.4',
       typescript: '5.9.3',
       jest: '30.5.2',
@@ -28,7 +28,7 @@ describe('"Tested with" table', () => {
     expect(renderTestedWith([stack], '20').split('\n')).toEqual([
       '| app | NestJS | @nestjs/microservices | @nestjs/mongoose | mongoose | kafkajs | TypeScript | Jest | Node.js |',
       '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-      '| CommonJS (`test/compat/stacks/nest11-cjs`) | 11.2.10 | 11.2.6 | 11.0.4 | 8.4.5 | 2.2.4 | 5.9.3 | 30.5.2 | 20 |',
+      '| CommonJS (`test/compat/stacks/nest11-cjs`) | 11.2.10 | 11.2.6 | 11.0.4 | 8.5.2 | 2.2.4 | 5.9.3 | 30.5.2 | 20 |',
     ]);
   });
 
