@@ -8,7 +8,8 @@
  *   1. the app (test/compat/app) with the stack's package.json, lockfile, tsconfig and Jest setup;
  *      `npm ci` installs the pinned versions of NestJS, mongoose, kafkajs and the tools;
  *   2. `npm install <tarball>` (no --force, no --legacy-peer-deps): any peer warning fails, and so
- *      does any problem `npm ls --all` reports;
+ *      does any problem `npm ls --all` reports; then the package's other format is removed, so
+ *      the app proves it loads its own (dist/cjs for CommonJS, dist/esm for ES modules);
  *   3. `tsc` (strict) compiles the app, its tests and every ```ts block of the README;
  *   4. Node loads the compiled app module in the app's own format (require or import);
  *   5. `npm test` (unit, no servers) and `npm run test:e2e` (with MONGODB_URI and KAFKA_BROKERS:
@@ -189,8 +190,19 @@ function checkStack(name, tarball, options) {
     } catch (error) {
       result.problems.push(error.message);
     }
-    for (const pkgName of SHOWN_PACKAGES)
+    for (const pkgName of SHOWN_PACKAGES) {
       result.versions[pkgName] = installedVersion(appDir, pkgName);
+    }
+    // Each kind of app must load its own format only (one copy of the package, no dual-package
+    // hazard): the other format's folder goes before anything is compiled or run.
+    const otherFormat = path.join(
+      appDir,
+      'node_modules',
+      'nestjs-outbox',
+      'dist',
+      esm ? 'cjs' : 'esm',
+    );
+    fs.rmSync(otherFormat, { recursive: true });
 
     say(`tsc (strict): the app, its tests and ${blocks} README blocks`);
     step('tsc', () =>

@@ -121,17 +121,18 @@ describeWith(['mongodb'], 'two connections sharing one Mongoose transaction stor
 
   it('a billing model inside a shop transaction works (queries, aggregate, save, create, insertMany, bulkWrite), outside it', async () => {
     await expect(app.get(Checkout).placeAndBill('o1')).resolves.toBe(4);
-    expect(await shop.collection('orders').countDocuments({ _id: 'o1' } as never)).toBe(1);
+    expect(await shop.collection<{ _id: string }>('orders').countDocuments({ _id: 'o1' })).toBe(1);
     expect(await shop.collection('outbox').countDocuments({ aggregateId: 'o1' })).toBe(1);
-    expect(await billing.collection('invoices').findOne({ _id: 'o1-1' } as never)).toMatchObject({
-      sent: 1,
-    });
+    const invoice = await billing.collection<{ _id: string }>('invoices').findOne({ _id: 'o1-1' });
+    expect(invoice).toMatchObject({ sent: 1 });
   });
 
   it('its writes are not part of the shop transaction: they stay when the shop transaction aborts', async () => {
     await expect(app.get(Checkout).placeBillThenFail('o2')).rejects.toThrow('checkout failed');
-    expect(await shop.collection('orders').countDocuments({ _id: 'o2' } as never)).toBe(0);
-    expect(await billing.collection('invoices').countDocuments({ _id: 'o2' } as never)).toBe(1);
+    expect(await shop.collection<{ _id: string }>('orders').countDocuments({ _id: 'o2' })).toBe(0);
+    expect(
+      await billing.collection<{ _id: string }>('invoices').countDocuments({ _id: 'o2' }),
+    ).toBe(1);
   });
 
   it('inside a billing transaction nested in a shop one, shop models still write in the shop transaction', async () => {
@@ -140,11 +141,13 @@ describeWith(['mongodb'], 'two connections sharing one Mongoose transaction stor
       checkout.placeWithBillingTransactionThenFail('o3', app.get(Billing)),
     ).rejects.toThrow('checkout failed');
     // The billing transaction committed on its own; both shop writes aborted with the shop one.
-    expect(await billing.collection('invoices').countDocuments({ _id: 'o3' } as never)).toBe(1);
+    expect(
+      await billing.collection<{ _id: string }>('invoices').countDocuments({ _id: 'o3' }),
+    ).toBe(1);
     expect(
       await shop
-        .collection('orders')
-        .countDocuments({ _id: { $in: ['o3-outer', 'o3-inner'] } } as never),
+        .collection<{ _id: string }>('orders')
+        .countDocuments({ _id: { $in: ['o3-outer', 'o3-inner'] } }),
     ).toBe(0);
   });
 });

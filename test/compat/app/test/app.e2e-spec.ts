@@ -10,7 +10,7 @@ import { AppModule } from '../src/app.module.js';
 import { connectOrderEvents } from '../src/app.setup.js';
 
 async function eventually<T>(what: string, probe: () => Promise<T | null | undefined>): Promise<T> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const value = await probe();
     if (value) return value;
@@ -26,7 +26,7 @@ async function readMessage(kafka: Kafka, topic: string, key: string): Promise<Me
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
     return await new Promise<Message>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no message ${key} on ${topic}`)), 30_000);
+      const timer = setTimeout(() => reject(new Error(`no message ${key} on ${topic}`)), 60_000);
       void consumer.run({
         eachMessage: async ({ message }) => {
           if (message.key?.toString() !== key) return;
@@ -70,7 +70,7 @@ describe('the outbox in this app (installed from the packed tarball)', () => {
     await app.startAllMicroservices();
     await app.init();
     db = app.get<Connection>(getConnectionToken());
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await db?.dropDatabase().catch(() => undefined);
@@ -85,7 +85,7 @@ describe('the outbox in this app (installed from the packed tarball)', () => {
     const orderId = (placed.body as { _id: string })._id;
 
     // Committed together: the order and its outbox event.
-    expect(await db.collection('orders').countDocuments({ _id: orderId } as never)).toBe(1);
+    expect(await db.collection<{ _id: string }>('orders').countDocuments({ _id: orderId })).toBe(1);
     const event = await db.collection('outbox').findOne({ aggregateId: orderId });
     expect(event).toMatchObject({ eventType: 'OrderPlaced', aggregateType: 'Order' });
 
@@ -123,5 +123,5 @@ describe('the outbox in this app (installed from the packed tarball)', () => {
         .collection('outbox_processed_events')
         .countDocuments({ consumer: 'order-summaries' }),
     ).toBe(2);
-  }, 90_000);
+  }, 180_000);
 });

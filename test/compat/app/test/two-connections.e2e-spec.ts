@@ -86,7 +86,7 @@ describe('two databases, each with its OutboxModule', () => {
     app = await moduleRef.init();
     shop = app.get<Connection>(getConnectionToken());
     ledger = app.get<Connection>(getConnectionToken('ledger'));
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await shop?.dropDatabase().catch(() => undefined);
@@ -103,7 +103,9 @@ describe('two databases, each with its OutboxModule', () => {
     await expect(shopService.placeThenFail('o2', app.get(Ledger))).rejects.toThrow(
       'checkout failed',
     );
-    expect(await ledger.collection('entries').countDocuments({ _id: 'o2' } as never)).toBe(1);
+    expect(await ledger.collection<{ _id: string }>('entries').countDocuments({ _id: 'o2' })).toBe(
+      1,
+    );
     expect(await ledger.collection('outbox').countDocuments({ aggregateId: 'o2' })).toBe(1);
     expect(await shopService.orders.countDocuments({ _id: { $in: ['o2', 'o2-inner'] } })).toBe(0);
   });
