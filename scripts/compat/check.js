@@ -34,8 +34,14 @@ const stacksDir = path.join(compatDir, 'stacks');
 const readmePath = path.join(root, 'README.md');
 const log = (line) => process.stdout.write(`[compat] ${line}\n`);
 
-/** A step that failed, with the end of what its command printed. */
-class StepError extends Error {}
+/** A step that failed: its message ends with the last lines its command printed. */
+class StepError extends Error {
+  constructor(message, output = '') {
+    super(message);
+    /** Everything the command printed. */
+    this.output = output;
+  }
+}
 
 function parseArgs(argv) {
   const args = { stacks: [], keep: false, tarball: undefined, readme: undefined, lockfiles: false };
@@ -65,7 +71,7 @@ function run(what, command, args, options = {}) {
   if (result.error || result.status !== 0) {
     const tail = output.trim().split('\n').slice(-40).join('\n');
     const reason = result.error ? result.error.message : `exit code ${result.status}`;
-    throw new StepError(`${what} failed (${reason}):\n${tail}`);
+    throw new StepError(`${what} failed (${reason}):\n${tail}`, output);
   }
   return output;
 }
@@ -188,7 +194,11 @@ function checkStack(name, tarball, options) {
     try {
       step('npm ls', () => run('npm ls --all', 'npm', ['ls', '--all'], { cwd: appDir }));
     } catch (error) {
-      result.problems.push(error.message);
+      // The tree is long: keep the lines that name a problem (invalid, missing, unmet peers).
+      const named = (error.output ?? error.message)
+        .split('\n')
+        .filter((line) => /invalid|missing|extraneous|npm error|UNMET (?!OPTIONAL)/i.test(line));
+      result.problems.push(`npm ls --all found problems:\n${named.join('\n')}`);
     }
     for (const pkgName of SHOWN_PACKAGES) {
       result.versions[pkgName] = installedVersion(appDir, pkgName);
