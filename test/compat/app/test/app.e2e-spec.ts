@@ -74,8 +74,8 @@ describe('the outbox in this app (installed from the packed tarball)', () => {
 
   afterAll(async () => {
     await db?.dropDatabase().catch(() => undefined);
-    await app?.close();
-  });
+    await app?.close(); // the Kafka consumer leaves its group: seconds, not milliseconds
+  }, 60_000);
 
   it('commits an order with its event, the relay publishes it to Kafka, the handler applies it once', async () => {
     const placed = await request(app.getHttpServer())

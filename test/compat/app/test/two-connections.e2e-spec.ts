@@ -91,8 +91,8 @@ describe('two databases, each with its OutboxModule', () => {
   afterAll(async () => {
     await shop?.dropDatabase().catch(() => undefined);
     await ledger?.dropDatabase().catch(() => undefined);
-    await app?.close();
-  });
+    await app?.close(); // the Kafka consumer leaves its group: seconds, not milliseconds
+  }, 60_000);
 
   it("a model of the second database works inside the first database's transaction", async () => {
     await expect(app.get(Shop).placeAndTouchLedger('o1')).resolves.toBe(4);
