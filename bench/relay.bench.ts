@@ -25,7 +25,8 @@ import type { Message } from 'kafkajs';
 import { mongo as driver, Types } from 'mongoose';
 import type { Connection, Model } from 'mongoose';
 import { v7 as uuidv7 } from 'uuid';
-import { EmitsEvent, OutboxModule, RELAY_DEFAULTS } from '../lib';
+import { EmitsEvent, OutboxModule } from '../lib';
+import { RELAY_DEFAULTS } from '../lib/relay/relay.options';
 import type { OutboxEventRecord, RelayOptions } from '../lib';
 import type {
   MarkedDead,
