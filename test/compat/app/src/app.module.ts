@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
+import { ScheduleModule } from '@nestjs/schedule';
 import { OutboxModule } from 'nestjs-outbox';
 import { appConfig } from './app.config.js';
 import { OrdersModule } from './orders/orders.module.js';
@@ -7,6 +8,8 @@ import { SummariesModule } from './summaries/summaries.module.js';
 
 @Module({
   imports: [
+    // Optional: with it, the relay's periodic jobs are named intervals of the SchedulerRegistry.
+    ScheduleModule.forRoot(),
     MongooseModule.forRootAsync({
       useFactory: () => ({ uri: appConfig().mongoUri, dbName: appConfig().dbName }),
     }),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import { getConnectionToken } from '@nestjs/mongoose';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { Kafka, type IHeaders, type Message } from 'kafkajs';
 import type { Connection } from 'mongoose';
@@ -124,4 +125,14 @@ describe('the outbox in this app (installed from the packed tarball)', () => {
         .countDocuments({ consumer: 'order-summaries' }),
     ).toBe(2);
   }, 180_000);
+
+  it("registers the relay's periodic jobs in the SchedulerRegistry", async () => {
+    const registry = app.get(SchedulerRegistry);
+    await eventually('the relay jobs', async () => registry.getIntervals().length >= 3 || null);
+    expect(registry.getIntervals().sort()).toEqual([
+      'nestjs-outbox:relay:default:checkpoint',
+      'nestjs-outbox:relay:default:lease',
+      'nestjs-outbox:relay:default:sweep',
+    ]);
+  });
 });
