@@ -18,6 +18,8 @@ module.exports = {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
+      // The compatibility apps run with their own Jest, in their own install (npm run compat).
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/compat/'],
     },
   ],
 };

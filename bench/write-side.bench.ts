@@ -12,7 +12,8 @@ import { getConnectionToken, InjectModel, MongooseModule } from '@nestjs/mongoos
 import { Schema } from 'mongoose';
 import type { Connection, Model } from 'mongoose';
 import { v7 as uuidv7 } from 'uuid';
-import { EmitsEvent, OutboxModule, getOutboxEventModel } from '../lib';
+import { EmitsEvent, OutboxModule } from '../lib';
+import { getOutboxEventModel } from '../lib/events/outbox-event.schema';
 
 export interface BenchContext {
   mongoUri?: string;

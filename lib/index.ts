@@ -1,12 +1,116 @@
-// The public API. Each concern exports its public surface from its own barrel.
-export * from './common';
-export * from './options';
-export * from './transaction';
-export * from './events';
-export * from './publisher';
-export * from './relay';
-export * from './consumer';
-export * from './transport';
-export * from './operations';
-export * from './health';
+/**
+ * The public API: what an application uses. Everything else (the relay's engine and stores, the
+ * option resolvers, the Kafka message mapping, internal tokens) is internal; the tests and the
+ * benchmarks import it by path. `public-api.spec.ts` lists this surface, so a change to it is a
+ * visible diff.
+ */
+
+// The module
 export { OutboxModule } from './outbox.module';
+export type { OutboxModuleExtras } from './outbox.module-definition';
+export type { OutboxCollections, OutboxModuleOptions } from './options/outbox-options.interface';
+
+// Injection, per connection (as @nestjs/mongoose's getConnectionToken / @InjectConnection)
+export { InjectOutboxEmitter, InjectTransactionRunner } from './injection/outbox-inject.decorators';
+export {
+  getOutboxEmitterToken,
+  getOutboxToken,
+  getTransactionRunnerToken,
+} from './injection/outbox-token.utils';
+
+// Write side: transactions and events
+export { Propagation, Transactional, TransactionRunner } from './transaction';
+export type { TransactionalOptions } from './transaction';
+export { EmitsEvent, OutboxEmitter } from './events';
+export type { EmitsEventOptions, EventValue } from './events';
+export { KAFKA_HEADERS } from './common';
+export type { OutboxEventInput, OutboxEventRecord, OutboxEventStatus } from './common';
+
+// Relay and publishing
+export { OutboxRelay, OutboxRelayMetrics } from './relay';
+export type {
+  HeldDestination,
+  OutboxDeadLetter,
+  OutboxRelayMetricsSnapshot,
+  PublishErrorEntry,
+  RelayBackoffOptions,
+  RelayCheckpointOptions,
+  RelayLeaseOptions,
+  RelayOptions,
+  RelayStatus,
+  StreamState,
+} from './relay';
+export type {
+  KafkaConnectionOptions,
+  OutboxPublisher,
+  PublishFatal,
+  PublishOk,
+  PublishFailureScope,
+  PublishOutcome,
+  PublishRetriable,
+} from './publisher';
+
+// Consuming
+export {
+  currentHandlerScope,
+  DEAD_LETTER_HEADERS,
+  IdempotentHandler,
+  OutboxConsumerMetrics,
+} from './consumer';
+export type {
+  ConsumedMessage,
+  ConsumerDeadLetterDocument,
+  ConsumerOptions,
+  DeadLetterCopy,
+  DeadLetterReason,
+  DtoValidatorOptions,
+  EventIdFallback,
+  FailureEntry,
+  IdempotentHandlerOptions,
+  IdempotentHandlerScope,
+  OutboxConsumerMetricsSnapshot,
+  PayloadDtoClass,
+  PayloadValidateOption,
+  ProcessedEventDocument,
+} from './consumer';
+export { OutboxKafkaServer } from './transport';
+export type { OutboxKafkaServerOptions } from './transport';
+
+// Operations
+export {
+  DeadLetterFilterError,
+  OutboxConsumerDeadLetters,
+  OutboxDeadLetterNotFoundError,
+  OutboxDeadLetters,
+} from './operations';
+export type {
+  DeadLetterFilter,
+  DeadLetterPurgeResult,
+  DeadLetterRequeueResult,
+} from './operations';
+export { OutboxHealthCheckError, OutboxHealthIndicator } from './health';
+export type { OplogWindow, OutboxHealthOptions, OutboxHealthReport } from './health';
+
+// Errors
+export { OutboxError, OutboxOptionsError } from './common';
+export {
+  OutboxNotInitializedError,
+  OutboxReplicaSetRequiredError,
+  OutboxTransactionClosedError,
+  OutboxTransactionRequiredError,
+  TransactionPropagationError,
+} from './transaction';
+export {
+  InvalidOutboxEventError,
+  PayloadTooLargeError,
+  UnserializablePayloadError,
+} from './events';
+export { InvalidTopicError, PublishRejectedError } from './publisher';
+export {
+  ConsumerRetryError,
+  HandlerTimeoutError,
+  IdempotentHandlerBootstrapError,
+  IdempotentHandlerOptionsError,
+  OutsideIdempotentHandlerError,
+  UnrecoverableEventError,
+} from './consumer';

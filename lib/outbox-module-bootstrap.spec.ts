@@ -13,6 +13,7 @@ import { OutboxNotInitializedError } from './transaction/errors/outbox-not-initi
 import { OutboxReplicaSetRequiredError } from './transaction/errors/outbox-replica-set-required.error';
 import { TransactionRunner } from './transaction/transaction.runner';
 import { OutboxRuntimeHost } from './transaction/transaction-runtime.host';
+import { InjectOutboxEmitter } from './injection/outbox-inject.decorators';
 import { Transactional } from './transaction/transactional.decorator';
 
 @Injectable()
@@ -108,9 +109,19 @@ describe('OutboxModule bootstrap', () => {
     await app.close();
   });
 
-  it('forRootAsync + isGlobal + a named connection: OutboxEmitter injectable in another module', async () => {
+  it('forRootAsync + isGlobal + a named connection: its OutboxEmitter injectable in another module', async () => {
     const connection = new FakeConnection();
-    @Module({ providers: [PlaceOrder], exports: [PlaceOrder] })
+    @Injectable()
+    class PlaceNamedOrder extends PlaceOrder {
+      constructor(@InjectOutboxEmitter('orders') emitter: OutboxEmitter) {
+        super(emitter);
+      }
+      @Transactional({ connectionName: 'orders' })
+      override async run(id: string): Promise<string> {
+        return super.run(id);
+      }
+    }
+    @Module({ providers: [PlaceNamedOrder], exports: [PlaceNamedOrder] })
     class OrdersModule {}
     @Module({ providers: [{ provide: 'CONFIG', useValue: { limit: 4321 } }], exports: ['CONFIG'] })
     class ConfigModule {}
@@ -119,10 +130,10 @@ describe('OutboxModule bootstrap', () => {
       imports: [
         OutboxModule.forRootAsync({
           isGlobal: true,
+          connectionName: 'orders',
           imports: [ConfigModule],
           inject: ['CONFIG'],
           useFactory: (config: { limit: number }) => ({
-            connectionName: 'orders',
             maxPayloadBytes: config.limit,
             relay: false,
           }),
@@ -139,7 +150,7 @@ describe('OutboxModule bootstrap', () => {
       connectionName: 'orders',
       maxPayloadBytes: 4321,
     });
-    await app.get(PlaceOrder).run('o9');
+    await app.get(PlaceNamedOrder).run('o9');
     expect(connection.docs('outbox')).toHaveLength(1);
     await app.close();
   });

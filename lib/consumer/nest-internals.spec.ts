@@ -1,7 +1,12 @@
 import 'reflect-metadata';
 import { Catch, Controller, UseFilters, type ExceptionFilter } from '@nestjs/common';
 import { Ctx, EventPattern, KafkaContext, MessagePattern, Payload } from '@nestjs/microservices';
-import { methodExceptionFilters, patternHandlerKind, rpcParametersOf } from './nest-internals';
+import {
+  handlerPatterns,
+  methodExceptionFilters,
+  patternHandlerKind,
+  rpcParametersOf,
+} from './nest-internals';
 
 @Catch()
 class FilterA implements ExceptionFilter {
@@ -48,6 +53,11 @@ describe("Nest's private metadata, as @IdempotentHandler reads it", () => {
       payload: [{ index: 0 }],
       contextIndex: 1,
     });
+  });
+
+  it('reads the patterns of a handler', () => {
+    expect(handlerPatterns(proto.event)).toEqual(['event']);
+    expect(handlerPatterns(proto.plain)).toEqual([]);
   });
 
   it('tells @EventPattern from @MessagePattern handlers', () => {

@@ -17,6 +17,8 @@ const RPC_CONTEXT = 6;
 const PATTERN_HANDLER_METADATA = 'microservices:handler_type';
 const PATTERN_HANDLER_MESSAGE = 1;
 const PATTERN_HANDLER_EVENT = 2;
+/** `PATTERN_METADATA` (`@nestjs/microservices`): the patterns of `@EventPattern(...)`. */
+const PATTERN_METADATA = 'microservices:pattern';
 /** `EXCEPTION_FILTERS_METADATA` (`@nestjs/common`), written by `@UseFilters()`. */
 const EXCEPTION_FILTERS_METADATA = '__exceptionFilters__';
 
@@ -59,6 +61,11 @@ export function patternHandlerKind(method: object): 'event' | 'message' | undefi
   if (kind === PATTERN_HANDLER_EVENT) return 'event';
   if (kind === PATTERN_HANDLER_MESSAGE) return 'message';
   return undefined;
+}
+
+/** The patterns of `method`'s `@EventPattern` / `@MessagePattern` (none for other methods). */
+export function handlerPatterns(method: object): unknown[] {
+  return [(Reflect.getMetadata(PATTERN_METADATA, method) as unknown) ?? []].flat();
 }
 
 /** The filters `@UseFilters()` bound to `method`, in the order written to its metadata. */

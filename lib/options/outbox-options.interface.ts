@@ -17,10 +17,12 @@ export interface OutboxCollections {
   sequences?: string;
 }
 
-/** Options of `OutboxModule.forRoot()` / `forRootAsync()`. Unknown keys fail bootstrap. */
+/**
+ * Options of `OutboxModule.forRoot()` / `forRootAsync()` (what `useFactory` returns). Unknown keys
+ * fail bootstrap. `isGlobal` and `connectionName` shape the module itself: they are given to
+ * `forRoot`/`forRootAsync` directly (see `OutboxModuleExtras`).
+ */
 export interface OutboxModuleOptions {
-  /** Name of the `@nestjs/mongoose` connection to reuse. Default: the default connection. */
-  connectionName?: string;
   collections?: OutboxCollections;
   /**
    * Largest accepted payload, in bytes of its JSON encoding. Default 900 000

@@ -34,15 +34,17 @@ describe('OutboxModule options', () => {
   });
 
   it('keeps what is given', () => {
-    const resolved = resolveOutboxOptions({
-      connectionName: 'orders',
-      collections: { outbox: 'order_events', deadLetters: undefined },
-      maxPayloadBytes: 1000,
-      allowBigInt: true,
-      aggregateSequence: true,
-      createIndexes: false,
-      relay: false,
-    });
+    const resolved = resolveOutboxOptions(
+      {
+        collections: { outbox: 'order_events', deadLetters: undefined },
+        maxPayloadBytes: 1000,
+        allowBigInt: true,
+        aggregateSequence: true,
+        createIndexes: false,
+        relay: false,
+      },
+      'orders',
+    );
     expect(resolved.connectionName).toBe('orders');
     expect(resolved.collections.outbox).toBe('order_events');
     expect(resolved.collections.deadLetters).toBe('outbox_dead_letters');
@@ -53,6 +55,18 @@ describe('OutboxModule options', () => {
       createIndexes: false,
       relay: false,
     });
+  });
+
+  it('refuses a connectionName coming from the options (the forRootAsync factory), saying where it goes', () => {
+    const error = errorOf({ connectionName: 'orders' });
+    expect(error.option).toBe('connectionName');
+    expect(error.message).toMatch(/forRootAsync\(\{ connectionName: '\.\.\.', useFactory \}\)/);
+  });
+
+  it('rejects an empty connection name', () => {
+    expect(() => resolveOutboxOptions({}, '')).toThrow(
+      /"connectionName": expected a non-empty string/,
+    );
   });
 
   it('rejects an unknown top-level key and suggests the closest one', () => {

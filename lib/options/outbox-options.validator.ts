@@ -10,7 +10,6 @@ import {
 import type { ResolvedOutboxOptions } from './resolved-options';
 
 const TOP_LEVEL_KEYS: readonly (keyof OutboxModuleOptions)[] = [
-  'connectionName',
   'collections',
   'maxPayloadBytes',
   'allowBigInt',
@@ -29,7 +28,10 @@ const MAX_COLLECTION_NAME_BYTES = 120;
  * sections. Throws `OutboxOptionsError` naming the option and the fix; `OutboxModule` calls it in
  * a provider factory, so a bad option fails the application's bootstrap.
  */
-export function resolveOutboxOptions(raw: OutboxModuleOptions | undefined): ResolvedOutboxOptions {
+export function resolveOutboxOptions(
+  raw: OutboxModuleOptions | undefined,
+  connectionName?: string,
+): ResolvedOutboxOptions {
   const options = raw ?? {};
   if (!isObject(options)) {
     throw new OutboxOptionsError(
@@ -38,9 +40,15 @@ export function resolveOutboxOptions(raw: OutboxModuleOptions | undefined): Reso
       'Pass an object to OutboxModule.forRoot({...}) or return one from the forRootAsync useFactory.',
     );
   }
+  if (Object.hasOwn(options, 'connectionName')) {
+    throw new OutboxOptionsError(
+      'connectionName',
+      "it names the module's connection, and the module's injection tokens depend on it, so it cannot come from the forRootAsync useFactory",
+      "Give it to OutboxModule.forRootAsync({ connectionName: '...', useFactory }) itself, next to useFactory, as with MongooseModule.forRootAsync.",
+    );
+  }
   rejectUnknownKeys(options, TOP_LEVEL_KEYS, '');
 
-  const connectionName = options.connectionName;
   if (
     connectionName !== undefined &&
     (typeof connectionName !== 'string' || connectionName === '')

@@ -1,4 +1,4 @@
-import type { ModuleRef } from '@nestjs/core';
+import type { DiscoveryService } from '@nestjs/core';
 
 /** What the relay uses of @nestjs/schedule's `SchedulerRegistry`. */
 export interface SchedulerRegistryLike {
@@ -7,21 +7,26 @@ export interface SchedulerRegistryLike {
   doesExist(type: 'interval', name: string): boolean;
 }
 
+function isRegistry(value: unknown): value is SchedulerRegistryLike {
+  const candidate = value as Partial<SchedulerRegistryLike> | null;
+  return (
+    typeof candidate?.addInterval === 'function' &&
+    typeof candidate.deleteInterval === 'function' &&
+    typeof candidate.doesExist === 'function'
+  );
+}
+
 /**
- * The app's `SchedulerRegistry`, when @nestjs/schedule (an optional peer dependency) is
- * installed and the app imports `ScheduleModule.forRoot()`; otherwise undefined.
+ * The app's `SchedulerRegistry` when it imports `ScheduleModule.forRoot()` from @nestjs/schedule (an
+ * optional peer dependency), found among the app's providers by Nest's `DiscoveryService`, so
+ * nothing of @nestjs/schedule is imported (the same code runs in CommonJS and ES module apps).
  */
-export function findSchedulerRegistry(moduleRef: ModuleRef): SchedulerRegistryLike | undefined {
-  let token: unknown;
-  try {
-    token = (require('@nestjs/schedule') as { SchedulerRegistry?: unknown }).SchedulerRegistry;
-  } catch {
-    return undefined;
+export function findSchedulerRegistry(
+  discovery: DiscoveryService,
+): SchedulerRegistryLike | undefined {
+  for (const wrapper of discovery.getProviders()) {
+    if (wrapper.name === 'SchedulerRegistry' && isRegistry(wrapper.instance))
+      return wrapper.instance;
   }
-  if (!token) return undefined;
-  try {
-    return moduleRef.get(token as never, { strict: false }) as SchedulerRegistryLike;
-  } catch {
-    return undefined;
-  }
+  return undefined;
 }

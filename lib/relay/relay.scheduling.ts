@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { DiscoveryService } from '@nestjs/core';
 import { findSchedulerRegistry } from './optional-scheduler-registry';
 import type { SchedulerRegistryLike } from './optional-scheduler-registry';
 import { systemClock } from './ports/relay-clock';
@@ -19,10 +19,10 @@ export class RelayScheduling implements OnModuleInit {
   private readonly logger = new Logger('RelayScheduling');
   private registry?: SchedulerRegistryLike;
 
-  constructor(private readonly moduleRef: ModuleRef) {}
+  constructor(private readonly discovery: DiscoveryService) {}
 
   onModuleInit(): void {
-    this.registry = findSchedulerRegistry(this.moduleRef);
+    this.registry = findSchedulerRegistry(this.discovery);
   }
 
   clock(): RelayClock {

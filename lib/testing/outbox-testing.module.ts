@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import type { DynamicModule, Provider } from '@nestjs/common';
+import type { DynamicModule, InjectionToken, Provider, Type } from '@nestjs/common';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OutboxConsumerMetrics } from '../consumer/consumer.metrics';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import { OutboxEmitter } from '../events/outbox.emitter';
+import { getOutboxToken } from '../injection/outbox-token.utils';
 import type { OutboxModuleOptions } from '../options/outbox-options.interface';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
 import { RELAY_EXPORTS, RELAY_PROVIDERS } from '../relay/relay.providers';
@@ -20,8 +21,13 @@ import { RecordingOutboxWriter } from './recording-outbox.writer';
 /** Options of `OutboxTestingModule.forRoot()`: the outbox options that matter without servers. */
 export interface OutboxTestingOptions extends Pick<
   OutboxModuleOptions,
-  'connectionName' | 'maxPayloadBytes' | 'allowBigInt' | 'consumer'
+  'maxPayloadBytes' | 'allowBigInt' | 'consumer'
 > {
+  /**
+   * The connection name your code's `OutboxModule` uses: `@Transactional({ connectionName })`,
+   * `@InjectOutboxEmitter(name)` and the like then find this module. Default: the default one.
+   */
+  connectionName?: string;
   /** Register globally (like `OutboxModule`'s `isGlobal`). Default true. */
   isGlobal?: boolean;
   /**
@@ -51,13 +57,14 @@ export interface OutboxTestingOptions extends Pick<
 @Module({})
 export class OutboxTestingModule {
   static forRoot(options: OutboxTestingOptions = {}): DynamicModule {
-    const { isGlobal = true, topicPrefix = '', ...outbox } = options;
+    const { isGlobal = true, topicPrefix = '', connectionName, ...outbox } = options;
     const connection = new FakeConnection();
     const writer = new RecordingOutboxWriter();
     const providers: Provider[] = [
       {
         provide: OUTBOX_RESOLVED_OPTIONS,
-        useFactory: () => resolveOutboxOptions({ ...outbox, relay: false, createIndexes: false }),
+        useFactory: () =>
+          resolveOutboxOptions({ ...outbox, relay: false, createIndexes: false }, connectionName),
       },
       { provide: OutboxConnectionHost, useValue: { connection: connection.asConnection } },
       { provide: RecordingOutboxWriter, useValue: writer },
@@ -72,6 +79,15 @@ export class OutboxTestingModule {
       OutboxConsumerMetrics,
       ...RELAY_PROVIDERS,
     ];
+    // A named connection's services are also injected by name (`@InjectOutboxEmitter(name)`).
+    const named: Provider[] =
+      connectionName === undefined
+        ? []
+        : [OutboxEmitter, TransactionRunner].map((service) => ({
+            provide: getOutboxToken(service as Type<unknown>, connectionName),
+            useExisting: service,
+          }));
+    providers.push(...named);
     return {
       module: OutboxTestingModule,
       global: isGlobal,
@@ -83,6 +99,7 @@ export class OutboxTestingModule {
         OutboxTesting,
         OutboxConsumerMetrics,
         ...RELAY_EXPORTS,
+        ...named.map((provider) => (provider as { provide: InjectionToken }).provide),
       ],
     };
   }

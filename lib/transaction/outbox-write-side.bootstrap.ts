@@ -6,6 +6,8 @@ import type { OutboxEventWriter } from '../events/outbox-event.writer';
 import { OutboxEmitter } from '../events/outbox.emitter';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import { OutboxReplicaSetRequiredError } from './errors/outbox-replica-set-required.error';
+import { registerConnectionSessions } from './connection-session.plugin';
+import { enableTransactionStorage } from './mongoose-transaction-storage';
 import { TransactionRunner } from './transaction.runner';
 import { OutboxRuntimeHost } from './transaction-runtime.host';
 import type { OutboxRuntime } from './transaction-runtime.host';
@@ -66,10 +68,10 @@ export class OutboxWriteSideBootstrap implements OnModuleInit, OnModuleDestroy {
   }
 
   private enableTransactionStorage(): void {
-    const mongoose = this.host.connection.base;
-    if (mongoose.get('transactionAsyncLocalStorage')) return;
+    // An app with a Mongoose instance of its own (not the default one) gets the plugin here.
+    registerConnectionSessions(this.host.connection.base);
     // Mongoose reads the storage at every operation, so enabling it now covers existing models.
-    mongoose.set('transactionAsyncLocalStorage', true);
+    if (!enableTransactionStorage(this.host.connection)) return;
     this.logger.log(
       "Enabled Mongoose's transactionAsyncLocalStorage, so models used in @Transactional() methods join the transaction. " +
         "Set it yourself (mongoose.set('transactionAsyncLocalStorage', true)) to silence this message.",

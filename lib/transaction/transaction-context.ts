@@ -14,7 +14,23 @@ export interface OutboxTransactionContext {
   readonly events: NewOutboxEvent[];
   /** Set once the buffer was flushed: later emits would be lost, so they throw. */
   closed: boolean;
+  /**
+   * The context this one was started in (a transaction of another connection, or undefined):
+   * inside a transaction of B nested in one of A, A's transaction is still running.
+   */
+  readonly outer?: OutboxTransactionContext;
 }
 
 /** The outbox's own AsyncLocalStorage (next to Mongoose's, which carries only the session). */
 export const outboxTransactionStorage = new AsyncLocalStorage<OutboxTransactionContext>();
+
+/**
+ * The attempt context of `connection`'s innermost running transaction (possibly `closed`), walking
+ * out through transactions of other connections nested in it; undefined when none runs.
+ */
+export function contextOf(connection: Connection): OutboxTransactionContext | undefined {
+  for (let context = outboxTransactionStorage.getStore(); context; context = context.outer) {
+    if (context.connection === connection) return context;
+  }
+  return undefined;
+}

@@ -6,7 +6,8 @@ import type { OutboxEventWriter } from '../events/outbox-event.writer';
 import { throwIfFenced } from '../common/work-fence';
 import { TransactionPropagationError } from './errors/transaction-propagation.error';
 import { Propagation } from './propagation';
-import { outboxTransactionStorage } from './transaction-context';
+import { isSessionOf, mongooseTransactionSession } from './mongoose-transaction-storage';
+import { contextOf, outboxTransactionStorage } from './transaction-context';
 import type { OutboxTransactionContext } from './transaction-context';
 import type { TransactionalOptions } from './transactional-options.interface';
 
@@ -21,11 +22,6 @@ import type { TransactionalOptions } from './transactional-options.interface';
  * - Events emitted in an attempt are inserted with one `insertMany`, in the session, right before
  *   the outermost function of the attempt returns, so they commit (or abort) with the data.
  */
-/** Mongoose sets this property when `transactionAsyncLocalStorage` is on (not in its typings). */
-interface MongooseWithStorage {
-  transactionAsyncLocalStorage?: { getStore(): { session?: ClientSession } | undefined };
-}
-
 @Injectable()
 export class TransactionRunner {
   constructor(
@@ -108,8 +104,7 @@ export class TransactionRunner {
    * @internal used by `OutboxEmitter`.
    */
   currentContext(): OutboxTransactionContext | undefined {
-    const context = outboxTransactionStorage.getStore();
-    return context?.connection === this.host.connection ? context : undefined;
+    return contextOf(this.host.connection);
   }
 
   /** One attempt: fresh buffer, run `fn`, flush the buffer into the session, close. */
@@ -118,7 +113,13 @@ export class TransactionRunner {
     session: ClientSession,
     fn: () => Promise<T>,
   ): Promise<T> {
-    const context: OutboxTransactionContext = { connection, session, events: [], closed: false };
+    const context: OutboxTransactionContext = {
+      connection,
+      session,
+      events: [],
+      closed: false,
+      outer: outboxTransactionStorage.getStore(),
+    };
     return outboxTransactionStorage.run(context, async () => {
       try {
         const result = await fn();
@@ -133,20 +134,15 @@ export class TransactionRunner {
   }
 
   private ownContext(connection: Connection): OutboxTransactionContext | undefined {
-    const context = outboxTransactionStorage.getStore();
-    if (!context || context.closed || context.connection !== connection) return undefined;
-    return context;
+    const context = contextOf(connection);
+    return context && !context.closed ? context : undefined;
   }
 
   /** A transaction started with `connection.transaction()` outside this runner. */
   private foreignSession(connection: Connection): ClientSession | undefined {
-    const base = connection.base as unknown as MongooseWithStorage | undefined;
-    const store = base?.transactionAsyncLocalStorage?.getStore();
-    const session = store?.session;
+    const session = mongooseTransactionSession(connection);
     if (!session || !session.inTransaction()) return undefined;
     // Mongoose's storage is shared by all connections of one Mongoose instance: check the client.
-    const client = (session as unknown as { client?: unknown }).client;
-    if (client !== undefined && client !== connection.getClient()) return undefined;
-    return session;
+    return isSessionOf(session, connection) ? session : undefined;
   }
 }

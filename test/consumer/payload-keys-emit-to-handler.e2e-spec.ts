@@ -3,7 +3,13 @@ import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices'
 import { getConnectionToken, MongooseModule } from '@nestjs/mongoose';
 import { Test } from '@nestjs/testing';
 import type { Connection } from 'mongoose';
-import { IdempotentHandler, OutboxEmitter, OutboxModule, Transactional } from '../../lib';
+import {
+  IdempotentHandler,
+  InjectOutboxEmitter,
+  OutboxEmitter,
+  OutboxModule,
+  Transactional,
+} from '../../lib';
 import { createTopics, describeWith, uniqueName } from '../harness';
 import { startRelayApp, testRelayOptions, type RelayTestApp } from '../relay/support/relay-app';
 import {
@@ -25,7 +31,7 @@ const received: Array<{ eventId: string; payload: Record<string, unknown> }> = [
 /** A service as users write it, emitting a payload with keys named like Object's own. */
 @Injectable()
 class Notes {
-  constructor(private readonly emitter: OutboxEmitter) {}
+  constructor(@InjectOutboxEmitter('writer') private readonly emitter: OutboxEmitter) {}
 
   @Transactional({ connectionName: 'writer' })
   async take(id: string): Promise<string> {

@@ -1,5 +1,5 @@
 import type { OutboxEventRecord, OutboxPublisher, PublishOutcome } from '../../lib';
-import { KafkaPublisher } from '../../lib';
+import { KafkaPublisher } from '../../lib/publisher/kafka/kafka.publisher';
 import { describeWith, readTopic, testServers } from '../harness';
 import { relayTestBed, testRelayOptions, waitFor } from './support/relay-app';
 import type { RelayTestApp } from './support/relay-app';

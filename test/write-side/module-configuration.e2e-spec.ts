@@ -3,8 +3,9 @@ import { getConnectionToken, MongooseModule } from '@nestjs/mongoose';
 import { Test } from '@nestjs/testing';
 import mongoose from 'mongoose';
 import type { Connection } from 'mongoose';
-import { OUTBOX_RESOLVED_OPTIONS, OutboxModule, OutboxOptionsError } from '../../lib';
-import type { ResolvedOutboxOptions } from '../../lib';
+import { OutboxModule, OutboxOptionsError } from '../../lib';
+import { OUTBOX_RESOLVED_OPTIONS } from '../../lib/common/outbox.constants';
+import type { ResolvedOutboxOptions } from '../../lib/options/resolved-options';
 import { describeWith, mongoUriFor, uniqueName } from '../harness';
 import { OrderService, OrdersModule, startWriteSideApp } from './write-side.fixtures';
 
@@ -21,10 +22,10 @@ describeWith(['mongodb'], 'OutboxModule configuration', () => {
         MongooseModule.forRoot(mongoUriFor(uniqueName('ws')), { connectionName: 'shop' }),
         OutboxModule.forRootAsync({
           isGlobal: true,
+          connectionName: 'shop',
           imports: [ConfigModule],
           inject: ['OUTBOX_CONFIG'],
           useFactory: (config: { limit: number }) => ({
-            connectionName: 'shop',
             collections: { outbox: 'shop_outbox' },
             maxPayloadBytes: config.limit,
             relay: false,

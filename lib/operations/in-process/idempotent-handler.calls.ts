@@ -1,13 +1,9 @@
-import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { KafkaContext } from '@nestjs/microservices';
-import { PATTERN_METADATA } from '@nestjs/microservices/constants';
 import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
+import { substitutePayload } from '../../consumer/handler-arguments';
 import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
-
-/** Nest's parameter types of RPC handlers (`RpcParamtype` in @nestjs/microservices). */
-const RPC_PAYLOAD = 3;
-const RPC_CONTEXT = 6;
+import { handlerPatterns, rpcParametersOf } from '../../consumer/nest-internals';
 
 /** One `@IdempotentHandler` method of the app, and how to call it in process. */
 export interface IdempotentHandlerCall {
@@ -34,48 +30,31 @@ export function findIdempotentHandlers(
     const instance = wrapper.instance as Record<string, unknown> | undefined;
     if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
     seen.add(instance);
-    for (const key of scanner.getAllMethodNames(Object.getPrototypeOf(instance) as object)) {
+    const prototype = Object.getPrototypeOf(instance) as object;
+    for (const key of scanner.getAllMethodNames(prototype)) {
       const method = instance[key];
       if (typeof method !== 'function') continue;
       const settings = Reflect.getMetadata(IDEMPOTENT_HANDLER_METADATA, method) as
         IdempotentHandlerSettings | undefined;
       if (!settings) continue;
-      const routeArgs = (Reflect.getMetadata(ROUTE_ARGS_METADATA, instance.constructor, key) ??
-        {}) as Record<string, { index: number; data?: unknown }>;
+      const parameters = rpcParametersOf(prototype, key);
       found.push({
         name: `${instance.constructor.name}.${key}`,
         settings,
-        patterns: [Reflect.getMetadata(PATTERN_METADATA, method) ?? []].flat(),
-        call: async (data, context) =>
-          (method as (...args: unknown[]) => unknown).apply(
+        patterns: handlerPatterns(method),
+        call: async (data, context) => {
+          // As Nest's transport does: the context at `@Ctx()`, the data at `@Payload()`.
+          const args: unknown[] = [];
+          if (parameters.contextIndex !== undefined) args[parameters.contextIndex] = context;
+          return (method as (...a: unknown[]) => unknown).apply(
             instance,
-            argumentsFor(routeArgs, data, context),
-          ),
+            substitutePayload(args, parameters, data),
+          );
+        },
       });
     }
   }
   return found;
-}
-
-/** The method's arguments: `@Payload()` and `@Ctx()` where declared, else `(data, context)`. */
-function argumentsFor(
-  routeArgs: Record<string, { index: number; data?: unknown }>,
-  data: unknown,
-  context: unknown,
-): unknown[] {
-  const entries = Object.entries(routeArgs);
-  if (entries.length === 0) return [data, context];
-  const args: unknown[] = [];
-  for (const [key, { index, data: property }] of entries) {
-    const type = Number(key.split(':')[0]);
-    if (type === RPC_PAYLOAD) {
-      args[index] =
-        typeof property === 'string' && data && typeof data === 'object'
-          ? (data as Record<string, unknown>)[property]
-          : data;
-    } else if (type === RPC_CONTEXT) args[index] = context;
-  }
-  return args;
 }
 
 /** A Kafka message as kafkajs hands it to Nest (key, value and headers as Buffers). */

@@ -280,14 +280,16 @@ export class KafkaPublisher implements OutboxPublisher {
     cls: KafkaErrorClass,
     outcomes: PublishOutcome[],
   ): Promise<void> {
-    if (cls.scope === 'size' && group.entries.length > 1) {
+    // An error about the records (too large, malformed, or one the broker cannot place) that
+    // refused a whole group: find the guilty messages, so innocent ones count no attempt.
+    if ((cls.scope === 'size' || cls.scope === 'event') && group.entries.length > 1) {
       await this.sendOneByOne(group, outcomes);
       return;
     }
     this.settle(outcomes, group.entries, error, cls, group.topic, group.partition);
   }
 
-  /** Size errors: find the guilty messages, in order; after a failure, hold back the rest of that aggregate. */
+  /** Record errors: find the guilty messages, in order; after a failure, hold back the rest of that aggregate. */
   private async sendOneByOne(group: Group, outcomes: PublishOutcome[]): Promise<void> {
     const held = new Map<string, PublishOutcome>();
     for (const entry of group.entries) {

@@ -36,13 +36,20 @@ export class DestinationHolds {
     return this.holds.size;
   }
 
-  /** The hold that keeps `lane` from sending to one of `destinations`, if any. */
+  /**
+   * The hold that keeps `lane` from sending to one of `destinations`, if any. A lane probing one
+   * of them passes all of them (a topic and one of its partitions may both be held: each probe
+   * must be able to reach the broker, or neither hold ever ends).
+   */
   blocking(destinations: readonly string[], lane: string): string | undefined {
+    let blocked: string | undefined;
     for (const destination of destinations) {
       const hold = this.holds.get(destination);
-      if (hold && hold.probe !== lane) return destination;
+      if (!hold) continue;
+      if (hold.probe === lane) return undefined;
+      blocked ??= destination;
     }
-    return undefined;
+    return blocked;
   }
 
   /** A send to `destination` failed: hold it (or extend the hold), with `lane` waiting on it. */
@@ -95,12 +102,20 @@ export class DestinationHolds {
     return resumed;
   }
 
-  /** The probe of `lane` ended without reaching the destination (nothing pending there any more). */
-  probeEnded(lane: string): void {
+  /**
+   * The probe of `lane` ended without an answer from the destination (nothing pending there any
+   * more, or its event was dead-lettered). Returns whether a hold needs a new probe.
+   */
+  probeEnded(lane: string): boolean {
+    let freed = false;
     for (const hold of this.holds.values()) {
-      if (hold.probe === lane) hold.probe = undefined;
+      if (hold.probe === lane) {
+        hold.probe = undefined;
+        freed = true;
+      }
       hold.waiting.delete(lane);
     }
+    return freed;
   }
 
   /** Holds whose backoff ran out and that have no probe yet: one waiting lane each, now the probe. */

@@ -9,6 +9,8 @@ import type { ResolvedRelayOptions } from '../relay.options';
 import type { RelayWrites } from '../term/fenced.writes';
 import { aggregateKey, newLane } from './aggregate.lane';
 import type { AggregateLane, LaneItem, Settle } from './aggregate.lane';
+import { AckedEvents } from './acked-events';
+import type { ReadTicket } from './acked-events';
 import { DestinationHolds } from './destination.holds';
 import { DurableWrites } from './durable.writes';
 import { eventSize } from './event-size';
@@ -82,8 +84,8 @@ export class RelayEngine {
   private marks = new Map<number, { ids: unknown[]; settles: Settle[] }>();
   private marksScheduled = false;
   private readonly tasks = new Set<Promise<void>>();
-  /** Acknowledged by the broker, their published mark not landed yet: not to be read back as pending. */
-  private readonly unmarked = new Map<string, Promise<void>>();
+  /** Acknowledged by the broker, their published mark maybe not visible yet: not to be published again. */
+  private readonly acked = new AckedEvents();
   private timer?: RelayTimer;
   private timerAt = Infinity;
   private pausedUntil = 0;
@@ -123,17 +125,18 @@ export class RelayEngine {
   }
 
   /**
-   * Takes events read under `reservation` (change stream or drain; commit order per aggregate).
-   * Events of an aggregate that waits or catches up are left pending with a marker.
+   * Takes events read under `reservation` (change stream or drain; commit order per aggregate),
+   * by the read of `read` (see `openRead`). Events of an aggregate that waits or catches up are
+   * left pending with a marker.
    */
-  offer(offers: readonly Offer[], reservation: Reservation): void {
+  offer(offers: readonly Offer[], reservation: Reservation, read?: ReadTicket): void {
     let queued = 0;
     let bytes = 0;
     for (const { event, settle } of offers) {
       if (this.closed) break;
       const id = String(event._id);
-      if (this.unmarked.has(id)) {
-        settle(); // acknowledged already; its mark is on its way
+      if (this.acked.has(id, read)) {
+        settle(); // acknowledged already; the read did not see its mark yet
         continue;
       }
       const lane = this.laneOf(event);
@@ -164,6 +167,18 @@ export class RelayEngine {
     }
     this.budget.settleReservation(reservation, queued, bytes);
     this.pump();
+  }
+
+  /**
+   * Call before reading events from the collection that will be offered, and `closeRead` once
+   * they are: an event whose published mark lands meanwhile is not taken as pending.
+   */
+  openRead(): ReadTicket {
+    return this.acked.openRead();
+  }
+
+  closeRead(read: ReadTicket): void {
+    this.acked.closeRead(read);
   }
 
   /** An aggregate known to wait for a retry (read at start-up). */
@@ -270,7 +285,7 @@ export class RelayEngine {
         return;
       }
       lane.mode = 'live';
-      this.holds.probeEnded(lane.key);
+      if (this.holds.probeEnded(lane.key)) this.armTimer();
     }
     if (lane.ids.size === 0) this.lanes.delete(lane.key);
   }
@@ -356,6 +371,19 @@ export class RelayEngine {
       return;
     }
     lane.more = false;
+    const read = this.acked.openRead();
+    try {
+      await this.readPageWith(lane, reservation, read);
+    } finally {
+      this.acked.closeRead(read);
+    }
+  }
+
+  private async readPageWith(
+    lane: AggregateLane,
+    reservation: Reservation,
+    read: ReadTicket,
+  ): Promise<void> {
     let events: OutboxEventRecord[];
     try {
       events = await this.deps.outbox.findPendingOfAggregate(lane.ref, reservation.events);
@@ -378,12 +406,14 @@ export class RelayEngine {
     let queued = 0;
     let bytes = 0;
     let blockAt: number | undefined;
-    const marking: Array<Promise<void>> = [];
+    const skipped: string[] = [];
     for (const event of events) {
       const id = String(event._id);
-      const mark = this.unmarked.get(id);
-      if (mark) marking.push(mark);
-      if (mark || lane.ids.has(id)) continue;
+      if (this.acked.has(id, read)) {
+        skipped.push(id);
+        continue;
+      }
+      if (lane.ids.has(id)) continue;
       const retryAt = event.nextAttemptAt ? new Date(event.nextAttemptAt).getTime() : 0;
       if (retryAt > now) {
         // Waits for its retry: publish what comes before it, then read again (and wait).
@@ -400,10 +430,10 @@ export class RelayEngine {
     if (events.length >= reservation.events) lane.more = true;
     this.budget.settleReservation(reservation, queued, bytes);
     if (blockAt !== undefined) this.blockUntil(lane, blockAt);
-    else if (queued === 0 && marking.length > 0 && lane.queue.length === 0) {
+    else if (queued === 0 && skipped.length > 0 && lane.queue.length === 0) {
       // Only events whose published mark is on its way: read again once it landed.
       lane.reading = true;
-      await Promise.allSettled(marking);
+      await Promise.allSettled(this.acked.pendingMarks(skipped));
       lane.reading = false;
       this.continueLane(lane);
     } else this.continueLane(lane);
@@ -440,7 +470,7 @@ export class RelayEngine {
     for (const probe of this.holds.dueProbes(now)) {
       const lane = this.lanes.get(probe.lane);
       if (lane?.mode === 'blocked' && lane.heldBy !== undefined) this.startCatchUp(lane);
-      else this.holds.probeEnded(probe.lane);
+      else this.holds.probeEnded(probe.lane); // the timer is armed below
     }
     this.pump();
     this.armTimer();
@@ -594,17 +624,12 @@ export class RelayEngine {
     // Acknowledged, so safe to settle now; if the mark does not land the event stays pending
     // and is published again later (a duplicate, never a loss). Until it lands, a catch-up page
     // that still finds the event pending skips it.
-    const mark = this.deps.writes
-      .markPublished(ids, new Date(now))
-      .catch((error: unknown) => {
-        this.deps.logger.warn(
-          `Could not mark ${ids.length} acknowledged events published (they will be sent again): ${describeError(error)}`,
-        );
-      })
-      .finally(() => {
-        for (const key of keys) this.unmarked.delete(key);
-      });
-    for (const key of keys) this.unmarked.set(key, mark);
+    const mark = this.deps.writes.markPublished(ids, new Date(now)).catch((error: unknown) => {
+      this.deps.logger.warn(
+        `Could not mark ${ids.length} acknowledged events published (they will be sent again): ${describeError(error)}`,
+      );
+    });
+    this.acked.marked(keys, mark);
     this.track(mark);
   }
 

@@ -10,6 +10,9 @@ export type LeaseTick = 'acquired' | 'renewed' | 'lost' | 'standby';
  * takes over only once that time has passed on the server. No machine's own clock is compared
  * with another's, so clock skew between app hosts cannot make two leaders.
  *
+ * Times the relay writes (`nextAttemptAt`, `publishedAt`...) are also on the server's clock
+ * (`serverNow()`), so retries due on one leader are due on the next.
+ *
  * Locally, this instance counts itself leader only while its elapsed-time clock says less than
  * `durationMs - renewMs / 3` passed since just before the tick that acquired or renewed the
  * lease: the server wrote its expiry after that moment, so the local validity always ends first
@@ -19,7 +22,9 @@ export type LeaseTick = 'acquired' | 'renewed' | 'lost' | 'standby';
 export class LeaseKeeper {
   private fencingNumber?: number;
   private validUntil = 0;
-  private serverOffset = 0;
+  /** The server's time at the last read, and this process's elapsed-time clock then. */
+  private serverAt?: number;
+  private serverAtMonotonic = 0;
 
   constructor(
     private readonly state: RelayStateStore,
@@ -45,15 +50,21 @@ export class LeaseKeeper {
       : Math.max(0, this.validUntil - this.clock.monotonic());
   }
 
-  /** The server's time as this process estimates it from its last read (stamps, retry times), ms. */
+  /**
+   * The server's time as this process estimates it (stamps, retry times), ms: the last time read
+   * from the server plus the elapsed time since, so a step of this machine's wall clock changes
+   * nothing. Before the first read, this process's wall clock.
+   */
   serverNow(): number {
-    return this.clock.now() + this.serverOffset;
+    if (this.serverAt === undefined) return this.clock.now();
+    return this.serverAt + (this.clock.monotonic() - this.serverAtMonotonic);
   }
 
   /** Reads the server's time (also without a lease: it keeps stamps on the server's clock). */
   async syncServerTime(): Promise<number> {
     const server = (await this.state.serverTime()).getTime();
-    this.serverOffset = server - this.clock.now();
+    this.serverAt = server;
+    this.serverAtMonotonic = this.clock.monotonic();
     return server;
   }
 

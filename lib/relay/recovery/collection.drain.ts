@@ -40,9 +40,11 @@ export class CollectionDrain {
         return total;
       }
       let page: OutboxEventRecord[];
+      const read = this.engine.openRead();
       try {
         page = await this.outbox.findPendingPage(after, reservation.events);
       } catch (error) {
+        this.engine.closeRead(read);
         this.engine.budget.settleReservation(reservation, 0, 0);
         throw error;
       }
@@ -50,7 +52,9 @@ export class CollectionDrain {
       this.engine.offer(
         page.map((event) => ({ event, settle: settleOne })),
         reservation,
+        read,
       );
+      this.engine.closeRead(read);
       total += page.length;
       if (page.length < reservation.events) break;
       after = page[page.length - 1];

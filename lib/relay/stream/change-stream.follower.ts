@@ -148,10 +148,12 @@ export class ChangeStreamFollower {
         continue;
       }
       const seqs = changes.map((change) => tracker.track(change.token));
+      const read = engine.openRead();
       let states;
       try {
         states = await this.deps.outbox.findPendingState(changes.map((change) => change.event._id));
       } catch (error) {
+        engine.closeRead(read);
         engine.budget.settleReservation(reservation, 0, 0);
         throw error;
       }
@@ -174,7 +176,8 @@ export class ChangeStreamFollower {
           },
         });
       });
-      engine.offer(offers, reservation);
+      engine.offer(offers, reservation, read);
+      engine.closeRead(read);
       void checkpointer.maybeSave();
     }
   }

@@ -55,6 +55,9 @@ export class FakeConnection {
     transactionAsyncLocalStorage?: AsyncLocalStorage<{ session: FakeSession }>;
     get(key: string): unknown;
     set(key: string, value: unknown): void;
+    /** Global schema plugins registered (Mongoose applies them to models compiled later). */
+    plugins: unknown[];
+    plugin(fn: unknown): void;
   };
   readonly db = { command: async (_cmd: object) => this.hello };
   /**
@@ -68,6 +71,8 @@ export class FakeConnection {
     const base = {
       transactionAsyncLocalStorage: undefined as
         AsyncLocalStorage<{ session: FakeSession }> | undefined,
+      plugins: [] as unknown[],
+      plugin: (fn: unknown) => base.plugins.push(fn),
       get: (key: string) => settings.get(key),
       set: (key: string, value: unknown) => {
         settings.set(key, value);

@@ -3,8 +3,8 @@ import { getConnectionToken } from '@nestjs/mongoose';
 import { Test } from '@nestjs/testing';
 import type { TestingModule } from '@nestjs/testing';
 import { OUTBOX_EVENT_WRITER } from '../../events/outbox-event.writer';
-import type { OutboxModuleOptions } from '../../options/outbox-options.interface';
 import { OutboxModule } from '../../outbox.module';
+import type { OUTBOX_OPTIONS_TYPE } from '../../outbox.module-definition';
 import { FakeConnection, FakeOutboxWriter } from './fake-connection';
 
 export interface FakeOutboxApp {
@@ -19,7 +19,7 @@ export interface FakeOutboxApp {
  * `app.init()`.
  */
 export async function compileFakeOutboxApp(
-  options: OutboxModuleOptions = {},
+  options: typeof OUTBOX_OPTIONS_TYPE = {},
   providers: Provider[] = [],
   connection = new FakeConnection(),
 ): Promise<FakeOutboxApp> {

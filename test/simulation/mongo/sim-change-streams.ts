@@ -53,7 +53,9 @@ export class SimChangeStreams {
       const id = this.register(from, true);
       return { ok: true, id };
     }
-    return { ok: true, id: this.register(from ?? this.db.endOfOplog(), false) };
+    // Without a position: the majority commit point, as the port promises (MongoDB adapter:
+    // hello.lastWrite.majorityOpTime). `endOfOplog()` is where a bare `watch()` would start.
+    return { ok: true, id: this.register(from ?? this.db.highWater(), false) };
   }
 
   read(

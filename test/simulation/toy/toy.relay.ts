@@ -15,6 +15,8 @@ export interface ToyBugs {
   publishTwice?: boolean;
   /** Never sweeps (misses what the stream did not deliver: breaks liveness under faults). */
   noSweep?: boolean;
+  /** Never drains (misses what was committed before the stream opened: breaks liveness). */
+  noDrain?: boolean;
   /** Gives up the stream at its first error, saying nothing (breaks "no silent stop"). */
   streamGivesUp?: boolean;
   /** Publishes each drained page newest first (breaks per-aggregate order). */
@@ -132,7 +134,7 @@ export class ToyRelay implements RelayUnderTest {
           this.stream = 'draining';
           const cursor = await changes.open(undefined);
           this.cursor = cursor;
-          await this.drain(term);
+          if (!this.bugs.noDrain) await this.drain(term);
           await this.read(term, cursor, (token) => (position = token));
         } else {
           const cursor = await changes.open(position);
