@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Partitioners } from 'kafkajs';
-import type { KafkaConfig, RetryOptions } from 'kafkajs';
+import type { KafkaConfig, PartitionMetadata, RetryOptions } from 'kafkajs';
 import type { OutboxEventRecord } from '../../common/envelope';
 import { asError } from '../../common/errors/describe-error';
 import { PublishRejectedError } from '../errors/publish-rejected.error';
@@ -99,6 +99,8 @@ export class KafkaPublisher implements OutboxPublisher {
   private readonly partitionCounts = new Map<string, { count: number; at: number }>();
   private readonly fetching = new Map<string, Promise<number>>();
   private readonly partitioner = Partitioners.DefaultPartitioner();
+  /** The partitioner's view of a topic with n partitions (only their number matters for keyed messages). */
+  private readonly partitionMetadata = new Map<number, PartitionMetadata[]>();
 
   constructor(
     private readonly options: KafkaPublisherOptions,
@@ -187,15 +189,20 @@ export class KafkaPublisher implements OutboxPublisher {
   }
 
   private partitionOf(prepared: Prepared, count: number): number {
-    return this.partitioner({
-      topic: prepared.topic,
-      partitionMetadata: Array.from({ length: count }, (_, partitionId) => ({
+    let metadata = this.partitionMetadata.get(count);
+    if (!metadata) {
+      metadata = Array.from({ length: count }, (_, partitionId) => ({
         partitionId,
         leader: 0,
         partitionErrorCode: 0,
         replicas: [],
         isr: [],
-      })),
+      }));
+      this.partitionMetadata.set(count, metadata);
+    }
+    return this.partitioner({
+      topic: prepared.topic,
+      partitionMetadata: metadata,
       message: { key: prepared.message.key, value: prepared.message.value },
     });
   }

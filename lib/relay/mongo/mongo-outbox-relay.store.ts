@@ -78,10 +78,8 @@ function afterAggregate(ref: AggregateRef | undefined): mongo.Filter<OutboxDoc> 
  */
 function fenced(fence: RelayFence): { filter: mongo.Filter<OutboxDoc>; stamp: Partial<OutboxDoc> } {
   if (fence === null) return { filter: {}, stamp: {} };
-  return {
-    filter: { $or: [{ relayFence: { $exists: false } }, { relayFence: { $lte: fence } }] },
-    stamp: { relayFence: fence },
-  };
+  // "Not above": also true when the field is missing; one condition, no $or (cheaper to plan).
+  return { filter: { relayFence: { $not: { $gt: fence } } }, stamp: { relayFence: fence } };
 }
 
 /**
