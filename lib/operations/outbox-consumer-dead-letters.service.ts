@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { describeError } from '../common/errors/describe-error';
-import { OutboxError } from '../common/errors/outbox.error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import type { ConsumerDeadLetterDocument } from '../consumer/consumer-failure.store';
 import type { ProcessedEventDocument } from '../consumer/processed-event.store';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { requeueBatchSize, purgeMatching } from './dead-letter.batches';
 import { consumerDeadLetterQuery } from './dead-letter.filter';
 import type { DeadLetterFilter } from './dead-letter.filter';
 import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
@@ -66,13 +66,13 @@ export class OutboxConsumerDeadLetters {
     filter: DeadLetterFilter = {},
     options: { dryRun?: boolean } = {},
   ): Promise<DeadLetterPurgeResult> {
-    const query = consumerDeadLetterQuery(filter);
-    if (options.dryRun) {
-      return { dryRun: true, matched: await this.deadLetters.countDocuments(query), deleted: 0 };
-    }
-    const { deletedCount } = await this.deadLetters.deleteMany(query);
-    this.logger.log(`${deletedCount} consumer dead letter(s) purged`);
-    return { dryRun: false, matched: deletedCount, deleted: deletedCount };
+    return purgeMatching(
+      this.deadLetters,
+      consumerDeadLetterQuery(filter),
+      options.dryRun,
+      this.logger,
+      'consumer dead letter(s)',
+    );
   }
 
   /**
@@ -89,14 +89,7 @@ export class OutboxConsumerDeadLetters {
     filter: DeadLetterFilter = {},
     options: { batchSize?: number; dryRun?: boolean } = {},
   ): Promise<DeadLetterRequeueResult> {
-    const batchSize = options.batchSize ?? 100;
-    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
-      throw new OutboxError(
-        `requeueMany: batchSize must be an integer from 1 to 10000, got ${String(batchSize)}.`,
-        'OUTBOX_INVALID_ARGUMENT',
-        { batchSize },
-      );
-    }
+    const batchSize = requeueBatchSize(options.batchSize);
     const query = consumerDeadLetterQuery(filter);
     const handlers = new Map<string, IdempotentHandlerCall>();
     for (const handler of findIdempotentHandlers(this.discovery, this.scanner)) {

@@ -9,6 +9,7 @@ import type { NewOutboxEvent, OutboxEventWriter } from '../events/outbox-event.w
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import type { OutboxDeadLetter, OutboxDoc } from '../relay/mongo/mongo-outbox-relay.store';
 import { TransactionRunner } from '../transaction/transaction.runner';
+import { requeueBatchSize, purgeMatching } from './dead-letter.batches';
 import { deadLetterQuery } from './dead-letter.filter';
 import type { DeadLetterFilter } from './dead-letter.filter';
 import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
@@ -93,14 +94,7 @@ export class OutboxDeadLetters {
     filter: DeadLetterFilter = {},
     options: { batchSize?: number; dryRun?: boolean } = {},
   ): Promise<DeadLetterRequeueResult> {
-    const batchSize = options.batchSize ?? 100;
-    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
-      throw new OutboxError(
-        `requeueMany: batchSize must be an integer from 1 to 10000, got ${String(batchSize)}.`,
-        'OUTBOX_INVALID_ARGUMENT',
-        { batchSize },
-      );
-    }
+    const batchSize = requeueBatchSize(options.batchSize);
     const sources = [
       { collection: this.deadLetters, query: deadLetterQuery(filter), sort: AGGREGATE_ORDER },
       {
@@ -175,13 +169,13 @@ export class OutboxDeadLetters {
     filter: DeadLetterFilter = {},
     options: { dryRun?: boolean } = {},
   ): Promise<DeadLetterPurgeResult> {
-    const query = deadLetterQuery(filter);
-    if (options.dryRun) {
-      return { dryRun: true, matched: await this.deadLetters.countDocuments(query), deleted: 0 };
-    }
-    const { deletedCount } = await this.deadLetters.deleteMany(query);
-    this.logger.log(`${deletedCount} dead letter(s) purged`);
-    return { dryRun: false, matched: deletedCount, deleted: deletedCount };
+    return purgeMatching(
+      this.deadLetters,
+      deadLetterQuery(filter),
+      options.dryRun,
+      this.logger,
+      'dead letter(s)',
+    );
   }
 
   /** One transaction for the batch; if it fails, each event on its own, to report which fail. */

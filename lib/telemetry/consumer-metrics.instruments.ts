@@ -1,18 +1,10 @@
 import type { BatchObservableResult, Observable } from '@opentelemetry/api';
+import type { OutboxConsumerMetrics } from '../consumer/consumer.metrics';
 import { INSTRUMENTATION_SCOPE } from './opentelemetry.loader';
 import type { OpenTelemetryApi } from './opentelemetry.loader';
 
 /** What the consumer instruments read: `OutboxConsumerMetrics.snapshot()`. */
-export interface ConsumerMetricsSource {
-  snapshot(): {
-    applied: number;
-    duplicates: number;
-    failures: number;
-    timeouts: number;
-    deadLettered: number;
-    partitionPauses: number;
-  };
-}
+export type ConsumerMetricsSource = Pick<OutboxConsumerMetrics, 'snapshot'>;
 
 const COUNTERS = [
   ['outbox.consumer.applied', 'Events applied (handler ran, transaction committed)', 'applied'],

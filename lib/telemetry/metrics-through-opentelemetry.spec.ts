@@ -16,6 +16,13 @@ import { OutboxTelemetry } from './outbox-telemetry.service';
 class PullReader extends MetricReader {
   protected async onShutdown() {}
   protected async onForceFlush() {}
+
+  /** Every instrument's current data, by name. */
+  async byName(): Promise<Map<string, MetricData>> {
+    const { resourceMetrics } = await this.collect();
+    const all = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics);
+    return new Map(all.map((metric) => [metric.descriptor.name, metric]));
+  }
 }
 
 const status = {
@@ -37,11 +44,7 @@ describe('metrics through the OpenTelemetry metrics API', () => {
     metrics.disable();
   });
 
-  async function collect(): Promise<Map<string, MetricData>> {
-    const { resourceMetrics } = await reader.collect();
-    const all = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics);
-    return new Map(all.map((metric) => [metric.descriptor.name, metric]));
-  }
+  const collect = () => reader.byName();
   const valueOf = (metric: MetricData | undefined) => metric?.dataPoints[0]?.value;
 
   it("exposes the relay's counters and gauges, read at collection time", async () => {
@@ -147,22 +150,17 @@ describe('consumer metrics through the OpenTelemetry metrics API', () => {
     metrics.disable();
   });
 
-  async function collect(): Promise<Map<string, MetricData>> {
-    const { resourceMetrics } = await reader.collect();
-    const all = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics);
-    return new Map(all.map((metric) => [metric.descriptor.name, metric]));
-  }
+  const collect = () => reader.byName();
 
   it("exposes the consumers' counters, read at collection time", async () => {
-    const counts = {
+    const counts = Object.assign(new OutboxConsumerMetrics(), {
       applied: 5,
       duplicates: 2,
       failures: 1,
-      timeouts: 0,
       deadLettered: 1,
       partitionPauses: 3,
-    };
-    const unregister = registerConsumerInstruments(openTelemetry()!, { snapshot: () => counts });
+    });
+    const unregister = registerConsumerInstruments(openTelemetry()!, counts);
     const collected = await collect();
     expect(collected.get('outbox.consumer.applied')?.dataPoints[0].value).toBe(5);
     expect(collected.get('outbox.consumer.duplicates')?.dataPoints[0].value).toBe(2);
