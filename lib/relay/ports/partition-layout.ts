@@ -1,0 +1,24 @@
+import { SLOT_COUNT } from '../../events/event-slot';
+
+/** Slots `from` (inclusive) to `to` (exclusive): what one relay partition covers. */
+export interface SlotRange {
+  from: number;
+  to: number;
+}
+
+/**
+ * Partition `partition` of `partitions` covers a contiguous range of slots, so a partition's
+ * events are one index range (`slot >= from && slot < to`) and every layout covers every slot
+ * exactly once.
+ */
+export function slotsOfPartition(partition: number, partitions: number): SlotRange {
+  return {
+    from: Math.ceil((partition * SLOT_COUNT) / partitions),
+    to: Math.ceil(((partition + 1) * SLOT_COUNT) / partitions),
+  };
+}
+
+/** The partition of `partitions` whose range holds `slot`. */
+export function partitionOfSlot(slot: number, partitions: number): number {
+  return Math.floor((slot * partitions) / SLOT_COUNT);
+}
