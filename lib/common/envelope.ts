@@ -29,6 +29,11 @@ export interface OutboxEventRecord extends OutboxEventInput {
    * `aggregateSequence` option. Sent as the `ce_sequence` header.
    */
   sequence?: number;
+  /**
+   * `eventSlot(aggregateType, aggregateId)` (0..4095), stamped at emit time: relay partitions
+   * are slot ranges. Missing on events written before slots existed.
+   */
+  slot?: number;
   /** Publish attempts so far (relay). */
   attempts: number;
   /** Earliest time of the next attempt after a failure (relay backoff). */

@@ -14,7 +14,8 @@ describe('eventSlot', () => {
 
   it('spreads aggregates evenly over the slots', () => {
     const counts = new Array<number>(16).fill(0);
-    for (let i = 0; i < 64_000; i++) counts[Math.floor((eventSlot('Order', String(i)) * 16) / SLOT_COUNT)]++;
+    for (let i = 0; i < 64_000; i++)
+      counts[Math.floor((eventSlot('Order', String(i)) * 16) / SLOT_COUNT)]++;
     for (const count of counts) expect(Math.abs(count - 4000)).toBeLessThan(400);
   });
 });

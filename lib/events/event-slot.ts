@@ -13,6 +13,10 @@ export const SLOT_COUNT = 4096;
  * stored, so it must never change).
  */
 export function eventSlot(aggregateType: string, aggregateId: string): number {
-  const digest = createHash('sha256').update(aggregateType).update('\u0000').update(aggregateId).digest();
+  const digest = createHash('sha256')
+    .update(aggregateType)
+    .update('\u0000')
+    .update(aggregateId)
+    .digest();
   return digest.readUInt32BE(0) % SLOT_COUNT;
 }

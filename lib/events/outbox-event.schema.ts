@@ -1,6 +1,7 @@
 import { Schema } from 'mongoose';
 import type { Connection, Model } from 'mongoose';
 import type { OutboxEventRecord } from '../common/envelope';
+import { SLOT_COUNT } from './event-slot';
 
 /**
  * The outbox document (fields: `OutboxEventRecord` in lib/common/envelope.ts). The write side
@@ -17,6 +18,8 @@ export const OutboxEventSchema = new Schema<OutboxEventRecord>(
     headers: { type: Schema.Types.Mixed },
     occurredAt: { type: Date, required: true },
     sequence: { type: Number },
+    // eventSlot(aggregateType, aggregateId): relay partitions read slot ranges.
+    slot: { type: Number, min: 0, max: SLOT_COUNT - 1 },
     status: { type: String, required: true, enum: ['pending', 'published'], default: 'pending' },
     attempts: { type: Number, required: true, default: 0 },
     nextAttemptAt: { type: Date },

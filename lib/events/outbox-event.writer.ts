@@ -5,6 +5,7 @@ import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import { AggregateSequencer } from './aggregate-sequencer';
+import { eventSlot } from './event-slot';
 import { getOutboxEventModel } from './outbox-event.schema';
 
 /** A new outbox row, as the write side inserts it. */
@@ -16,6 +17,19 @@ export interface OutboxEventWriter {
   insert(events: NewOutboxEvent[], session: ClientSession): Promise<void>;
   /** Creates the write side's indexes (unique `eventId`) and, if used, the counters' collection. */
   ensureIndexes(): Promise<void>;
+}
+
+/**
+ * Every row carries its `slot` (relay partitions read slot ranges). The emitter stamps it; rows
+ * built elsewhere (a requeued dead letter) get it here.
+ */
+export function withSlots(events: NewOutboxEvent[]): NewOutboxEvent[] {
+  if (events.every((event) => event.slot !== undefined)) return events;
+  return events.map((event) =>
+    event.slot !== undefined
+      ? event
+      : { ...event, slot: eventSlot(event.aggregateType, event.aggregateId) },
+  );
 }
 
 /** Injection token of the `OutboxEventWriter`. */
@@ -33,9 +47,10 @@ export class MongooseOutboxEventWriter implements OutboxEventWriter {
   ) {}
 
   async insert(events: NewOutboxEvent[], session: ClientSession): Promise<void> {
+    const slotted = withSlots(events);
     const rows = this.options.aggregateSequence
-      ? await this.sequencer().stamp(events, session)
-      : events;
+      ? await this.sequencer().stamp(slotted, session)
+      : slotted;
     // lean: the rows are complete and validated already; skips hydration and casting.
     await this.model().insertMany(rows, { session, lean: true, ordered: true });
   }

@@ -7,6 +7,7 @@ import { OutboxTransactionClosedError } from '../transaction/errors/outbox-trans
 import { OutboxTransactionRequiredError } from '../transaction/errors/outbox-transaction-required.error';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import { withEmitTraceContext } from '../telemetry/emit-trace-context';
+import { eventSlot } from './event-slot';
 import { validateOutboxEvent } from './event.validator';
 import type { NewOutboxEvent } from './outbox-event.writer';
 
@@ -54,6 +55,7 @@ export class OutboxEmitter {
         payload: valid.payload,
         ...(headers ? { headers } : {}),
         occurredAt: new Date(),
+        slot: eventSlot(valid.aggregateType, valid.aggregateId),
         status: 'pending',
         attempts: 0,
       };
