@@ -10,6 +10,7 @@ import type {
   OutboxChange,
   ResumeToken,
 } from '../ports/change-source';
+import type { SlotRange } from '../ports/partition-layout';
 import type { OutboxDoc } from './mongo-outbox-relay.store';
 
 /**
@@ -30,11 +31,28 @@ interface StreamChange {
  * rename (https://www.mongodb.com/docs/manual/reference/change-events/invalidate/); filtering it
  * out would leave a stream that just closes, so it is matched and turned into a lost position.
  */
-const PIPELINE = [
-  {
-    $match: { operationType: { $in: ['insert', 'invalidate', 'drop', 'rename', 'dropDatabase'] } },
-  },
-];
+const ENDS_OF_STREAM = ['invalidate', 'drop', 'rename', 'dropDatabase'];
+const PIPELINE = [{ $match: { operationType: { $in: ['insert', ...ENDS_OF_STREAM] } } }];
+
+/**
+ * One partition's stream: inserts whose `fullDocument.slot` lies in `range`, filtered by the
+ * server (a `$match` stage of the change stream's pipeline:
+ * https://www.mongodb.com/docs/manual/changeStreams/#modify-change-stream-output), so a relay
+ * receives only its partitions' events; and the events that end the stream, as above.
+ */
+function pipelineFor(range: SlotRange | undefined): mongo.Document[] {
+  if (!range) return PIPELINE;
+  return [
+    {
+      $match: {
+        $or: [
+          { operationType: 'insert', 'fullDocument.slot': { $gte: range.from, $lt: range.to } },
+          { operationType: { $in: ENDS_OF_STREAM } },
+        ],
+      },
+    },
+  ];
+}
 
 function classify(error: unknown): ChangeSourceError {
   if (error instanceof ChangeSourceError) return error;
@@ -46,12 +64,20 @@ function classify(error: unknown): ChangeSourceError {
   return new ChangeSourceError('transient', message, error);
 }
 
-/** `collection.watch()` on the outbox, majority-committed inserts only (as every change stream). */
+/**
+ * `collection.watch()` on the outbox, majority-committed inserts only (as every change stream);
+ * with a `range`, only the inserts of that slot range (one relay partition).
+ */
 export class MongoChangeSource implements ChangeSource {
+  private readonly pipeline: mongo.Document[];
+
   constructor(
     private readonly outbox: mongo.Collection<OutboxDoc>,
     private readonly options: { batchSize: number; idleMs: number },
-  ) {}
+    readonly range?: SlotRange,
+  ) {
+    this.pipeline = pipelineFor(range);
+  }
 
   private majorityCommitPoint(): Promise<{ startAtOperationTime?: mongo.Timestamp }> {
     return majorityCommitPoint(this.outbox);
@@ -62,7 +88,7 @@ export class MongoChangeSource implements ChangeSource {
       from !== undefined
         ? { startAfter: from as mongo.ResumeToken }
         : await this.majorityCommitPoint();
-    const stream = this.outbox.watch<OutboxDoc, StreamChange>(PIPELINE, {
+    const stream = this.outbox.watch<OutboxDoc, StreamChange>(this.pipeline, {
       maxAwaitTimeMS: this.options.idleMs,
       batchSize: this.options.batchSize,
       ...start,

@@ -11,7 +11,10 @@ import type {
   RelayFence,
   StaleEvent,
 } from '../ports/outbox-relay.store';
+import { eventSlot } from '../../events/event-slot';
+import type { SlotRange } from '../ports/partition-layout';
 import { relayCollection } from './relay-collections';
+import { SLOT_DRAIN_ORDER } from './relay-indexes';
 
 /** One entry of an outbox document's `errorHistory` (the last 20 are kept). */
 export interface PublishErrorEntry {
@@ -45,31 +48,41 @@ const ERROR_HISTORY = 20;
 
 /**
  * Keyset condition "after `last`" in the drain's order (aggregateType, aggregateId, sequence,
- * _id), where a missing `sequence` sorts before any number, as in MongoDB.
+ * _id), where a missing `sequence` sorts before any number, as in MongoDB. With a slot range
+ * the order starts with `slot` (`SLOT_DRAIN_ORDER`, one index range per partition).
  */
-function afterInDrainOrder(last: OutboxEventRecord): mongo.Filter<OutboxDoc> {
+function afterInDrainOrder(last: OutboxEventRecord, bySlot: boolean): mongo.Filter<OutboxDoc> {
   const { aggregateType, aggregateId, sequence, _id } = last;
   const later =
     typeof sequence === 'number'
       ? [{ sequence: { $gt: sequence } }, { sequence, _id: { $gt: _id } }]
       : [{ sequence: { $exists: true } }, { sequence: { $exists: false }, _id: { $gt: _id } }];
+  const inSlot = [
+    { aggregateType: { $gt: aggregateType } },
+    { aggregateType, aggregateId: { $gt: aggregateId } },
+    { aggregateType, aggregateId, $or: later },
+  ];
+  if (!bySlot) return { $or: inSlot } as mongo.Filter<OutboxDoc>;
+  const slot = slotOf(last);
   return {
-    $or: [
-      { aggregateType: { $gt: aggregateType } },
-      { aggregateType, aggregateId: { $gt: aggregateId } },
-      { aggregateType, aggregateId, $or: later },
-    ],
+    $or: [{ slot: { $gt: slot } }, { slot, $or: inSlot }],
   } as mongo.Filter<OutboxDoc>;
 }
 
-function afterAggregate(ref: AggregateRef | undefined): mongo.Filter<OutboxDoc> {
+function afterAggregate(ref: AggregateRef | undefined, bySlot: boolean): mongo.Filter<OutboxDoc> {
   if (!ref) return {};
-  return {
-    $or: [
-      { aggregateType: { $gt: ref.aggregateType } },
-      { aggregateType: ref.aggregateType, aggregateId: { $gt: ref.aggregateId } },
-    ],
-  } as mongo.Filter<OutboxDoc>;
+  const inSlot = [
+    { aggregateType: { $gt: ref.aggregateType } },
+    { aggregateType: ref.aggregateType, aggregateId: { $gt: ref.aggregateId } },
+  ];
+  if (!bySlot) return { $or: inSlot } as mongo.Filter<OutboxDoc>;
+  const slot = slotOf(ref);
+  return { $or: [{ slot: { $gt: slot } }, { slot, $or: inSlot }] } as mongo.Filter<OutboxDoc>;
+}
+
+/** An aggregate's slot: stored on its events, and a function of the aggregate alone. */
+function slotOf(ref: AggregateRef & { slot?: number }): number {
+  return ref.slot ?? eventSlot(ref.aggregateType, ref.aggregateId);
 }
 
 /**
@@ -86,14 +99,30 @@ function fenced(fence: RelayFence): { filter: mongo.Filter<OutboxDoc>; stamp: Pa
  * The relay's reads and writes of the outbox and dead-letter collections, through the native
  * driver of the app's connection, at read concern majority from the primary and `w: majority`
  * (see `RELAY_COLLECTION_OPTIONS`).
+ *
+ * With a `range` (one relay partition), every read that scans the collection is limited to
+ * events whose `slot` lies in it (`slot >= from && slot < to`), drain pages and retrying
+ * aggregates come slot first (`SLOT_DRAIN_ORDER`, served by the `outbox_relay_slot_*`
+ * indexes), and events without a slot are not seen (`stampMissingSlots` first). Reads by `_id`
+ * or by aggregate and every write are the same with or without a range.
  */
 export class MongoOutboxRelayStore implements OutboxRelayStore {
   readonly outbox: mongo.Collection<OutboxDoc>;
   readonly deadLetters: mongo.Collection<OutboxDeadLetter>;
+  private readonly inRange: mongo.Filter<OutboxDoc>;
+  private readonly bySlot: boolean;
 
-  constructor(db: mongo.Db, names: { outbox: string; deadLetters: string }) {
+  constructor(
+    db: mongo.Db,
+    names: { outbox: string; deadLetters: string },
+    readonly range?: SlotRange,
+  ) {
     this.outbox = relayCollection<OutboxDoc>(db, names.outbox);
     this.deadLetters = relayCollection<OutboxDeadLetter>(db, names.deadLetters);
+    this.bySlot = range !== undefined;
+    this.inRange = range
+      ? ({ slot: { $gte: range.from, $lt: range.to } } as mongo.Filter<OutboxDoc>)
+      : {};
   }
 
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
@@ -119,8 +148,14 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     limit: number,
   ): Promise<OutboxEventRecord[]> {
     return this.outbox
-      .find({ status: 'pending', ...(after ? afterInDrainOrder(after) : {}) })
-      .sort({ aggregateType: 1, aggregateId: 1, ...AGGREGATE_ORDER })
+      .find({
+        status: 'pending',
+        ...this.inRange,
+        ...(after ? afterInDrainOrder(after, this.bySlot) : {}),
+      })
+      .sort(
+        this.bySlot ? SLOT_DRAIN_ORDER : { aggregateType: 1, aggregateId: 1, ...AGGREGATE_ORDER },
+      )
       .limit(limit)
       .toArray() as Promise<OutboxEventRecord[]>;
   }
@@ -135,10 +170,19 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     const docLimit = limit * 4;
     const docs = await this.outbox
       .find(
-        { status: 'pending', nextAttemptAt: { $exists: true }, ...afterAggregate(after) },
+        {
+          status: 'pending',
+          nextAttemptAt: { $exists: true },
+          ...this.inRange,
+          ...afterAggregate(after, this.bySlot),
+        },
         { projection: { aggregateType: 1, aggregateId: 1, nextAttemptAt: 1 } },
       )
-      .sort({ aggregateType: 1, aggregateId: 1 })
+      .sort(
+        this.bySlot
+          ? { slot: 1, aggregateType: 1, aggregateId: 1 }
+          : { aggregateType: 1, aggregateId: 1 },
+      )
       .limit(docLimit)
       .toArray();
     const groups: Array<AggregateRef & { retryAt: Date }> = [];
@@ -169,6 +213,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
       .find(
         {
           status: 'pending',
+          ...this.inRange,
           occurredAt: { $lt: olderThan },
           $or: [{ nextAttemptAt: { $exists: false } }, { nextAttemptAt: { $lte: dueBy } }],
           ...(afterId !== undefined ? { _id: { $gt: afterId as never } } : {}),
@@ -181,17 +226,21 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
   }
 
   async pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }> {
-    const count = await this.outbox.countDocuments({ status: 'pending' });
+    const pending = { status: 'pending' as const, ...this.inRange };
+    const count = await this.outbox.countDocuments(pending);
     if (count === 0) return { count };
-    const oldest = await this.outbox.findOne(
-      { status: 'pending' },
-      { sort: { _id: 1 }, projection: { occurredAt: 1 } },
-    );
+    const oldest = await this.outbox.findOne(pending, {
+      sort: { _id: 1 },
+      projection: { occurredAt: 1 },
+    });
     return { count, oldestOccurredAt: oldest?.occurredAt };
   }
 
   findMarkedDead(limit: number): Promise<MarkedDead[]> {
-    return this.outbox.find({ status: 'dead' }).limit(limit).toArray() as Promise<MarkedDead[]>;
+    return this.outbox
+      .find({ status: 'dead', ...this.inRange })
+      .limit(limit)
+      .toArray() as Promise<MarkedDead[]>;
   }
 
   async markPublished(ids: readonly unknown[], at: Date, fence: RelayFence): Promise<void> {

@@ -4,7 +4,7 @@ import type { LeaseGrant, RelayStateStore, StoredCheckpoint } from '../ports/rel
 import { relayCollection } from './relay-collections';
 import { relayStateIds } from './stored-checkpoint.reader';
 
-interface StateDoc {
+export interface StateDoc {
   _id: string;
   owner?: string;
   fencing?: number;
@@ -16,8 +16,27 @@ interface StateDoc {
 
 const DUPLICATE_KEY = 11000;
 
-function isDuplicateKey(error: unknown): boolean {
+export function isDuplicateKey(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === DUPLICATE_KEY;
+}
+
+/**
+ * Inserts `doc` unless a document with its `_id` exists; false when one does. With an update
+ * without upsert before it, this is a conditional upsert that relies on nothing but the unique
+ * `_id` (a server that applies a conditional upsert whose condition does not match, as PoppyDB
+ * does, cannot make two owners this way).
+ */
+export async function insertUnlessPresent<T extends { _id: string }>(
+  collection: mongo.Collection<T>,
+  doc: T,
+): Promise<boolean> {
+  try {
+    await collection.insertOne(doc as mongo.OptionalUnlessRequiredId<T>);
+    return true;
+  } catch (error) {
+    if (isDuplicateKey(error)) return false;
+    throw error;
+  }
 }
 
 /**
@@ -27,17 +46,21 @@ function isDuplicateKey(error: unknown): boolean {
  * (duplicate key), so nothing is written.
  */
 export class MongoRelayStateStore implements RelayStateStore {
-  private readonly state: mongo.Collection<StateDoc>;
-  private readonly leaseId: string;
+  protected readonly state: mongo.Collection<StateDoc>;
+  protected readonly leaseId: string;
   private readonly checkpointId: string;
 
+  /**
+   * `relay`: the relay's name (its single lease and checkpoint), or the `_id`s of another
+   * lease/checkpoint pair (one relay partition's).
+   */
   constructor(
-    private readonly db: mongo.Db,
+    protected readonly db: mongo.Db,
     collection: string,
-    relayName: string,
+    relay: string | { lease: string; checkpoint: string },
   ) {
     this.state = relayCollection<StateDoc>(db, collection);
-    const ids = relayStateIds(relayName);
+    const ids = typeof relay === 'string' ? relayStateIds(relay) : relay;
     this.leaseId = ids.lease;
     this.checkpointId = ids.checkpoint;
   }
@@ -93,7 +116,7 @@ export class MongoRelayStateStore implements RelayStateStore {
     );
   }
 
-  private async holdsLease(owner: string, fencing: number): Promise<boolean> {
+  protected async holdsLease(owner: string, fencing: number): Promise<boolean> {
     const current = await this.state.findOne({ _id: this.leaseId });
     return current?.owner === owner && current.fencing === fencing;
   }
