@@ -41,9 +41,9 @@ export async function insertUnlessPresent<T extends { _id: string }>(
 
 /**
  * The lease and checkpoint documents in `collections.relayState` (`lease:<name>`,
- * `checkpoint:<name>`). Conditional upserts fence them: when the condition does not match
- * because another instance holds the document, the upsert's insert hits the unique `_id`
- * (duplicate key), so nothing is written.
+ * `checkpoint:<name>`). Conditional writes fence them: an update whose condition (free, ours,
+ * not newer) must match, else an insert that the unique `_id` refuses when the document
+ * exists, so nothing is written where another instance holds the document.
  */
 export class MongoRelayStateStore implements RelayStateStore {
   protected readonly state: mongo.Collection<StateDoc>;
@@ -85,20 +85,22 @@ export class MongoRelayStateStore implements RelayStateStore {
     serverNow: Date,
     expiresAt: Date,
   ): Promise<LeaseGrant | undefined> {
-    try {
-      const doc = await this.state.findOneAndUpdate(
-        { _id: this.leaseId, $or: [{ owner }, { expiresAt: { $lte: serverNow } }] },
-        { $set: { owner, expiresAt, acquiredAt: serverNow }, $inc: { fencing: 1 } },
-        { upsert: true, returnDocument: 'after' },
-      );
-      if (!doc || doc.owner !== owner || typeof doc.fencing !== 'number') return undefined;
-      // Read it back: a server that does not honour the conditional upsert must not make two leaders.
-      if (!(await this.holdsLease(owner, doc.fencing))) return undefined;
-      return { owner, fencing: doc.fencing, expiresAt };
-    } catch (error) {
-      if (isDuplicateKey(error)) return undefined; // held by another instance
-      throw error;
+    // Free or ours: take it (fencing + 1); none yet: create it (the unique `_id` refuses a
+    // second creation); else another instance holds it.
+    const taken = await this.state.findOneAndUpdate(
+      { _id: this.leaseId, $or: [{ owner }, { expiresAt: { $lte: serverNow } }] },
+      { $set: { owner, expiresAt, acquiredAt: serverNow }, $inc: { fencing: 1 } },
+      { returnDocument: 'after' },
+    );
+    let fencing = taken?.owner === owner ? taken.fencing : undefined;
+    if (!taken) {
+      const created = { _id: this.leaseId, owner, expiresAt, acquiredAt: serverNow, fencing: 1 };
+      if (await insertUnlessPresent(this.state, created)) fencing = 1;
     }
+    if (typeof fencing !== 'number') return undefined;
+    // Read it back: a server that does not honour the condition must not make two leaders.
+    if (!(await this.holdsLease(owner, fencing))) return undefined;
+    return { owner, fencing, expiresAt };
   }
 
   async renewLease(owner: string, fencing: number, expiresAt: Date): Promise<boolean> {
@@ -122,21 +124,21 @@ export class MongoRelayStateStore implements RelayStateStore {
   }
 
   async claimCheckpoint(fencing: number): Promise<StoredCheckpoint | undefined> {
-    try {
-      const doc = await this.state.findOneAndUpdate(
-        { _id: this.checkpointId, ...this.notNewerThan(fencing) },
-        { $set: { fencing } },
-        { upsert: true, returnDocument: 'after' },
-      );
-      if (!doc || doc.fencing !== fencing) return undefined;
-      return {
-        token: doc.token === null ? undefined : (doc.token as ResumeToken | undefined),
-        savedAt: doc.savedAt,
-      };
-    } catch (error) {
-      if (isDuplicateKey(error)) return undefined;
-      throw error;
+    const doc = await this.state.findOneAndUpdate(
+      { _id: this.checkpointId, ...this.notNewerThan(fencing) },
+      { $set: { fencing } },
+      { returnDocument: 'after' },
+    );
+    if (!doc) {
+      // None yet: create it; present (a newer leader stamped it): not ours.
+      const created = await insertUnlessPresent(this.state, { _id: this.checkpointId, fencing });
+      return created ? { token: undefined, savedAt: undefined } : undefined;
     }
+    if (doc.fencing !== fencing) return undefined;
+    return {
+      token: doc.token === null ? undefined : (doc.token as ResumeToken | undefined),
+      savedAt: doc.savedAt,
+    };
   }
 
   saveCheckpoint(token: ResumeToken, fencing: number, at: Date): Promise<boolean> {
@@ -153,20 +155,14 @@ export class MongoRelayStateStore implements RelayStateStore {
 
   private async writeCheckpoint(
     fencing: number,
-    update: mongo.UpdateFilter<StateDoc>,
+    update: { $set: Partial<StateDoc>; $unset?: Record<string, ''> },
   ): Promise<boolean> {
-    try {
-      await this.state.updateOne(
-        { _id: this.checkpointId, ...this.notNewerThan(fencing) },
-        update,
-        {
-          upsert: true,
-        },
-      );
-      return true;
-    } catch (error) {
-      if (isDuplicateKey(error)) return false;
-      throw error;
-    }
+    const result = await this.state.updateOne(
+      { _id: this.checkpointId, ...this.notNewerThan(fencing) },
+      update,
+    );
+    if (result.matchedCount === 1) return true;
+    // None yet: create it; present (a newer leader stamped it): fenced off.
+    return insertUnlessPresent(this.state, { _id: this.checkpointId, ...update.$set });
   }
 }
