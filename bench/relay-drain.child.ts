@@ -3,7 +3,11 @@
  * stopped, starts it, and reports over IPC when every event of the backlog was acknowledged
  * by Kafka and marked published. Env: MONGODB_URI (with the bench database), BENCH_PREFIX,
  * BENCH_EVENTS, BENCH_BATCH, RELAY_BENCH_OPTIONS (JSON merged into the relay options) and
- * RELAY_BENCH_TRACE (print memory each second, after a forced GC: the live heap). */
+ * RELAY_BENCH_TRACE (print memory each second, after a forced GC: the live heap).
+ * With BENCH_SHARED=1 (one of several relay processes sharing the outbox's partitions) it reports
+ * `{ ready: true }` once the app started, starts the relay on the message 'go', and is done
+ * when no event is pending any more (what it published itself is in `published`); with
+ * BENCH_STAY=1 as well, it relays until it is killed. */
 import 'reflect-metadata';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
@@ -24,6 +28,8 @@ export interface DrainReport {
   /** Until, in addition, no event of the backlog is pending any more. */
   markedSeconds: number;
   published: number;
+  /** CPU time of this process (user + system) from `relay.start()` to the end, seconds. */
+  cpuSeconds: number;
 }
 
 async function main(): Promise<void> {
@@ -67,13 +73,23 @@ async function main(): Promise<void> {
       );
     }
   };
+  const shared = process.env.BENCH_SHARED === '1';
+  if (shared) {
+    const go = new Promise<void>((resolve) => process.once('message', () => resolve()));
+    process.send?.({ ready: true });
+    await go;
+  }
   const sampler = setInterval(sample, process.env.RELAY_BENCH_TRACE ? 1000 : 50);
   const started = process.hrtime.bigint();
+  const cpuAtStart = process.cpuUsage();
   const elapsed = (): number => Number(process.hrtime.bigint() - started) / 1e9;
   await relay.start();
-  while (metrics.published < events) await sleep(10);
+  // BENCH_STAY=1: relays until it is killed (the hand-over bench).
+  if (process.env.BENCH_STAY === '1') await new Promise(() => undefined);
+  if (!shared) while (metrics.published < events) await sleep(10);
   const ackedSeconds = elapsed();
-  while ((await outbox.countDocuments({ status: 'pending' })) > 0) await sleep(10);
+  // Shared: polled less often, by every process.
+  while ((await outbox.countDocuments({ status: 'pending' })) > 0) await sleep(shared ? 100 : 10);
   const markedSeconds = elapsed();
   clearInterval(sampler);
   sample();
@@ -85,6 +101,10 @@ async function main(): Promise<void> {
     ackedSeconds,
     markedSeconds,
     published: metrics.published,
+    cpuSeconds: (() => {
+      const cpu = process.cpuUsage(cpuAtStart);
+      return (cpu.user + cpu.system) / 1e6;
+    })(),
   };
   await app.close();
   process.send?.(report, () => process.exit(0));

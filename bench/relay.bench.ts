@@ -36,10 +36,12 @@ import type {
 import { relayCore as relayCoreOver } from '../test/relay/support/relay-core';
 import { KafkaPublisher, toKafkaMessage } from '../lib/publisher';
 import type { DrainReport } from './relay-drain.child';
+import { handOverPause, partitionedDrain } from './relay-partitions.bench';
+import { eventSlot } from '../lib/events/event-slot';
 
 const { MongoClient } = driver;
 
-interface BenchContext {
+export interface BenchContext {
   mongoUri?: string;
   mongoKind: 'mongodb' | 'poppydb' | 'none';
   kafkaBrokers: string[];
@@ -50,15 +52,18 @@ const EVENTS = Number(process.env.RELAY_BENCH_EVENTS ?? 100_000);
 const BATCH = 500;
 const AGGREGATES = 1000;
 
-const suffix = (): string => `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+export const suffix = (): string =>
+  `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
 
-function makeEvent(i: number): OutboxEventRecord {
+export function makeEvent(i: number): OutboxEventRecord {
+  const aggregateId = `agg-${i % AGGREGATES}`;
   return {
     _id: new Types.ObjectId(),
     eventId: uuidv7(),
     eventType: 'OrderPlaced',
     aggregateType: 'Order',
-    aggregateId: `agg-${i % AGGREGATES}`,
+    aggregateId,
+    slot: eventSlot('Order', aggregateId),
     payload: { orderId: `o-${i}`, seq: i, total: 42.5, items: [{ sku: 'sku-1', qty: 2 }] },
     occurredAt: new Date(),
     status: 'pending',
@@ -66,7 +71,7 @@ function makeEvent(i: number): OutboxEventRecord {
   };
 }
 
-async function createTopic(kafka: Kafka, topic: string): Promise<void> {
+export async function createTopic(kafka: Kafka, topic: string): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -102,7 +107,7 @@ async function rawProducerRate(
   return messages.length / seconds;
 }
 
-function line(label: string, value: string): void {
+export function line(label: string, value: string): void {
   process.stdout.write(`  ${label.padEnd(58)} ${value}\n`);
 }
 
@@ -160,7 +165,7 @@ class BenchOrderService {
 })
 class BenchOrdersModule {}
 
-function dbUri(ctx: BenchContext, db: string, poolOfOne: boolean): string {
+export function dbUri(ctx: BenchContext, db: string, poolOfOne: boolean): string {
   const url = new URL(ctx.mongoUri as string);
   url.pathname = `/${db}`;
   if (poolOfOne && ctx.mongoKind === 'poppydb') url.searchParams.set('maxPoolSize', '1');
@@ -202,7 +207,7 @@ function relayOptions(ctx: BenchContext, prefix: string): RelayOptions {
  * The drain process runs compiled JavaScript: under ts-node the TypeScript compiler alone
  * would add about 100 MB to the RSS being measured.
  */
-function compileDrainChild(): string {
+export function compileDrainChild(): string {
   const root = join(__dirname, '..');
   execFileSync(
     process.execPath,
@@ -239,7 +244,7 @@ function forkDrainChild(
   });
 }
 
-async function topicSize(kafka: Kafka, topic: string): Promise<number> {
+export async function topicSize(kafka: Kafka, topic: string): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -465,4 +470,6 @@ export async function runBench(ctx: BenchContext): Promise<void> {
   const drained = await backlogDrain(ctx, kafka);
   line('ratio relay drain / raw kafkajs producer (same batch size)', (drained / raw).toFixed(2));
   await latency(ctx, kafka);
+  await partitionedDrain(ctx, kafka);
+  await handOverPause(ctx, kafka);
 }
