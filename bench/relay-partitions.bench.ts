@@ -68,8 +68,14 @@ function forkShared(
     },
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
   });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let output = '';
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // The error's own line (e.g. an OutboxOptionsError), without colours.
+  const why = (): string =>
+    // eslint-disable-next-line no-control-regex
+    (output.replace(/\x1b\[[0-9;]*m/g, '').match(/^.*(Error|error).*$/m)?.[0] ?? output)
+      .trim()
+      .slice(0, 300);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let report: DrainReport | undefined;
   const ready = new Promise<void>((resolve, reject) => {
@@ -78,16 +84,12 @@ function forkShared(
       else report = message;
     });
     child.once('exit', (code) =>
-      reject(
-        new Error(`relay process exited (${code}) before ready: ${stderr.trim().slice(-300)}`),
-      ),
+      reject(new Error(`relay process exited (${code}) before ready: ${why()}`)),
     );
   });
   const done = new Promise<DrainReport>((resolve, reject) =>
     child.once('exit', (code) =>
-      report
-        ? resolve(report)
-        : reject(new Error(`relay process exited with ${code}: ${stderr.trim().slice(-300)}`)),
+      report ? resolve(report) : reject(new Error(`relay process exited with ${code}: ${why()}`)),
     ),
   );
   ready.catch(() => undefined);
