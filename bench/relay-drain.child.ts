@@ -7,7 +7,8 @@
  * With BENCH_SHARED=1 (one of several relay processes sharing the outbox's partitions) it reports
  * `{ ready: true }` once the app started, starts the relay on the message 'go', and is done
  * when no event is pending any more (what it published itself is in `published`); with
- * BENCH_STAY=1 as well, it relays until it is killed. */
+ * BENCH_STAY=1 as well, it relays until it is killed and reports
+ * `{ progress: true, published, cpuSeconds }` every 200 ms. */
 import 'reflect-metadata';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
@@ -84,8 +85,18 @@ async function main(): Promise<void> {
   const cpuAtStart = process.cpuUsage();
   const elapsed = (): number => Number(process.hrtime.bigint() - started) / 1e9;
   await relay.start();
-  // BENCH_STAY=1: relays until it is killed (the hand-over bench).
-  if (process.env.BENCH_STAY === '1') await new Promise(() => undefined);
+  // BENCH_STAY=1: relays until it is killed, reporting its count and CPU time as it goes.
+  if (process.env.BENCH_STAY === '1') {
+    setInterval(() => {
+      const cpu = process.cpuUsage(cpuAtStart);
+      process.send?.({
+        progress: true,
+        published: metrics.published,
+        cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      });
+    }, 200);
+    await new Promise(() => undefined);
+  }
   if (!shared) while (metrics.published < events) await sleep(10);
   const ackedSeconds = elapsed();
   // Shared: polled less often, by every process.

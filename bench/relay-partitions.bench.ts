@@ -1,10 +1,14 @@
-/* Partitioned relays (`npm run bench -- relay`, after the single relay's figures):
- * 1. the drain of a pre-filled outbox by 1, 2 and 3 relay processes sharing `partitions: 6`,
- *    side by side, with each process's share and CPU time (where the time goes: a process whose
- *    CPU time is well below the wall-clock time waits, mostly for the database);
- * 2. the hand-over pause after a SIGKILL: 3 relays, a steady stream of events, one relay
- *    killed; how long until its partitions are held again, and the longest insert -> published
- *    delay of the events in its partitions (the other partitions' for comparison).
+/* Partitioned relays (`npm run bench -- relay`, after the single relay's figures). Every relay
+ * runs in its own process with `partitions: 6`; each run first waits until the relays hold the
+ * partitions evenly, so a figure is not the start-up's rebalancing.
+ * 1. A burst: with 1, 2 and 3 relay processes side by side, the outbox receives N events at
+ *    once (insertMany, 5 000 a call) and the time until none is pending is taken, with each
+ *    process's share and CPU time (where the time goes: CPU time well below the wall-clock
+ *    time means the process waits, for the database or the broker; on one machine with the
+ *    database and the broker, they compete for the same cores).
+ * 2. The hand-over pause after a SIGKILL: 3 relays, a steady 200 ev/s, one relay killed; how
+ *    long until its partitions are held again, and per partition the longest insert ->
+ *    published delay after the kill (the other partitions' for comparison).
  * Both need the partitioned relay (`relay.partitions`); without it they print why and go on. */
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -12,14 +16,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kafka } from 'kafkajs';
 import { mongo as driver } from 'mongoose';
 import type { Connection } from 'mongoose';
-import { slotsOfPartition } from '../lib/relay/ports/partition-layout';
+import { partitionOfSlot } from '../lib/relay/ports/partition-layout';
 import {
   describeSpread,
   isEven,
   ownerPid,
   readSpread,
 } from '../test/relay/support/partition-spread';
-import type { DrainReport } from './relay-drain.child';
 import {
   compileDrainChild,
   createTopic,
@@ -34,36 +37,35 @@ import type { BenchContext } from './relay.bench';
 const { MongoClient } = driver;
 
 const PARTITIONS = 6;
-/** Backlog of the side-by-side drains; `RELAY_BENCH_PARTITIONED_EVENTS` overrides it. */
+/** Burst size; `RELAY_BENCH_PARTITIONED_EVENTS` overrides it. */
 const EVENTS = Number(process.env.RELAY_BENCH_PARTITIONED_EVENTS ?? 30_000);
 const BATCH = 500;
-/** The hand-over run's lease: short enough to measure a few pauses quickly. */
+/** The hand-over run's lease: short enough to measure the pause quickly. */
 const LEASE = { enabled: true, durationMs: 3000, renewMs: 500 };
 
-interface SharedRelay {
-  child: ChildProcess;
-  ready: Promise<void>;
-  done: Promise<DrainReport>;
-  exited: Promise<void>;
+interface Progress {
+  published: number;
+  cpuSeconds: number;
 }
 
-function forkShared(
-  ctx: BenchContext,
-  db: string,
-  prefix: string,
-  events: number,
-  options: object,
-  stay = false,
-): SharedRelay {
+/** A relay process (bench/relay-drain.child.ts with BENCH_SHARED and BENCH_STAY). */
+interface RelayProcess {
+  child: ChildProcess;
+  ready: Promise<void>;
+  exited: Promise<void>;
+  progress: Progress;
+}
+
+function forkRelay(ctx: BenchContext, db: string, prefix: string, options: object): RelayProcess {
   const child = fork(compileDrainChild(), [], {
     env: {
       ...process.env,
       MONGODB_URI: dbUri(ctx, db, false),
       BENCH_PREFIX: prefix,
-      BENCH_EVENTS: String(events),
+      BENCH_EVENTS: '0',
       BENCH_BATCH: String(BATCH),
       BENCH_SHARED: '1',
-      BENCH_STAY: stay ? '1' : '0',
+      BENCH_STAY: '1',
       RELAY_BENCH_OPTIONS: JSON.stringify({ partitions: PARTITIONS, ...options }),
     },
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
@@ -76,39 +78,67 @@ function forkShared(
     (output.replace(/\x1b\[[0-9;]*m/g, '').match(/^.*(Error|error).*$/m)?.[0] ?? output)
       .trim()
       .slice(0, 300);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  let report: DrainReport | undefined;
-  const ready = new Promise<void>((resolve, reject) => {
-    child.on('message', (message: { ready?: boolean } & DrainReport) => {
+  const state: RelayProcess = {
+    child,
+    ready: Promise.resolve(),
+    exited: new Promise<void>((resolve) => child.once('exit', () => resolve())),
+    progress: { published: 0, cpuSeconds: 0 },
+  };
+  state.ready = new Promise<void>((resolve, reject) => {
+    child.on('message', (message: { ready?: boolean; progress?: boolean } & Progress) => {
       if (message.ready) resolve();
-      else report = message;
+      if (message.progress) state.progress = message;
     });
     child.once('exit', (code) =>
       reject(new Error(`relay process exited (${code}) before ready: ${why()}`)),
     );
   });
-  const done = new Promise<DrainReport>((resolve, reject) =>
-    child.once('exit', (code) =>
-      report ? resolve(report) : reject(new Error(`relay process exited with ${code}: ${why()}`)),
-    ),
-  );
-  ready.catch(() => undefined);
-  done.catch(() => undefined);
-  return { child, ready, done, exited };
+  state.ready.catch(() => undefined);
+  return state;
 }
 
-async function fill(outbox: driver.Collection, events: number): Promise<void> {
-  for (let i = 0; i < events; i += 5000) {
-    const n = Math.min(5000, events - i);
-    await outbox.insertMany(Array.from({ length: n }, (_, k) => makeEvent(i + k)) as never[]);
+/** Starts `count` relay processes and waits until they hold the partitions evenly. */
+async function startRelays(
+  ctx: BenchContext,
+  db: string,
+  prefix: string,
+  count: number,
+  options: object,
+  connection: Connection,
+): Promise<RelayProcess[]> {
+  const relays = Array.from({ length: count }, () => forkRelay(ctx, db, prefix, options));
+  await Promise.all(relays.map((r) => r.ready));
+  for (const r of relays) r.child.send('go');
+  await waitEven(connection, relays);
+  return relays;
+}
+
+const alive = (relays: RelayProcess[]): number[] =>
+  relays.filter((r) => r.child.exitCode === null && !r.child.killed).map((r) => r.child.pid!);
+
+async function waitEven(connection: Connection, relays: RelayProcess[]): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!isEven(await readSpread(connection), alive(relays))) {
+    if (Date.now() > deadline) throw new Error('the partitions were not spread evenly in 60 s');
+    await sleep(50);
   }
 }
 
-/** One drain of `events` by `relays` processes; undefined (and why) when they cannot run. */
-async function drainWith(
+async function stopRelays(relays: RelayProcess[]): Promise<void> {
+  for (const r of relays) r.child.kill('SIGTERM');
+  await Promise.all(relays.map((r) => Promise.race([r.exited, sleep(10_000)])));
+  for (const r of relays) r.child.kill('SIGKILL');
+}
+
+async function waitDrained(outbox: driver.Collection): Promise<void> {
+  while ((await outbox.countDocuments({ status: 'pending' })) > 0) await sleep(50);
+}
+
+/** One burst of `events` drained by `count` relay processes; the reason when they cannot run. */
+async function burst(
   ctx: BenchContext,
   kafka: Kafka,
-  relays: number,
+  count: number,
   events: number,
 ): Promise<string | undefined> {
   const db = `bench-parts-${suffix()}`;
@@ -118,28 +148,33 @@ async function drainWith(
   const client = new MongoClient(dbUri(ctx, db, false));
   await client.connect();
   const outbox = client.db().collection('outbox');
-  const children: SharedRelay[] = [];
+  const connection = { db: client.db() } as unknown as Connection;
+  let relays: RelayProcess[] = [];
   try {
-    await fill(outbox, events);
-    for (let i = 0; i < relays; i++) children.push(forkShared(ctx, db, prefix, events, {}));
-    await Promise.all(children.map((c) => c.ready));
+    relays = await startRelays(ctx, db, prefix, count, {}, connection);
+    const cpuBefore = relays.map((r) => r.progress.cpuSeconds);
     const started = Date.now();
-    for (const c of children) c.child.send('go');
-    const reports = await Promise.all(children.map((c) => c.done));
+    for (let i = 0; i < events; i += 5000) {
+      const n = Math.min(5000, events - i);
+      await outbox.insertMany(Array.from({ length: n }, (_, k) => makeEvent(i + k)) as never[]);
+    }
+    const written = (Date.now() - started) / 1000;
+    await waitDrained(outbox);
     const seconds = (Date.now() - started) / 1000;
+    await sleep(400); // the last progress reports
     const inKafka = await topicSize(kafka, topic);
     line(
-      `${relays} relay process${relays > 1 ? 'es' : ''}, ${PARTITIONS} partitions`,
-      `${(events / seconds).toFixed(0)} ev/s (${seconds.toFixed(1)} s); ` +
-        `published per process ${reports.map((r) => r.published).join(' / ')}; ` +
-        `CPU per process ${reports.map((r) => `${r.cpuSeconds.toFixed(1)} s`).join(' / ')}; ` +
+      `${count} relay process${count > 1 ? 'es' : ''}, ${PARTITIONS} partitions`,
+      `${(events / seconds).toFixed(0)} ev/s (${seconds.toFixed(1)} s, written in ${written.toFixed(1)} s); ` +
+        `published per process ${relays.map((r) => r.progress.published).join(' / ')}; ` +
+        `CPU per process ${relays.map((r, i) => `${(r.progress.cpuSeconds - cpuBefore[i]).toFixed(1)} s`).join(' / ')}; ` +
         `${inKafka - events} duplicates`,
     );
     return undefined;
   } catch (error) {
-    for (const c of children) c.child.kill('SIGKILL');
     return (error as Error).message;
   } finally {
+    await stopRelays(relays);
     await client
       .db()
       .dropDatabase()
@@ -150,11 +185,11 @@ async function drainWith(
 
 export async function partitionedDrain(ctx: BenchContext, kafka: Kafka): Promise<void> {
   process.stdout.write(
-    `partitioned relays draining a pre-filled outbox of ${EVENTS} events (${ctx.mongoKind}, ` +
-      `each relay in its own process, ${PARTITIONS} partitions, ${ctx.mongoKind === 'poppydb' ? 'PoppyDB and ' : ''}Kafka on this machine):\n`,
+    `partitioned relays draining a burst of ${EVENTS} events (${ctx.mongoKind}; each relay in its own process, ` +
+      `${PARTITIONS} partitions, spread evenly before the burst; the database and Kafka on this machine):\n`,
   );
-  for (const relays of [1, 2, 3]) {
-    const failure = await drainWith(ctx, kafka, relays, EVENTS);
+  for (const count of [1, 2, 3]) {
+    const failure = await burst(ctx, kafka, count, EVENTS);
     if (failure) {
       process.stdout.write(`  skipped: the partitioned relay could not run (${failure})\n`);
       return;
@@ -171,62 +206,56 @@ export async function handOverPause(ctx: BenchContext, kafka: Kafka): Promise<vo
   await client.connect();
   const outbox = client.db().collection('outbox');
   const connection = { db: client.db() } as unknown as Connection;
-  // Never done on their own: stopped by the bench.
-  const children = [0, 1, 2].map(() => forkShared(ctx, db, prefix, 0, { lease: LEASE }, true));
+  let relays: RelayProcess[] = [];
   let writing = true;
   const inserted = new Map<string, number>();
-  let n = 0;
-  const writer = (async () => {
-    while (writing) {
-      const batch = Array.from({ length: 10 }, () => makeEvent(n++));
-      const at = Date.now();
-      await outbox.insertMany(batch as never[]);
-      for (const e of batch) inserted.set(e.eventId, at);
-      await sleep(50);
-    }
-  })();
+  let writer: Promise<void> = Promise.resolve();
   try {
-    await Promise.all(children.map((c) => c.ready));
-    for (const c of children) c.child.send('go');
-    const pids = () =>
-      children.filter((c) => c.child.exitCode === null && !c.child.killed).map((c) => c.child.pid!);
-    const waitEven = async (what: string) => {
-      const deadline = Date.now() + 60_000;
-      while (!isEven(await readSpread(connection), pids())) {
-        if (Date.now() > deadline) throw new Error(`no even spread: ${what}`);
+    relays = await startRelays(ctx, db, prefix, 3, { lease: LEASE }, connection);
+    let n = 0;
+    writer = (async () => {
+      while (writing) {
+        const batch = Array.from({ length: 10 }, () => makeEvent(n++));
+        const at = Date.now();
+        await outbox.insertMany(batch as never[]);
+        for (const e of batch) inserted.set(e.eventId, at);
         await sleep(50);
       }
-    };
-    await waitEven('3 relays');
-    await sleep(2000);
+    })();
+    await sleep(3000);
     const before = await readSpread(connection);
-    const victim = children[0];
+    const victim = relays[0];
     const victimPartitions =
       [...before.byOwner].find(([owner]) => ownerPid(owner) === victim.child.pid)?.[1] ?? [];
     const killedAt = Date.now();
     victim.child.kill('SIGKILL');
     await victim.exited;
-    await waitEven('2 relays');
+    await waitEven(connection, relays);
     const heldAgainMs = Date.now() - killedAt;
     const spread = describeSpread(await readSpread(connection));
-    await sleep(3000);
+    await sleep(5000);
     writing = false;
     await writer;
-    while ((await outbox.countDocuments({ status: 'pending' })) > 0) await sleep(100);
-    const ranges = victimPartitions.map((p) => slotsOfPartition(p, PARTITIONS));
-    const inVictim = (slot: number) => ranges.some((r) => slot >= r.from && slot < r.to);
+    await waitDrained(outbox);
     const docs = await outbox
       .find({}, { projection: { eventId: 1, slot: 1, publishedAt: 1 } })
       .toArray();
-    let victimMax = 0;
-    let othersMax = 0;
+    const longest = new Array<number>(PARTITIONS).fill(0);
+    const steady = new Array<number>(PARTITIONS).fill(0);
     for (const doc of docs) {
       const at = inserted.get(doc.eventId as string);
-      if (at === undefined || at < killedAt - 5000) continue;
+      if (at === undefined) continue;
       const delay = (doc.publishedAt as Date).getTime() - at;
-      if (inVictim(doc.slot as number)) victimMax = Math.max(victimMax, delay);
-      else othersMax = Math.max(othersMax, delay);
+      const p = partitionOfSlot(doc.slot as number, PARTITIONS);
+      if (at >= killedAt) longest[p] = Math.max(longest[p], delay);
+      else steady[p] = Math.max(steady[p], delay);
     }
+    const show = (list: number[], of: (p: number) => boolean) =>
+      list
+        .map((ms, p) => (of(p) ? `p${p} ${ms}` : undefined))
+        .filter(Boolean)
+        .join(', ') + ' ms';
+    const victims = (p: number) => victimPartitions.includes(p);
     process.stdout.write(
       `hand-over after a SIGKILL (3 relays, ${PARTITIONS} partitions, lease ${LEASE.durationMs} ms, renew ${LEASE.renewMs} ms, 200 ev/s):\n`,
     );
@@ -234,16 +263,21 @@ export async function handOverPause(ctx: BenchContext, kafka: Kafka): Promise<vo
       `kill -> partitions [${victimPartitions.join(',')}] held again`,
       `${heldAgainMs} ms (${spread})`,
     );
-    line('longest insert -> published, events of those partitions', `${victimMax} ms`);
-    line('... events of the other partitions (same window)', `${othersMax} ms`);
+    line('longest insert -> published after the kill, its partitions', show(longest, victims));
+    line(
+      '... the other partitions',
+      show(longest, (p) => !victims(p)),
+    );
+    line(
+      '... events inserted in the 3 s before the kill',
+      show(steady, () => true),
+    );
   } catch (error) {
-    writing = false;
-    await writer.catch(() => undefined);
     process.stdout.write(`hand-over pause skipped: ${(error as Error).message}\n`);
   } finally {
-    for (const c of children) c.child.kill('SIGTERM');
-    await Promise.all(children.map((c) => Promise.race([c.exited, sleep(10_000)])));
-    for (const c of children) c.child.kill('SIGKILL');
+    writing = false;
+    await writer.catch(() => undefined);
+    await stopRelays(relays);
     await client
       .db()
       .dropDatabase()
