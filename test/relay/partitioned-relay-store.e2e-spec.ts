@@ -181,6 +181,24 @@ describeWith(['mongodb'], 'the partitioned relay’s MongoDB stores', () => {
     expect(await p0.claimCheckpoint(g0.fencing)).toMatchObject({ token: { at: 'p0' } });
   });
 
+  it('a partition’s checkpoint is fenced: after a newer term claimed it, an older term’s save does not land', async () => {
+    const ports = partitions();
+    const layout = (await ports.membership.switchLayout(undefined, 3))!;
+    const state = ports.scope(layout, 1).state;
+    const now = await state.serverTime();
+    const old = (await state.acquireLease('old', now, later(now, 1)))!;
+    await state.claimCheckpoint(old.fencing);
+    expect(await state.saveCheckpoint({ by: 'old' }, old.fencing, now)).toBe(true);
+    let serverNow = await state.serverTime();
+    while (serverNow.getTime() <= now.getTime() + 1) serverNow = await state.serverTime();
+    const fresh = (await state.acquireLease('new', serverNow, later(serverNow, 10_000)))!;
+    expect(await state.claimCheckpoint(fresh.fencing)).toMatchObject({ token: { by: 'old' } });
+    expect(await state.saveCheckpoint({ by: 'old, late' }, old.fencing, serverNow)).toBe(false);
+    expect(await state.clearCheckpoint(old.fencing, serverNow)).toBe(false);
+    expect(await state.claimCheckpoint(old.fencing)).toBeUndefined();
+    expect(await state.claimCheckpoint(fresh.fencing)).toMatchObject({ token: { by: 'old' } });
+  });
+
   it('scoped reads see only their partition’s slots, page by page, with the slot indexes', async () => {
     const outbox = conn.collection(uniqueName('outbox'));
     const names = { ...collections, outbox: outbox.collectionName };
