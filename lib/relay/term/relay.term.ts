@@ -62,6 +62,7 @@ export class RelayTerm {
         clock,
         now,
         canPublish: leaseValid,
+        leaseValid: () => lease.isValid(),
         random,
         logger: loggers('RelayEngine'),
         holdsLogger: loggers('RelayDestinations'),
