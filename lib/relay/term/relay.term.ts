@@ -67,6 +67,7 @@ export class RelayTerm {
         logger: loggers('RelayEngine'),
         holdsLogger: loggers('RelayDestinations'),
         metrics,
+        budget: deps.budget?.(),
       },
     );
     this.checkpointer = new Checkpointer(options.checkpointEvery, {
