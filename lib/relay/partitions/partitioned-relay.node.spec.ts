@@ -107,6 +107,8 @@ class MemoryPartitions implements RelayPartitionPorts, RelayMembershipStore {
   }
   async switchLayout(expected: RelayLayout | undefined, partitions: number) {
     if (this.stored?.generation !== expected?.generation) return undefined;
+    const old = await this.leases(expected, expected?.partitions ?? 1);
+    if (old.some((lease) => lease.expiresAt > new Date())) return undefined;
     this.stored = { partitions, generation: (expected?.generation ?? 0) + 1 };
     if (partitions !== 1 && this.single.lease)
       this.single.lease = { ...this.single.lease, expiresAt: new Date(0) };

@@ -45,7 +45,12 @@ export class PartitionedRelayNode {
   private readonly relays = new Map<number, PartitionRelay>();
   private readonly metricsOf = new Map<number, OutboxRelayMetrics>();
   private readonly starting = new Set<Promise<void>>();
-  private readonly stopping = new Set<Promise<void>>();
+  /**
+   * Partitions whose relay is stopping (handed over or lost): not taken again until it
+   * stopped, so one process never runs two terms of a partition (they share the owner name,
+   * and a late acquire of the old one would fence the new one off).
+   */
+  private readonly retiring = new Map<number, Promise<void>>();
   private leases = new Map<number, PartitionLease>();
   private ticker?: RelayTimer;
   private ticking?: Promise<void>;
@@ -259,6 +264,7 @@ export class PartitionedRelayNode {
     for (let partition = 0; partition < layout.partitions; partition++) {
       const lease = this.leases.get(partition);
       if (this.relays.has(partition)) continue;
+      if (this.retiring.has(partition)) continue;
       if (!lease || lease.expiresAt.getTime() <= serverNow.getTime()) free.push(partition);
     }
     const plan = planShare({
@@ -277,14 +283,26 @@ export class PartitionedRelayNode {
     for (const [partition, relay] of this.relays) {
       if (!relay.hasStarted || relay.isLeader || relay.isStopping) continue;
       this.logger.log(`Lost partition ${partition}; it is taken anew if free.`);
-      this.relays.delete(partition);
-      this.metricsOf.delete(partition);
-      this.track(this.stopping, relay.stop());
+      this.retire(partition, relay);
     }
   }
 
+  /** Stops `relay` (in the background) and forgets it once stopped. */
+  private retire(partition: number, relay: PartitionRelay): Promise<void> {
+    if (this.relays.get(partition) === relay) {
+      this.relays.delete(partition);
+      this.metricsOf.delete(partition);
+    }
+    const stopped = relay.stop().finally(() => {
+      if (this.retiring.get(partition) === stopped) this.retiring.delete(partition);
+    });
+    this.retiring.set(partition, stopped);
+    this.track(stopped);
+    return stopped;
+  }
+
   private take(layout: RelayLayout, partition: number): void {
-    if (!this.running || this.relays.has(partition)) return;
+    if (!this.running || this.relays.has(partition) || this.retiring.has(partition)) return;
     const metrics = partitionMetrics(this.deps.metrics);
     const relay = new PartitionRelay(
       layout,
@@ -306,13 +324,9 @@ export class PartitionedRelayNode {
         return;
       }
       // Another instance took it first: give up (stop() of a node without a lease is quick).
-      if (this.relays.get(partition) === relay) {
-        this.relays.delete(partition);
-        this.metricsOf.delete(partition);
-      }
-      return relay.stop();
+      void this.retire(partition, relay);
     });
-    this.track(this.starting, started);
+    this.trackStart(started);
   }
 
   private release(partition: number, share: number): void {
@@ -321,23 +335,20 @@ export class PartitionedRelayNode {
     this.logger.log(
       `Hands partition ${partition} over (fair share: at most ${share} per live instance).`,
     );
-    this.track(
-      this.stopping,
-      relay.stop().finally(() => {
-        if (this.relays.get(partition) === relay) {
-          this.relays.delete(partition);
-          this.metricsOf.delete(partition);
-        }
-      }),
-    );
+    // Stays counted as ours (in `relays`) until stopped: the lease is released at the end.
+    const stopped = relay.stop().finally(() => {
+      if (this.relays.get(partition) === relay) {
+        this.relays.delete(partition);
+        this.metricsOf.delete(partition);
+      }
+    });
+    this.track(stopped);
   }
 
   private async stopAll(): Promise<void> {
     await Promise.allSettled([...this.starting]);
-    const relays = [...this.relays.values()];
-    this.relays.clear();
-    this.metricsOf.clear();
-    await Promise.allSettled([...relays.map((relay) => relay.stop()), ...this.stopping]);
+    for (const [partition, relay] of [...this.relays]) void this.retire(partition, relay);
+    await Promise.allSettled([...this.retiring.values()]);
   }
 
   /** After a switch to one partition: the single lease, as a plain `RelayNode`. */
@@ -352,13 +363,15 @@ export class PartitionedRelayNode {
     await this.single.start();
   }
 
-  private track(set: Set<Promise<void>>, promise: Promise<void>): void {
-    const tracked = promise
-      .catch((error: unknown) => {
-        this.logger.error(`Partition hand-over failed unexpectedly: ${describeError(error)}`);
-      })
-      .finally(() => set.delete(tracked));
-    set.add(tracked);
+  private trackStart(promise: Promise<void>): void {
+    const tracked = this.track(promise).finally(() => this.starting.delete(tracked));
+    this.starting.add(tracked);
+  }
+
+  private track(promise: Promise<void>): Promise<void> {
+    return promise.catch((error: unknown) => {
+      this.logger.error(`Partition hand-over failed unexpectedly: ${describeError(error)}`);
+    });
   }
 
   // ---------------------------------------------------------------- slot backfill

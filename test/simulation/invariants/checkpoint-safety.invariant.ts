@@ -1,6 +1,7 @@
 import type { CheckpointFact } from '../world/sim.history';
 import type { SimWorld } from '../world/sim-world';
 import { asSimToken } from '../mongo/sim-token';
+import { rangeOfScope } from '../mongo/sim-database';
 import { capped } from './invariant';
 import type { InvariantChecker, InvariantResult } from './invariant';
 
@@ -22,7 +23,9 @@ export class CheckpointSafetyInvariant implements InvariantChecker {
     const token = asSimToken(fact.token);
     const appended = world.appendedIds();
     const unsafe: string[] = [];
-    for (const doc of world.db.eventsUpTo(token)) {
+    // A partition's checkpoint covers only its own slot range (its stream is filtered).
+    const range = fact.scope ? rangeOfScope(fact.scope) : undefined;
+    for (const doc of world.db.eventsUpTo(token, range)) {
       if (appended.has(doc.eventId) || world.history.deadMarked.has(doc.eventId)) continue;
       if (doc.status === 'pending' && doc.nextAttemptAt) continue;
       unsafe.push(`${doc.eventId} (${doc.aggregateType}/${doc.aggregateId}, ${doc.status})`);

@@ -1,3 +1,4 @@
+import { eventSlot } from '../../../lib/events/event-slot';
 import { Types } from 'mongoose';
 import type { SimScheduler } from '../core/sim.scheduler';
 import { SIM_EPOCH_MS } from '../process/sim-process';
@@ -118,6 +119,7 @@ export class SimWriters {
       occurredAt: new Date(wall),
       status: 'pending',
       attempts: 0,
+      slot: eventSlot(type, aggregateId),
     };
   }
 }
