@@ -119,7 +119,10 @@ export class SimWriters {
       occurredAt: new Date(wall),
       status: 'pending',
       attempts: 0,
-      slot: eventSlot(type, aggregateId),
+      // A writer of a version before slots (`unslottedWriters`) leaves it to the relay's backfill.
+      slot: this.world.unslottedWriters?.includes(writer)
+        ? undefined
+        : eventSlot(type, aggregateId),
     };
   }
 }

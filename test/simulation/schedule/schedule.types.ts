@@ -114,6 +114,11 @@ export interface SimWorldData {
   kafkaLatencyMs: number;
   /** Majority-commit lag, ms. */
   majorityLagMs: number;
+  /**
+   * Writers of a version before slots: their events carry no `slot` until the partitioned
+   * relay's backfill stamps it (their aggregates must be theirs alone: `aggregateSequence` off).
+   */
+  unslottedWriters?: number[];
 }
 
 export interface SimRelayData {

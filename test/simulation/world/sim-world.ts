@@ -112,7 +112,10 @@ function maxWriterSkew(schedule: Schedule): number {
 function handOverMs(schedule: Schedule): number {
   const { options } = schedule;
   if (options.partitions === undefined) return 0;
-  return options.lease.durationMs + 6 * options.lease.renewMs + options.shutdownTimeoutMs;
+  const backfill = schedule.world.unslottedWriters?.length ? options.sweepIntervalMs : 0;
+  return (
+    options.lease.durationMs + 6 * options.lease.renewMs + options.shutdownTimeoutMs + backfill
+  );
 }
 
 export function timingOf(schedule: Schedule): SimTiming {
