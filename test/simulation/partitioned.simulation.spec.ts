@@ -16,7 +16,7 @@ import { realRelay } from './world/relay.factory';
  * partition, a fair spread at the end, the stored layout is the live relays'. `SIM_SEED` and
  * `SIM_PARTITIONED_RUNS` change the seed and the number of runs.
  */
-const RUNS = Number(process.env.SIM_PARTITIONED_RUNS ?? 300);
+const RUNS = Number(process.env.SIM_PARTITIONED_RUNS ?? 200);
 const SEED = Number(process.env.SIM_SEED ?? 20_261_201);
 
 /** A fixed world: 3 relays, 40 transactions over 4 aggregates of 2 types, no faults. */

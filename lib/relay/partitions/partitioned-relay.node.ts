@@ -102,7 +102,7 @@ export class PartitionedRelayNode {
     if (!this.running) return;
     this.connectPublisher();
     await this.tick();
-    if (!this.running) return;
+    if (!this.running || this.single) return;
     const name = `nestjs-outbox:relay:${this.options.name}`;
     this.ticker = this.deps.clock.every(`${name}:partitions`, this.options.lease.renewMs, () => {
       this.ticking ??= this.tick().finally(() => (this.ticking = undefined));
@@ -214,7 +214,7 @@ export class PartitionedRelayNode {
   // ---------------------------------------------------------------- membership tick
 
   private async tick(): Promise<void> {
-    if (!this.running) return;
+    if (!this.running || this.single) return;
     try {
       await this.step();
     } catch (error) {
