@@ -135,6 +135,17 @@ describe('partitioned relays under simulated churn', () => {
     expect(report.history.storeOps.some((op) => op.name === 'stampMissingSlots')).toBe(true);
   }, 60_000);
 
+  it('replays a partitioned run exactly (same schedule, same trace)', async () => {
+    const schedule = quietWorld(3, [
+      { kind: 'leave', at: 2_000, duration: 1_000, target: 0, param: 0 },
+      { kind: 'pause', at: 4_000, duration: 2_000, target: 1, param: 0 },
+    ]);
+    const first = await runSchedule(schedule, realRelay);
+    const second = await runSchedule(schedule, realRelay);
+    expect(second.outcome.traceHash).toBe(first.outcome.traceHash);
+    expect(first.outcome.realTimeUses).toEqual([]);
+  }, 60_000);
+
   it('hand partitions over while one relay leaves, one dies and one pauses', async () => {
     const schedule = quietWorld(6, [
       { kind: 'leave', at: 3_000, duration: 2_000, target: 0, param: 0 },
