@@ -38,6 +38,17 @@ export interface PublishFatal {
 
 export type PublishOutcome = PublishOk | PublishRetriable | PublishFatal;
 
+/** What the relay tells the publisher about one `publish` call. */
+export interface PublishContext {
+  /**
+   * Aborted once the relay gave up on this call (its term ended: the lease ran out, or a stop
+   * timed out). From then on the publisher must send nothing more for the call (no retry, no
+   * fallback send) and report what it did not send `retriable`: another instance may already
+   * publish these aggregates, and a late send would break their order.
+   */
+  signal?: AbortSignal;
+}
+
 /**
  * Where the relay sends events. One default implementation (`KafkaPublisher`); provide your own
  * with the `relay.publisher` option.
@@ -48,11 +59,15 @@ export type PublishOutcome = PublishOk | PublishRetriable | PublishFatal;
  * - events of one aggregate come in commit order; they must be sent in that order, and an event
  *   must not be reported `ok` after an earlier event of the same aggregate in the same call was
  *   not (send nothing more of that aggregate instead: report it `retriable`);
- * - the relay never has two calls in flight that contain events of the same aggregate.
+ * - the relay never has two calls in flight that contain events of the same aggregate;
+ * - once `context.signal` is aborted, nothing more of the call is sent (see `PublishContext`).
  */
 export interface OutboxPublisher {
   connect(): Promise<void>;
-  publish(events: readonly OutboxEventRecord[]): Promise<PublishOutcome[]>;
+  publish(
+    events: readonly OutboxEventRecord[],
+    context?: PublishContext,
+  ): Promise<PublishOutcome[]>;
   /** Flushes what is in flight and closes. Must not throw. */
   disconnect(): Promise<void>;
   /**

@@ -1,7 +1,7 @@
 export * from './relay.options';
 export { OutboxRelay } from './outbox.relay';
 export * from './relay.metrics';
-export type { RelayStatus, HeldDestination, StreamState } from './relay.status';
+export type { RelayStatus, HeldDestination, StreamState, PartitionStatus } from './relay.status';
 export { POSITION_LOST_CODES } from './mongo/mongo-change.source';
 export type { OutboxDeadLetter, PublishErrorEntry } from './mongo/mongo-outbox-relay.store';
 export type {

@@ -1,4 +1,5 @@
 import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
+import type { InFlightBudget } from './engine/in-flight.budget';
 import type { ChangeSource } from './ports/change-source';
 import type { OutboxRelayStore } from './ports/outbox-relay.store';
 import type { RelayClock } from './ports/relay-clock';
@@ -19,4 +20,15 @@ export interface RelayNodeDeps {
   metrics: OutboxRelayMetrics;
   /** Jitter of backoffs; default `Math.random`. */
   random?: () => number;
+  /**
+   * The in-memory bound of each term (default: one of its own, `maxInFlight` and
+   * `maxInFlightBytes`). A partitioned relay gives every partition a share of one.
+   */
+  budget?: () => InFlightBudget;
+  /**
+   * When a term ends with publishes abandoned (a stop timed out), leave the lease to expire
+   * instead of releasing it, so no other instance starts on these aggregates while the
+   * broker client may still retry a request of ours. Default false (released at once).
+   */
+  keepLeaseAfterAbandon?: boolean;
 }

@@ -201,7 +201,14 @@ export class RelayNode {
           `Publishes still in flight after ${timeoutMs} ms were abandoned; their events stay pending and are sent again later.`,
         );
       }
-      if (release && this.options.lease.enabled && this.lease.fencing !== undefined) {
+      const keep = !finished && this.deps.keepLeaseAfterAbandon === true;
+      if (keep) {
+        this.lease.lost();
+        this.logger.warn(
+          'The lease is left to expire, not released, since publishes were abandoned.',
+        );
+      }
+      if (release && !keep && this.options.lease.enabled && this.lease.fencing !== undefined) {
         try {
           await this.lease.release();
         } catch (error) {

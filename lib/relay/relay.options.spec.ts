@@ -20,6 +20,7 @@ describe('resolveRelayOptions', () => {
       lease: { enabled: true, durationMs: 15_000, renewMs: 5_000 },
       retentionSeconds: 604_800,
       name: 'default',
+      partitions: 1,
     });
   });
 
@@ -40,6 +41,12 @@ describe('resolveRelayOptions', () => {
     [{ kafka, topic: 'orders' }, 'relay.topic'],
     [{ kafka, name: 'a/b' }, 'relay.name'],
     [{ kafka, unknownThing: true }, 'relay.unknownThing'],
+    [{ kafka, partitions: 0 }, 'relay.partitions'],
+    [{ kafka, partitions: 2.5 }, 'relay.partitions'],
+    [{ kafka, partitions: 257 }, 'relay.partitions'],
+    [{ kafka, partitions: 4, lease: { enabled: false } }, 'relay.partitions'],
+    [{ kafka, partitions: 16 }, 'relay.maxInFlight'],
+    [{ kafka, partitions: 4, maxInFlightBytes: 2_000_000 }, 'relay.maxInFlightBytes'],
     [{ publisher: { publish: () => [] } }, 'relay.publisher'],
   ])('rejects %j naming %s', (raw, option) => {
     try {
@@ -49,6 +56,10 @@ describe('resolveRelayOptions', () => {
       expect(error).toBeInstanceOf(OutboxOptionsError);
       expect((error as OutboxOptionsError).option).toBe(option);
     }
+  });
+
+  it('accepts partitions whose batches fit in maxInFlight', () => {
+    expect(resolveRelayOptions({ kafka, partitions: 10 }).partitions).toBe(10);
   });
 
   it('accepts a custom publisher instead of kafka', () => {

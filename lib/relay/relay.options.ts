@@ -77,6 +77,14 @@ export interface RelayOptions {
   shutdownTimeoutMs?: number;
   /** Name of this relay's checkpoint and lease documents (run several relays on one database). Default `default`. */
   name?: string;
+  /**
+   * How many partitions the outbox is split into (by a hash of aggregateType and aggregateId),
+   * each with its own lease, fencing number and checkpoint, spread over the app's instances.
+   * Default 1: one relay instance publishes, the others wait (single leader). Every instance
+   * must use the same number; after a change, instances with the new number take over once
+   * every lease of the old layout has ended. Needs `maxInFlight >= partitions x batchSize`.
+   */
+  partitions?: number;
 }
 
 export interface ResolvedRelayOptions {
@@ -103,7 +111,11 @@ export interface ResolvedRelayOptions {
   idleMs: number;
   shutdownTimeoutMs: number;
   name: string;
+  partitions: number;
 }
+
+/** Most relay partitions (each needs its lease, checkpoint and change stream). */
+export const MAX_RELAY_PARTITIONS = 256;
 
 export const RELAY_DEFAULTS = {
   autoStart: true,
@@ -123,6 +135,7 @@ export const RELAY_DEFAULTS = {
   idleMs: 1000,
   shutdownTimeoutMs: 10_000,
   name: 'default',
+  partitions: 1,
 } as const;
 
 const KNOWN_KEYS = new Set([
@@ -147,6 +160,7 @@ const KNOWN_KEYS = new Set([
   'idleMs',
   'shutdownTimeoutMs',
   'name',
+  'partitions',
 ]);
 const KAFKA_KEYS = new Set([
   'brokers',
@@ -430,6 +444,34 @@ export function resolveRelayOptions(raw: RelayOptions | undefined): ResolvedRela
       'Raise maxInFlightBytes or lower maxBatchBytes.',
     );
   }
+  const partitions = int(
+    'partitions',
+    options.partitions,
+    RELAY_DEFAULTS.partitions,
+    1,
+    MAX_RELAY_PARTITIONS,
+  );
+  if (partitions > 1 && !lease.enabled) {
+    fail(
+      'partitions',
+      `(${partitions}) needs relay.lease.enabled (each partition is leased)`,
+      'Enable the lease or use partitions: 1.',
+    );
+  }
+  if (maxInFlight < partitions * batchSize) {
+    fail(
+      'maxInFlight',
+      `(${maxInFlight}) is below relay.partitions x relay.batchSize (${partitions} x ${batchSize})`,
+      'One instance may own every partition and each needs room for a batch: raise maxInFlight or lower batchSize.',
+    );
+  }
+  if (maxInFlightBytes < partitions * maxBatchBytes) {
+    fail(
+      'maxInFlightBytes',
+      `(${maxInFlightBytes}) is below relay.partitions x relay.maxBatchBytes (${partitions} x ${maxBatchBytes})`,
+      'Raise maxInFlightBytes or lower maxBatchBytes.',
+    );
+  }
   const idempotent = kafka?.idempotent === true && !options.publisher;
   const name = options.name ?? RELAY_DEFAULTS.name;
   if (typeof name !== 'string' || !/^[A-Za-z0-9._-]{1,100}$/.test(name)) {
@@ -492,5 +534,6 @@ export function resolveRelayOptions(raw: RelayOptions | undefined): ResolvedRela
       600_000,
     ),
     name,
+    partitions,
   };
 }

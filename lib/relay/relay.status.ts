@@ -19,6 +19,24 @@ export interface HeldDestination {
   lastError: string;
 }
 
+/** One partition of a partitioned relay (`relay.partitions` > 1), as this instance sees it. */
+export interface PartitionStatus {
+  partition: number;
+  /** The lease holder at the last membership tick (undefined: free); this instance for its own. */
+  owner?: string;
+  /** Whether this instance holds it and publishes its events. */
+  owned: boolean;
+  /** The lease's fencing number (of the holder). */
+  fencing?: number;
+  /** The partition's stream, while this instance owns it (else `stopped`). */
+  stream: StreamState;
+  /** Events of it held in memory, while owned. */
+  inFlight?: { events: number; bytes: number };
+  /** Pending events and the age of the oldest (ms), from its last sweep, while owned. */
+  pendingCount?: number;
+  oldestPendingAgeMs?: number;
+}
+
 /** The relay's state, for health checks and tests. */
 export interface RelayStatus {
   running: boolean;
@@ -36,4 +54,9 @@ export interface RelayStatus {
   inFlight: { events: number; bytes: number };
   /** Aggregates the relay tracks (publishing, waiting for a retry, or catching up). */
   trackedAggregates: number;
+  /**
+   * With `relay.partitions` > 1: every partition of the layout. `role` is then `leader` while
+   * this instance owns at least one, and the other fields sum (or take the worst of) its own.
+   */
+  partitions?: PartitionStatus[];
 }

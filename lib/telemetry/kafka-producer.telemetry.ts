@@ -77,7 +77,7 @@ class TracingKafkaSender implements KafkaSender {
     return this.inner.disconnect();
   }
 
-  async send(batches: readonly TopicBatch[]): Promise<void> {
+  async send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
     const { api } = this;
     const tracer = api.trace.getTracer(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
     const spans: Span[] = [];
@@ -100,7 +100,7 @@ class TracingKafkaSender implements KafkaSender {
     }));
     const started = this.now();
     try {
-      await this.inner.send(traced);
+      await this.inner.send(traced, signal);
     } catch (error) {
       this.record(batches, started, (error as Error)?.name ?? 'Error');
       for (const span of spans) {

@@ -1,6 +1,6 @@
 /**
  * `npm run simulate -- [--runs N] [--seed S] [--path P] [--verbose] [--no-shrink] [--shrink]
- *   [--keep-going] [--only a,f] [--schedule FILE] [--toy]`
+ *   [--keep-going] [--only a,f] [--schedule FILE] [--toy] [--partitioned | --partitions N]`
  *
  * Runs N schedules of the relay simulation (fast-check, seed S; default 1000 runs, a seed from
  * the time), or replays one (`--seed S --path P`, as printed for a failure). Prints runs,
@@ -10,12 +10,15 @@
  * runs all N schedules whatever fails (no shrinking) and lists the failures grouped by kind,
  * each with the command that replays it. `--only a,f` judges only those invariants (to shrink
  * toward a failure of theirs); `--shrink` shrinks a replayed path further; `--schedule FILE`
- * replays a schedule saved as JSON (as printed for a failure).
+ * replays a schedule saved as JSON (as printed for a failure). `--partitioned` runs partitioned
+ * schedules (2-8 partitions, 2-3 relays that join, leave, die and pause, layout switches);
+ * `--partitions N` the same with N partitions.
  */
 import { readFileSync } from 'node:fs';
 import type { Schedule } from './schedule/schedule.types';
 import { checkSchedules, describeFailure, replayCommand, runSchedule } from './simulation.runner';
 import type { RunReport, SeenFailure, SimStats } from './simulation.runner';
+import { partitionedSchedules } from './schedule/partitioned.arbitrary';
 import { ToyRelay } from './toy/toy.relay';
 import type { RelayFactory } from './world/relay-under-test';
 import { realRelay } from './world/relay.factory';
@@ -33,6 +36,8 @@ interface CliArgs {
   /** A schedule as JSON (printed for every failure): replayed as is. */
   schedule?: string;
   toy: boolean;
+  /** Partitioned schedules: 0 for 2-8 partitions (`--partitioned`), else N (`--partitions N`). */
+  partitions?: number;
 }
 
 function parseArgs(argv: string[]): CliArgs {
@@ -62,10 +67,23 @@ function parseArgs(argv: string[]): CliArgs {
     else if (flag === '--only') args.only = value().split(',');
     else if (flag === '--schedule') args.schedule = value();
     else if (flag === '--toy') args.toy = true;
+    else if (flag === '--partitioned') args.partitions = 0;
+    else if (flag === '--partitions') args.partitions = positiveInt(flag, value());
     else throw new Error(`unknown option ${flag} (see test/simulation/cli.ts)`);
   }
   if (!Number.isInteger(args.seed)) throw new Error('--seed must be an integer');
   return args;
+}
+
+/** The flags a replay command needs besides seed and path. */
+function flags(args: CliArgs): string {
+  const partitioned =
+    args.partitions === undefined
+      ? ''
+      : args.partitions === 0
+        ? ' --partitioned'
+        : ` --partitions ${args.partitions}`;
+  return `${args.toy ? ' --toy' : ''}${partitioned}`;
 }
 
 function positiveInt(flag: string, text: string): number {
@@ -119,7 +137,7 @@ function printSeen(seen: SeenFailure[], args: CliArgs): void {
         .slice(0, 140)}`;
       const list = groups.get(shape) ?? [];
       list.push(
-        `${replayCommand(args.seed, failure.path)}${args.toy ? ' --toy' : ''}   # ${first.slice(0, 240)}`,
+        `${replayCommand(args.seed, failure.path)}${flags(args)}   # ${first.slice(0, 240)}`,
       );
       groups.set(shape, list);
     }
@@ -176,6 +194,10 @@ async function main(): Promise<number> {
     keepGoing: args.keepGoing,
     only: args.only,
     onRun: (report) => (last = report),
+    arbitrary:
+      args.partitions === undefined
+        ? undefined
+        : partitionedSchedules(args.partitions === 0 ? undefined : args.partitions),
   });
   const elapsed = performance.now() - started;
   printStats(result.stats, elapsed);
@@ -202,7 +224,7 @@ async function main(): Promise<number> {
   }
   out();
   out(
-    `replay: ${failure.replay}${args.only ? ` --only ${args.only.join(',')}` : ''}${args.toy ? ' --toy' : ''}`,
+    `replay: ${failure.replay}${args.only ? ` --only ${args.only.join(',')}` : ''}${flags(args)}`,
   );
   return 1;
 }

@@ -48,6 +48,18 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'an event the broker fails only because of another event of its batch is not dead-lettered',
   },
+  {
+    file: 'partition-retaken-while-its-old-relay-still-stops.json',
+    invariant: 'g',
+    title:
+      'a partition is not taken again by its process while the relay that lost it still stops (their lease calls fenced each other off in a loop)',
+  },
+  {
+    file: 'single-lease-taken-between-layout-check-and-switch.json',
+    invariant: 'g',
+    title:
+      'the layout switch checks and closes the old layout leases in one step (an old relay took the single lease between check and switch)',
+  },
 ];
 
 describe('relay findings of the simulation', () => {

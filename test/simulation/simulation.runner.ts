@@ -8,6 +8,7 @@ import { LivenessInvariant } from './invariants/liveness.invariant';
 import { MemoryInvariant } from './invariants/memory.invariant';
 import { NoSilentStopInvariant } from './invariants/no-silent-stop.invariant';
 import { OrderInvariant } from './invariants/order.invariant';
+import { PartitionsInvariant } from './invariants/partitions.invariant';
 import { SimContractInvariant } from './invariants/ports-only.invariant';
 import { scheduleArbitrary } from './schedule/schedule.arbitrary';
 import type { Schedule } from './schedule/schedule.types';
@@ -28,6 +29,7 @@ export function invariantCheckers(): InvariantChecker[] {
     new FencingInvariant(),
     new NoSilentStopInvariant(),
     new SimContractInvariant(),
+    new PartitionsInvariant(),
   ];
 }
 
@@ -148,13 +150,15 @@ export async function checkSchedules(options: {
   /** Judge only these invariants (ids, e.g. `['a', 'f']`): shrinks toward a failure of theirs. */
   only?: readonly string[];
   onRun?: (report: RunReport, stats: SimStats) => void;
+  /** The schedules (default `scheduleArbitrary`; `partitionedScheduleArbitrary` for partitioned runs). */
+  arbitrary?: fc.Arbitrary<Schedule>;
 }): Promise<CheckResult> {
   const stats = new SimStats();
   const seen: SeenFailure[] = [];
   let failedOnce = false;
   let shrinkRuns = 0;
   let last: RunReport | undefined;
-  const property = fc.asyncProperty(scheduleArbitrary, async (schedule) => {
+  const property = fc.asyncProperty(options.arbitrary ?? scheduleArbitrary, async (schedule) => {
     const full = await runSchedule(schedule, options.factory);
     const only = options.only;
     const report = only

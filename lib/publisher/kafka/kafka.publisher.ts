@@ -7,11 +7,16 @@ import { PublishRejectedError } from '../errors/publish-rejected.error';
 import { instrumentKafkaSender } from '../../telemetry/kafka-producer.telemetry';
 import { toKafkaMessage } from '../kafka-message.mapper';
 import type { CloudEventSource, OutboxKafkaMessage } from '../kafka-message.mapper';
-import type { OutboxPublisher, PublishOutcome } from '../outbox-publisher.interface';
+import type {
+  OutboxPublisher,
+  PublishContext,
+  PublishOutcome,
+} from '../outbox-publisher.interface';
 import { createTopicRouter } from '../topic-name';
 import type { TopicRouter } from '../topic-name';
 import { classifyKafkaError } from './kafka-error.classifier';
 import type { KafkaErrorClass } from './kafka-error.classifier';
+import { SendAbortedError } from './kafka.sender';
 import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
 import { KafkajsSender } from './kafkajs.sender';
 
@@ -132,7 +137,11 @@ export class KafkaPublisher implements OutboxPublisher {
     return [prepared.topic, `${prepared.topic}#${this.partitionOf(prepared, known.count)}`];
   }
 
-  async publish(events: readonly OutboxEventRecord[]): Promise<PublishOutcome[]> {
+  async publish(
+    events: readonly OutboxEventRecord[],
+    context: PublishContext = {},
+  ): Promise<PublishOutcome[]> {
+    const { signal } = context;
     const outcomes = new Array<PublishOutcome>(events.length);
     const byTopic = new Map<string, Entry[]>();
     events.forEach((event, index) => {
@@ -162,7 +171,7 @@ export class KafkaPublisher implements OutboxPublisher {
         groups.push(...this.partitioned(topic, entries, count));
       }),
     );
-    if (groups.length > 0) await this.sendGroups(groups, outcomes);
+    if (groups.length > 0) await this.sendGroups(groups, outcomes, signal);
     return outcomes;
   }
 
@@ -253,32 +262,61 @@ export class KafkaPublisher implements OutboxPublisher {
     return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
   }
 
-  private async sendGroups(groups: Group[], outcomes: PublishOutcome[]): Promise<void> {
+  private async sendGroups(
+    groups: Group[],
+    outcomes: PublishOutcome[],
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    if (this.abandoned(groups, outcomes, signal)) return;
     try {
-      await this.sender.send(this.batchOf(groups));
+      await this.sender.send(this.batchOf(groups), signal);
       for (const group of groups)
         for (const entry of group.entries) outcomes[entry.index] = { status: 'ok' };
       return;
     } catch (error) {
+      if (this.abandoned(groups, outcomes, signal)) return;
       const cls = classifyKafkaError(error);
       if (groups.length === 1 || cls.scope === 'broker') {
-        if (groups.length === 1) await this.failed(groups[0], error, cls, outcomes);
+        if (groups.length === 1) await this.failed(groups[0], error, cls, outcomes, signal);
         else
           for (const group of groups) this.settle(outcomes, group.entries, error, cls, group.topic);
         return;
       }
     }
     // Some groups failed, maybe not all: each on its own, so each gets its own answer.
-    await Promise.all(groups.map((group) => this.sendGroup(group, outcomes)));
+    await Promise.all(groups.map((group) => this.sendGroup(group, outcomes, signal)));
   }
 
-  private async sendGroup(group: Group, outcomes: PublishOutcome[]): Promise<void> {
+  private async sendGroup(
+    group: Group,
+    outcomes: PublishOutcome[],
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    if (this.abandoned([group], outcomes, signal)) return;
     try {
-      await this.sender.send(this.batchOf([group]));
+      await this.sender.send(this.batchOf([group]), signal);
       for (const entry of group.entries) outcomes[entry.index] = { status: 'ok' };
     } catch (error) {
-      await this.failed(group, error, classifyKafkaError(error), outcomes);
+      if (this.abandoned([group], outcomes, signal)) return;
+      await this.failed(group, error, classifyKafkaError(error), outcomes, signal);
     }
+  }
+
+  /**
+   * After the relay gave up on the call (`PublishContext.signal`), nothing more is sent: the
+   * groups' events are reported `retriable` (what an earlier send stored is a duplicate later).
+   */
+  private abandoned(
+    groups: readonly Group[],
+    outcomes: PublishOutcome[],
+    signal: AbortSignal | undefined,
+  ): boolean {
+    if (!signal?.aborted) return false;
+    const error = new SendAbortedError();
+    for (const group of groups)
+      for (const entry of group.entries)
+        outcomes[entry.index] = { status: 'retriable', error, scope: 'broker' };
+    return true;
   }
 
   private async failed(
@@ -286,18 +324,23 @@ export class KafkaPublisher implements OutboxPublisher {
     error: unknown,
     cls: KafkaErrorClass,
     outcomes: PublishOutcome[],
+    signal: AbortSignal | undefined,
   ): Promise<void> {
     // An error about the records (too large, malformed, or one the broker cannot place) that
     // refused a whole group: find the guilty messages, so innocent ones count no attempt.
     if ((cls.scope === 'size' || cls.scope === 'event') && group.entries.length > 1) {
-      await this.sendOneByOne(group, outcomes);
+      await this.sendOneByOne(group, outcomes, signal);
       return;
     }
     this.settle(outcomes, group.entries, error, cls, group.topic, group.partition);
   }
 
   /** Record errors: find the guilty messages, in order; after a failure, hold back the rest of that aggregate. */
-  private async sendOneByOne(group: Group, outcomes: PublishOutcome[]): Promise<void> {
+  private async sendOneByOne(
+    group: Group,
+    outcomes: PublishOutcome[],
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     const held = new Map<string, PublishOutcome>();
     for (const entry of group.entries) {
       const aggregate = entry.prepared.message.key;
@@ -306,10 +349,19 @@ export class KafkaPublisher implements OutboxPublisher {
         outcomes[entry.index] = blocking;
         continue;
       }
+      const single = { ...group, entries: [entry] };
+      if (this.abandoned([single], outcomes, signal)) {
+        held.set(aggregate, outcomes[entry.index]);
+        continue;
+      }
       try {
-        await this.sender.send(this.batchOf([{ ...group, entries: [entry] }]));
+        await this.sender.send(this.batchOf([single]), signal);
         outcomes[entry.index] = { status: 'ok' };
       } catch (error) {
+        if (this.abandoned([single], outcomes, signal)) {
+          held.set(aggregate, outcomes[entry.index]);
+          continue;
+        }
         this.settle(
           outcomes,
           [entry],

@@ -24,8 +24,23 @@ export interface KafkaSender {
   /**
    * Produces the messages with `acks: -1`; resolves when every partition acknowledged. On a
    * rejection some partitions may have stored their messages (the caller cannot tell which).
+   * Once `signal` is aborted, sends nothing more (no retry): rejects with `SendAbortedError`.
    */
-  send(batches: readonly TopicBatch[]): Promise<void>;
+  send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void>;
   /** Never rejects. */
   disconnect(): Promise<void>;
+}
+
+/** A send given up because the relay's term ended (`PublishContext.signal`). */
+export class SendAbortedError extends Error {
+  override readonly name = 'SendAbortedError';
+
+  constructor() {
+    super('not sent: the relay term that asked for it ended');
+  }
+}
+
+/** Throws `SendAbortedError` when `signal` is aborted. */
+export function throwIfSendAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new SendAbortedError();
 }

@@ -3,6 +3,7 @@ import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import type { Admin, LogEntry, Producer } from 'kafkajs';
 import { asError } from '../../common/errors/describe-error';
 import type { KafkaPublisherOptions } from './kafka.publisher';
+import { throwIfSendAborted } from './kafka.sender';
 import type { KafkaSender, TopicBatch } from './kafka.sender';
 
 const DEFAULT_RETRY = { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 };
@@ -51,8 +52,12 @@ export class KafkajsSender implements KafkaSender {
     return count;
   }
 
-  async send(batches: readonly TopicBatch[]): Promise<void> {
+  async send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
+    throwIfSendAborted(signal);
     const producer = await this.ensureProducer();
+    // kafkajs' own retries of a request already sent (about a second, `retry`) cannot be
+    // stopped from here.
+    throwIfSendAborted(signal);
     await producer.sendBatch({
       acks: -1,
       compression: this.compression,

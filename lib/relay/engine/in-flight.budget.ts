@@ -4,6 +4,21 @@ export interface Reservation {
 }
 
 /**
+ * Several budgets that share one bound (a partitioned relay: one budget per owned partition).
+ * See `SharedInFlight` in `relay/partitions`.
+ */
+export interface InFlightPool {
+  /** The share's own limits now (they change as partitions come and go). */
+  limitOf(share: InFlightBudget): { events: number; bytes: number };
+  /** Whether the whole pool has room for `events` more events. */
+  allows(events: number): boolean;
+  /** The share held or reserved less: others may fit now. */
+  freed(share: InFlightBudget): void;
+  /** The share closed: what it held no longer counts. */
+  detach(share: InFlightBudget): void;
+}
+
+/**
  * The bound on what the relay holds in memory: events queued or being published, in count and
  * in bytes. Every read that brings events into memory (change stream, drain, catch-up) reserves
  * its page size first, so the count never exceeds `maxEvents`. Bytes are known only once read:
@@ -21,9 +36,19 @@ export class InFlightBudget {
   private averageBytes = 1024;
 
   constructor(
-    readonly maxEvents: number,
-    readonly maxBytes: number,
+    private readonly ownMaxEvents: number,
+    private readonly ownMaxBytes: number,
+    /** A bound shared with other budgets, on top of this one's (which the pool then sets). */
+    private readonly pool?: InFlightPool,
   ) {}
+
+  get maxEvents(): number {
+    return this.pool ? this.pool.limitOf(this).events : this.ownMaxEvents;
+  }
+
+  get maxBytes(): number {
+    return this.pool ? this.pool.limitOf(this).bytes : this.ownMaxBytes;
+  }
 
   get events(): number {
     return this.heldEvents;
@@ -39,7 +64,11 @@ export class InFlightBudget {
   }
 
   private fits(events: number): boolean {
-    return this.committed + events <= this.maxEvents && this.heldBytes < this.maxBytes;
+    return (
+      this.committed + events <= this.maxEvents &&
+      this.heldBytes < this.maxBytes &&
+      (this.pool?.allows(events) ?? true)
+    );
   }
 
   /** How many of `events` to read now: what fits in bytes at the average size, at least one. */
@@ -72,6 +101,7 @@ export class InFlightBudget {
     if (count > 0)
       this.averageBytes = Math.max(1, Math.round(this.averageBytes * 0.8 + (bytes / count) * 0.2));
     this.wake();
+    if (count < reservation.events) this.pool?.freed(this);
   }
 
   /** Events leave memory (published, dropped, dead-lettered). */
@@ -79,6 +109,7 @@ export class InFlightBudget {
     this.heldEvents = Math.max(0, this.heldEvents - events);
     this.heldBytes = Math.max(0, this.heldBytes - bytes);
     this.wake();
+    this.pool?.freed(this);
   }
 
   /** Wakes every waiter with an empty reservation; later calls get empty ones at once. */
@@ -87,9 +118,11 @@ export class InFlightBudget {
     const waiters = this.waiters;
     this.waiters = [];
     for (const waiter of waiters) waiter.resolve({ events: 0 });
+    this.pool?.detach(this);
   }
 
-  private wake(): void {
+  /** Grants waiting reservations that fit now (the pool calls it when another share freed room). */
+  wake(): void {
     while (this.waiters.length > 0 && this.fits(this.waiters[0].events)) {
       const waiter = this.waiters.shift() as { events: number; resolve: (r: Reservation) => void };
       const granted = this.sized(waiter.events);

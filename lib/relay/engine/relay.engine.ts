@@ -40,13 +40,20 @@ export interface RelayEngineDeps {
   clock: RelayClock;
   /** The database server's time as this process estimates it (stamps and retry times), ms. */
   now: () => number;
-  /** False stops publishing (the lease ran out). */
+  /** False stops publishing (the lease ran out, or the term ends). */
   canPublish: () => boolean;
+  /** Whether the lease is still valid (default: always); `close` abandons publishes at once when not. */
+  leaseValid?: () => boolean;
   random: () => number;
   logger: RelayLogger;
   /** Speaks of destination holds (`RelayDestinations`). */
   holdsLogger: RelayLogger;
   metrics: OutboxRelayMetrics;
+  /**
+   * The in-memory bound to use instead of one of its own (`maxInFlight`, `maxInFlightBytes`):
+   * a partitioned relay shares one budget among its partitions' engines.
+   */
+  budget?: InFlightBudget;
 }
 
 /** An event offered by the change stream or the drain, and what to call once its fate is durable. */
@@ -91,13 +98,15 @@ export class RelayEngine {
   private pausedUntil = 0;
   private outageFailures = 0;
   private closed = false;
+  /** Aborted when the engine gives up on its publish calls (see `close`). */
+  private readonly abandon = new AbortController();
   private readonly readConcurrency: number;
 
   constructor(
     private readonly options: RelayEngineOptions,
     private readonly deps: RelayEngineDeps,
   ) {
-    this.budget = new InFlightBudget(options.maxInFlight, options.maxInFlightBytes);
+    this.budget = deps.budget ?? new InFlightBudget(options.maxInFlight, options.maxInFlightBytes);
     this.holds = new DestinationHolds(options.backoff, deps.random, deps.holdsLogger);
     this.durable = new DurableWrites(deps.clock, options.backoff, deps.random, deps.logger);
     this.readConcurrency = options.readConcurrency ?? 4;
@@ -207,7 +216,10 @@ export class RelayEngine {
 
   /**
    * Stops taking work and waits up to `timeoutMs` for what is under way (publish results are
-   * still recorded); what is queued stays pending. Returns whether everything finished.
+   * still recorded); what is queued stays pending. Returns whether everything finished. Publish
+   * calls still under way then are abandoned: the publisher sends nothing more for them (no
+   * retry, no fallback send), since another instance may take over their aggregates. When the
+   * lease is no longer valid (`leaseValid`), they are abandoned at once.
    */
   async close(timeoutMs: number): Promise<boolean> {
     if (this.closed) return true;
@@ -215,6 +227,7 @@ export class RelayEngine {
     this.timer?.cancel();
     this.budget.close();
     this.durable.close();
+    if (this.deps.leaseValid && !this.deps.leaseValid()) this.abandon.abort();
     let timer: RelayTimer | undefined;
     const finished = await Promise.race([
       Promise.allSettled([...this.tasks]).then(() => true),
@@ -223,6 +236,7 @@ export class RelayEngine {
       }),
     ]);
     timer?.cancel();
+    if (!finished) this.abandon.abort();
     this.lanes.clear();
     this.ready = [];
     this.readQueue = [];
@@ -567,7 +581,7 @@ export class RelayEngine {
     const events = entries.flatMap((entry) => entry.items.map((item) => item.event));
     let outcomes: PublishOutcome[];
     try {
-      outcomes = await this.deps.publisher.publish(events);
+      outcomes = await this.deps.publisher.publish(events, { signal: this.abandon.signal });
       if (!Array.isArray(outcomes) || outcomes.length !== events.length) {
         throw new Error(
           `the publisher returned ${Array.isArray(outcomes) ? outcomes.length : typeof outcomes} outcomes for ${events.length} events`,

@@ -59,7 +59,10 @@ export interface RelayMembershipStore {
    * which opens it again, with a fencing number above every one given so far). Returns the
    * new layout, or undefined when another instance switched first.
    */
-  switchLayout(expected: RelayLayout | undefined, partitions: number): Promise<RelayLayout | undefined>;
+  switchLayout(
+    expected: RelayLayout | undefined,
+    partitions: number,
+  ): Promise<RelayLayout | undefined>;
 }
 
 /** The relay ports narrowed to one partition. */

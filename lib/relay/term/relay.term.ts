@@ -62,10 +62,12 @@ export class RelayTerm {
         clock,
         now,
         canPublish: leaseValid,
+        leaseValid: () => lease.isValid(),
         random,
         logger: loggers('RelayEngine'),
         holdsLogger: loggers('RelayDestinations'),
         metrics,
+        budget: deps.budget?.(),
       },
     );
     this.checkpointer = new Checkpointer(options.checkpointEvery, {

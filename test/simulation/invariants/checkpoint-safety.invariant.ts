@@ -1,6 +1,7 @@
 import type { CheckpointFact } from '../world/sim.history';
 import type { SimWorld } from '../world/sim-world';
 import { asSimToken } from '../mongo/sim-token';
+import { rangeOfScope } from '../mongo/sim-database';
 import { capped } from './invariant';
 import type { InvariantChecker, InvariantResult } from './invariant';
 
@@ -22,7 +23,14 @@ export class CheckpointSafetyInvariant implements InvariantChecker {
     const token = asSimToken(fact.token);
     const appended = world.appendedIds();
     const unsafe: string[] = [];
+    // A partition's checkpoint covers only the events its stream could see: those whose slot,
+    // as inserted, lies in its range (an event stamped later by the backfill is the sweep's).
+    const range = fact.scope ? rangeOfScope(fact.scope) : undefined;
     for (const doc of world.db.eventsUpTo(token)) {
+      if (range) {
+        const slot = world.history.commits.get(doc.eventId)?.slot;
+        if (slot === undefined || slot < range.from || slot >= range.to) continue;
+      }
       if (appended.has(doc.eventId) || world.history.deadMarked.has(doc.eventId)) continue;
       if (doc.status === 'pending' && doc.nextAttemptAt) continue;
       unsafe.push(`${doc.eventId} (${doc.aggregateType}/${doc.aggregateId}, ${doc.status})`);

@@ -45,16 +45,19 @@ export class FencingInvariant implements InvariantChecker {
         );
       }
     }
-    let claimed = 0;
+    // Per checkpoint (the single one, or each partition's).
+    const claimedBy = new Map<string, number>();
     for (const fact of history.checkpoints) {
       if (!fact.landed) continue;
       checked++;
+      const scope = fact.scope ?? '';
+      const claimed = claimedBy.get(scope) ?? 0;
       if (fact.fencing < claimed) {
         violations.push(
-          `${fact.at}: ${fact.node}'s checkpoint ${fact.kind} (fencing ${fact.fencing}) landed after fencing ${claimed} claimed it`,
+          `${fact.at}: ${fact.node}'s checkpoint${fact.scope ? ` ${fact.scope}` : ''} ${fact.kind} (fencing ${fact.fencing}) landed after fencing ${claimed} claimed it`,
         );
       }
-      claimed = Math.max(claimed, fact.fencing);
+      claimedBy.set(scope, Math.max(claimed, fact.fencing));
     }
     let late = 0;
     for (const op of history.storeOps) {
@@ -65,7 +68,10 @@ export class FencingInvariant implements InvariantChecker {
           `${op.issuedAt}: ${op.node} (${op.owner}) issued ${op.name}#${op.opId}${op.fence !== undefined ? ` (fence ${op.fence})` : ''} ` +
             `without a valid lease by the server's clock`,
         );
-      } else if (op.appliedAt !== undefined && this.expiredAt(world, op.owner, op.appliedAt)) {
+      } else if (
+        op.appliedAt !== undefined &&
+        this.expiredAt(world, op.owner, op.appliedAt, op.scope)
+      ) {
         late++;
       }
     }
@@ -82,11 +88,12 @@ export class FencingInvariant implements InvariantChecker {
     };
   }
 
-  /** Whether `owner`'s lease had ended (expired or taken over) by `at`. */
-  private expiredAt(world: SimWorld, owner: string, at: number): boolean {
+  /** Whether `owner`'s lease (of `scope`) had ended (expired or taken over) by `at`. */
+  private expiredAt(world: SimWorld, owner: string, at: number, scope?: string): boolean {
     let holder: { owner: string; expiresAt: number } | undefined;
     for (const lease of world.history.leases) {
       if (lease.at > at) break;
+      if (lease.scope !== scope) continue;
       if (lease.kind === 'acquire') holder = { owner: lease.owner, expiresAt: lease.expiresAt };
       else if (holder && lease.owner === holder.owner) holder.expiresAt = lease.expiresAt;
     }

@@ -1,4 +1,5 @@
 import { KAFKA_HEADERS } from '../../../lib/common/envelope';
+import { SendAbortedError } from '../../../lib/publisher/kafka/kafka.sender';
 import type { KafkaSender, TopicBatch } from '../../../lib/publisher/kafka/kafka.sender';
 import type { SimRandom } from '../core/sim.random';
 import type { SimScheduler } from '../core/sim.scheduler';
@@ -55,7 +56,9 @@ export class SimKafkaSender implements KafkaSender {
     }) as Promise<number>;
   }
 
-  send(batches: readonly TopicBatch[]): Promise<void> {
+  send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
+    // Like KafkajsSender: checked before the request; kafkajs' own retries of it go on.
+    if (signal?.aborted) return Promise.reject(new SendAbortedError());
     const decision = this.process.portCall();
     if (!decision.proceed) return NEVER;
     const copy: TopicBatch[] = batches.map((batch) => ({

@@ -6,6 +6,7 @@ import { mongoErrors } from './sim-mongo.error';
 import type { SimMongoError } from './sim-mongo.error';
 import { laterToken } from './sim-token';
 import type { SimToken } from './sim-token';
+import type { SlotRange } from '../../../lib/relay/ports/partition-layout';
 
 /** What a server-side cursor answers. */
 export type CursorAnswer =
@@ -18,6 +19,8 @@ interface ServerCursor {
   dead: boolean;
   /** Opened on a position already lost: fails at the first read. */
   lostAtFirstRead: boolean;
+  /** Server-side filter on `slot` (a partition's stream). */
+  range?: SlotRange;
   waiting?: { respond: (answer: CursorAnswer) => void; batchSize: number; timeout: SimTask };
 }
 
@@ -46,16 +49,19 @@ export class SimChangeStreams {
   }
 
   /** Opens after `from` (or at the end of the oplog, committed or not). */
-  openCursor(from: SimToken | undefined): { ok: true; id: number } | CursorAnswer {
+  openCursor(
+    from: SimToken | undefined,
+    range?: SlotRange,
+  ): { ok: true; id: number } | CursorAnswer {
     if (from && this.db.isLost(from)) {
       this.history.countEffect('position-lost');
       if (this.random.chance(0.5)) return this.lost();
-      const id = this.register(from, true);
+      const id = this.register(from, true, range);
       return { ok: true, id };
     }
     // Without a position: the majority commit point, as the port promises (MongoDB adapter:
     // hello.lastWrite.majorityOpTime). `endOfOplog()` is where a bare `watch()` would start.
-    return { ok: true, id: this.register(from ?? this.db.highWater(), false) };
+    return { ok: true, id: this.register(from ?? this.db.highWater(), false, range) };
   }
 
   read(
@@ -94,9 +100,9 @@ export class SimChangeStreams {
     });
   }
 
-  private register(position: SimToken, lostAtFirstRead: boolean): number {
+  private register(position: SimToken, lostAtFirstRead: boolean, range?: SlotRange): number {
     const id = this.nextId++;
-    this.cursors.set(id, { id, position, dead: false, lostAtFirstRead });
+    this.cursors.set(id, { id, position, dead: false, lostAtFirstRead, range });
     return id;
   }
 
@@ -117,7 +123,7 @@ export class SimChangeStreams {
       this.answer(cursor, this.lost());
       return;
     }
-    const changes = this.db.changesAfter(cursor.position, waiting.batchSize);
+    const changes = this.db.changesAfter(cursor.position, waiting.batchSize, cursor.range);
     if (changes.length === 0) return;
     cursor.position = changes[changes.length - 1].token;
     this.answer(cursor, { ok: true, changes, position: cursor.position });

@@ -14,6 +14,7 @@ import type { DbAnswer, SimMongoConnection } from './sim-mongo.connection';
 import { mongoErrors } from './sim-mongo.error';
 import type { SimMongoError } from './sim-mongo.error';
 import { asSimToken } from './sim-token';
+import type { SlotRange } from '../../../lib/relay/ports/partition-layout';
 
 /**
  * `ChangeSource` over the simulated change streams: what `collection.watch()` with an insert
@@ -27,7 +28,7 @@ export class SimChangeSource implements ChangeSource {
     private readonly history: SimHistory,
     private readonly faults: ActiveFaults,
     private readonly random: SimRandom,
-    private readonly options: { batchSize: number; idleMs: number },
+    private readonly options: { batchSize: number; idleMs: number; range?: SlotRange },
   ) {}
 
   async open(from: ResumeToken | undefined): Promise<ChangeCursor> {
@@ -41,7 +42,7 @@ export class SimChangeSource implements ChangeSource {
         });
         return;
       }
-      const opened = this.streams.openCursor(token);
+      const opened = this.streams.openCursor(token, this.options.range);
       if ('id' in opened) respond({ ok: true, value: opened.id });
       else respond(this.failure(opened));
     });

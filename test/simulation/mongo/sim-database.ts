@@ -8,6 +8,9 @@ import type {
   RelayFence,
   StaleEvent,
 } from '../../../lib/relay/ports/outbox-relay.store';
+import { slotsOfPartition } from '../../../lib/relay/ports/partition-layout';
+import type { SlotRange } from '../../../lib/relay/ports/partition-layout';
+import type { RelayLayout, RelayMember } from '../../../lib/relay/ports/relay-partitions.store';
 import type { LeaseGrant, StoredCheckpoint } from '../../../lib/relay/ports/relay-state.store';
 import type { SimScheduler } from '../core/sim.scheduler';
 import { SIM_EPOCH_MS } from '../process/sim-process';
@@ -20,6 +23,8 @@ export interface SimOutboxDoc extends Omit<OutboxEventRecord, 'status'> {
   status: 'pending' | 'published' | 'dead';
   /** The owner stamp of the last fenced relay write. */
   relayFence?: number;
+  /** `eventSlot(aggregateType, aggregateId)`, stamped at emit time (missing: written before slots). */
+  slot?: number;
   errorHistory?: Array<{ at: Date; attempt: number; error: string }>;
   deadLetter?: DeadLetterRecord;
 }
@@ -37,6 +42,26 @@ interface OplogEntry {
   time: number;
   docs: Stored[];
   rolledBack: boolean;
+}
+
+/** The lease and checkpoint of one scope: `single` (the relay lease of `partitions: 1`) or a partition of a layout. */
+export interface SimScopeState {
+  lease?: LeaseGrant;
+  checkpoint: StoredCheckpoint & { fencing?: number };
+}
+
+/** The scope of the single relay lease and checkpoint. */
+export const SINGLE_SCOPE = 'single';
+
+/** The scope key of partition `partition` of `layout`. */
+export function partitionScope(layout: RelayLayout, partition: number): string {
+  return `g${layout.generation}p${partition}of${layout.partitions}`;
+}
+
+/** The slot range of a partition scope key (`partitionScope`). */
+export function rangeOfScope(scope: string): SlotRange | undefined {
+  const match = /^g\d+p(\d+)of(\d+)$/.exec(scope);
+  return match ? slotsOfPartition(Number(match[1]), Number(match[2])) : undefined;
 }
 
 /** What a write of the relay changed (for the fencing invariant). */
@@ -58,6 +83,15 @@ export class SimDatabase {
   readonly deadLetters = new Map<string, SimOutboxDoc>();
   lease: LeaseGrant | undefined;
   checkpoint: StoredCheckpoint & { fencing?: number } = {};
+  /** Partition scopes (the single scope is `lease` and `checkpoint` above). */
+  private readonly scopes = new Map<string, SimScopeState>();
+  /** Fencing numbers of every lease of every scope come from here (the shared counter). */
+  private fencingCounter = 0;
+  /** The stored layout (undefined: none ever stored) and live members' heartbeats. */
+  layout: RelayLayout | undefined;
+  readonly members = new Map<string, RelayMember>();
+  /** While set, outbox reads see only documents whose slot lies in it (a partition's scoped read). */
+  private slotRange?: SlotRange;
   /** Called when the majority point moves (open change cursors wake up). */
   onMajority?: () => void;
   /** Called on a stepdown (open change cursors die). */
@@ -151,6 +185,7 @@ export class SimDatabase {
         bytes: this.config.sizeOf(doc),
         oversize: this.config.isOversize(doc),
         poison: this.config.isPoison(doc),
+        slot: doc.slot,
       });
     });
     this.oplog.push(entry);
@@ -200,7 +235,11 @@ export class SimDatabase {
   }
 
   /** Majority-committed inserts after `token`, in commit order, at most `limit`. */
-  changesAfter(token: SimToken, limit: number): Array<{ token: SimToken; doc: SimOutboxDoc }> {
+  changesAfter(
+    token: SimToken,
+    limit: number,
+    range?: SlotRange,
+  ): Array<{ token: SimToken; doc: SimOutboxDoc }> {
     const result: Array<{ token: SimToken; doc: SimOutboxDoc }> = [];
     for (const entry of this.oplog) {
       if (entry.pos > this.majorityPos) break;
@@ -208,6 +247,7 @@ export class SimDatabase {
       for (const stored of entry.docs) {
         const position = { pos: entry.pos, index: stored.index, time: entry.time };
         if (!afterToken(position, token)) continue;
+        if (!this.inRange(stored.doc, range)) continue;
         result.push({ token: position, doc: insertedCopy(stored.doc) });
         if (result.length >= limit) return result;
       }
@@ -220,8 +260,36 @@ export class SimDatabase {
   private visible(): Stored[] {
     const result: Stored[] = [];
     for (const stored of this.docs.values())
-      if (stored.pos <= this.majorityPos) result.push(stored);
+      if (stored.pos <= this.majorityPos && this.inRange(stored.doc)) result.push(stored);
     return result;
+  }
+
+  private inRange(doc: SimOutboxDoc, range = this.slotRange): boolean {
+    if (!range) return true;
+    return doc.slot !== undefined && doc.slot >= range.from && doc.slot < range.to;
+  }
+
+  /** Runs the read `fn` as a partition's scoped read (only documents with a slot in `range`). */
+  scoped<T>(range: SlotRange | undefined, fn: () => T): T {
+    const before = this.slotRange;
+    this.slotRange = range;
+    try {
+      return fn();
+    } finally {
+      this.slotRange = before;
+    }
+  }
+
+  /** Stamps `slot` (by `slotOf`) on up to `limit` documents without one; returns how many. */
+  stampMissingSlots(limit: number, slotOf: (doc: SimOutboxDoc) => number): string[] {
+    const stamped: string[] = [];
+    for (const stored of this.docs.values()) {
+      if (stamped.length >= limit) break;
+      if (stored.pos > this.majorityPos || stored.doc.slot !== undefined) continue;
+      stored.doc.slot = slotOf(stored.doc);
+      stamped.push(stored.doc.eventId);
+    }
+    return stamped;
   }
 
   private pending(): Stored[] {
@@ -233,6 +301,7 @@ export class SimDatabase {
     for (const id of ids) {
       const stored = this.docs.get(String(id));
       if (!stored || stored.pos > this.majorityPos || stored.doc.status !== 'pending') continue;
+      if (!this.inRange(stored.doc)) continue;
       const { payload: _payload, headers: _headers, ...state } = copyDoc(stored.doc);
       result.push(state as PendingState);
     }
@@ -427,35 +496,82 @@ export class SimDatabase {
 
   // ---------------------------------------------------------------- relay state
 
-  acquireLease(owner: string, serverNow: Date, expiresAt: Date): LeaseGrant | undefined {
-    const current = this.lease;
+  /** The lease and checkpoint of `scope` (created empty on first use). */
+  scopeState(scope: string = SINGLE_SCOPE): SimScopeState {
+    if (scope === SINGLE_SCOPE) return this.single;
+    let state = this.scopes.get(scope);
+    if (!state) this.scopes.set(scope, (state = { checkpoint: {} }));
+    return state;
+  }
+
+  /** The single scope, as a view over `lease` and `checkpoint`. */
+  private readonly single: SimScopeState = (() => {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const db = this;
+    return {
+      get lease() {
+        return db.lease;
+      },
+      set lease(value) {
+        db.lease = value;
+      },
+      get checkpoint() {
+        return db.checkpoint;
+      },
+      set checkpoint(value) {
+        db.checkpoint = value;
+      },
+    };
+  })();
+
+  acquireLease(
+    owner: string,
+    serverNow: Date,
+    expiresAt: Date,
+    scope: string = SINGLE_SCOPE,
+  ): LeaseGrant | undefined {
+    const state = this.scopeState(scope);
+    const current = state.lease;
     if (current && current.owner !== owner && current.expiresAt.getTime() > serverNow.getTime()) {
       return undefined;
     }
+    this.fencingCounter = Math.max(this.fencingCounter, current?.fencing ?? 0) + 1;
     const grant = {
       owner,
-      fencing: (current?.fencing ?? 0) + 1,
+      fencing: this.fencingCounter,
       expiresAt: new Date(expiresAt.getTime()),
     };
-    this.lease = grant;
+    state.lease = grant;
     return { ...grant, expiresAt: new Date(grant.expiresAt.getTime()) };
   }
 
-  renewLease(owner: string, fencing: number, expiresAt: Date): boolean {
-    if (!this.lease || this.lease.owner !== owner || this.lease.fencing !== fencing) return false;
-    this.lease = { ...this.lease, expiresAt: new Date(expiresAt.getTime()) };
+  renewLease(owner: string, fencing: number, expiresAt: Date, scope?: string): boolean {
+    const state = this.scopeState(scope);
+    if (!state.lease || state.lease.owner !== owner || state.lease.fencing !== fencing)
+      return false;
+    state.lease = { ...state.lease, expiresAt: new Date(expiresAt.getTime()) };
     return true;
   }
 
-  releaseLease(owner: string, fencing: number): boolean {
-    if (!this.lease || this.lease.owner !== owner || this.lease.fencing !== fencing) return false;
-    this.lease = { ...this.lease, expiresAt: new Date(0) };
+  releaseLease(owner: string, fencing: number, scope?: string): boolean {
+    const state = this.scopeState(scope);
+    if (!state.lease || state.lease.owner !== owner || state.lease.fencing !== fencing)
+      return false;
+    state.lease = { ...state.lease, expiresAt: new Date(0) };
     return true;
   }
 
-  /** Whether `owner` holds an unexpired lease now, by the server's clock (with `fencing` if given). */
-  holdsLease(owner: string, fencing?: number | null): boolean {
-    const lease = this.lease;
+  /**
+   * Whether `owner` holds an unexpired lease of `scope` now, by the server's clock (with
+   * `fencing` if given). `scope` `any`: a lease of any scope.
+   */
+  holdsLease(owner: string, fencing?: number | null, scope: string = SINGLE_SCOPE): boolean {
+    if (scope === 'any') {
+      return [SINGLE_SCOPE, ...this.scopes.keys()].some((key) =>
+        this.holdsLease(owner, fencing, key),
+      );
+    }
+    const lease = this.scopeState(scope).lease;
     return (
       lease !== undefined &&
       lease.owner === owner &&
@@ -464,26 +580,69 @@ export class SimDatabase {
     );
   }
 
-  claimCheckpoint(fencing: number): StoredCheckpoint | undefined {
-    if ((this.checkpoint.fencing ?? 0) > fencing) return undefined;
-    this.checkpoint = { ...this.checkpoint, fencing };
-    return { token: this.checkpoint.token, savedAt: this.checkpoint.savedAt };
+  /** The scopes whose lease `owner` holds now. */
+  heldScopes(owner: string): string[] {
+    return [SINGLE_SCOPE, ...this.scopes.keys()].filter((key) =>
+      this.holdsLease(owner, undefined, key),
+    );
   }
 
-  writeCheckpoint(token: SimToken | undefined, fencing: number, at: Date): boolean {
-    if ((this.checkpoint.fencing ?? 0) > fencing) return false;
-    this.checkpoint = { token, savedAt: new Date(at.getTime()), fencing };
+  claimCheckpoint(fencing: number, scope?: string): StoredCheckpoint | undefined {
+    const state = this.scopeState(scope);
+    if ((state.checkpoint.fencing ?? 0) > fencing) return undefined;
+    state.checkpoint = { ...state.checkpoint, fencing };
+    return { token: state.checkpoint.token, savedAt: state.checkpoint.savedAt };
+  }
+
+  writeCheckpoint(token: SimToken | undefined, fencing: number, at: Date, scope?: string): boolean {
+    const state = this.scopeState(scope);
+    if ((state.checkpoint.fencing ?? 0) > fencing) return false;
+    state.checkpoint = { token, savedAt: new Date(at.getTime()), fencing };
     return true;
   }
 
-  /** Server-side view for the invariants: every stored event at or before `token`. */
-  eventsUpTo(token: SimToken): SimOutboxDoc[] {
+  /**
+   * Switches the layout if it is still `expected` (by generation) and no lease of `expected`
+   * is valid now, in one step: every lease of `expected` is closed (a fencing number above
+   * all so far, held by `layout#g` until far in the future), so none can be taken between
+   * the check and the switch, and relays of the old layout (or that know no layouts: the
+   * single lease) can take nothing after it. A switch to 1 partition opens the single lease
+   * again (expired, so free).
+   */
+  switchLayout(expected: RelayLayout | undefined, partitions: number): RelayLayout | undefined {
+    if (this.layout?.generation !== expected?.generation) return undefined;
+    const now = this.serverDate().getTime();
+    const old =
+      !expected || expected.partitions === 1
+        ? [SINGLE_SCOPE]
+        : Array.from({ length: expected.partitions }, (_, p) => partitionScope(expected, p));
+    if (old.some((scope) => (this.scopeState(scope).lease?.expiresAt.getTime() ?? 0) > now)) {
+      return undefined;
+    }
+    const generation = (expected?.generation ?? 0) + 1;
+    const closed = (): LeaseGrant => ({
+      owner: `layout#${generation}`,
+      fencing: ++this.fencingCounter,
+      expiresAt: new Date(8_640_000_000_000_000),
+    });
+    for (const scope of old) this.scopeState(scope).lease = closed();
+    this.layout = { partitions, generation };
+    this.lease = {
+      ...closed(),
+      expiresAt: new Date(partitions === 1 ? 0 : 8_640_000_000_000_000),
+    };
+    return { ...this.layout };
+  }
+
+  /** Server-side view for the invariants: every stored event at or before `token` (of `range`). */
+  eventsUpTo(token: SimToken, range?: SlotRange): SimOutboxDoc[] {
     const result: SimOutboxDoc[] = [];
     for (const entry of this.oplog) {
       if (entry.pos > token.pos) break;
       for (const stored of entry.docs) {
         if (!tokenBefore({ pos: entry.pos, index: stored.index, time: entry.time }, token, true))
           continue;
+        if (!this.inRange(stored.doc, range)) continue;
         result.push(stored.doc);
       }
     }

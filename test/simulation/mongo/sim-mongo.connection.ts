@@ -15,6 +15,8 @@ export interface DbOpSpec {
   leaseOp?: boolean;
   fence?: RelayFence;
   ids?: readonly unknown[];
+  /** The lease the write is made under (default the single relay lease; a partition's scope). */
+  leaseScope?: string;
 }
 
 /** What the server answers: a value, or an error (and whether the operation was applied). */
@@ -76,7 +78,9 @@ export class SimMongoConnection {
     };
     if (spec.fence !== undefined) fact.fence = spec.fence;
     if (spec.ids) fact.ids = spec.ids.map(String);
-    if (spec.write && !spec.leaseOp) fact.issuedWithoutLease = !this.db.holdsLease(this.owner);
+    if (spec.leaseScope !== undefined) fact.scope = spec.leaseScope;
+    if (spec.write && !spec.leaseOp)
+      fact.issuedWithoutLease = !this.db.holdsLease(this.owner, undefined, spec.leaseScope);
     this.history.storeOps.push(fact);
     const failBefore = this.random.chance(this.faults.maxParam('db-transient-before', now) / 100);
     const failAfter = this.random.chance(this.faults.maxParam('db-transient-after', now) / 100);

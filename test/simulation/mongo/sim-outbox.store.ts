@@ -9,6 +9,7 @@ import type {
   RelayFence,
   StaleEvent,
 } from '../../../lib/relay/ports/outbox-relay.store';
+import type { SlotRange } from '../../../lib/relay/ports/partition-layout';
 import type { SimHistory, StoreOpFact } from '../world/sim.history';
 import type { LandedWrite, SimDatabase } from './sim-database';
 import type { DbOpSpec, SimMongoConnection } from './sim-mongo.connection';
@@ -19,6 +20,8 @@ export class SimOutboxStore implements OutboxRelayStore {
     private readonly connection: SimMongoConnection,
     private readonly db: SimDatabase,
     private readonly history: SimHistory,
+    /** A partition's scope: reads see only its slot range, writes are made under its lease. */
+    private readonly partition?: { range: SlotRange; leaseScope: string },
   ) {}
 
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
@@ -91,8 +94,14 @@ export class SimOutboxStore implements OutboxRelayStore {
   }
 
   copyToDeadLetters(event: MarkedDead): Promise<void> {
-    return this.connection.op({ name: 'copyToDeadLetters', write: true, ids: [event._id] }, () =>
-      this.db.copyToDeadLetters(event),
+    return this.connection.op(
+      {
+        name: 'copyToDeadLetters',
+        write: true,
+        ids: [event._id],
+        leaseScope: this.partition?.leaseScope,
+      },
+      () => this.db.copyToDeadLetters(event),
     );
   }
 
@@ -103,11 +112,13 @@ export class SimOutboxStore implements OutboxRelayStore {
   }
 
   private read<T>(name: string, apply: () => T): Promise<T> {
-    return this.connection.op({ name, write: false }, apply);
+    const range = this.partition?.range;
+    return this.connection.op({ name, write: false }, () => this.db.scoped(range, apply));
   }
 
   private write(spec: DbOpSpec & { fence: RelayFence }, apply: () => LandedWrite[]): Promise<void> {
-    return this.connection.op(spec, (fact: StoreOpFact) => {
+    const scoped = { ...spec, leaseScope: this.partition?.leaseScope };
+    return this.connection.op(scoped, (fact: StoreOpFact) => {
       for (const landed of apply()) {
         this.history.outboxWrites.push({
           at: this.db.now,

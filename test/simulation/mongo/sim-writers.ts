@@ -1,3 +1,4 @@
+import { eventSlot } from '../../../lib/events/event-slot';
 import { Types } from 'mongoose';
 import type { SimScheduler } from '../core/sim.scheduler';
 import { SIM_EPOCH_MS } from '../process/sim-process';
@@ -118,6 +119,10 @@ export class SimWriters {
       occurredAt: new Date(wall),
       status: 'pending',
       attempts: 0,
+      // A writer of a version before slots (`unslottedWriters`) leaves it to the relay's backfill.
+      slot: this.world.unslottedWriters?.includes(writer)
+        ? undefined
+        : eventSlot(type, aggregateId),
     };
   }
 }

@@ -144,10 +144,12 @@ function faultShape(kind: FaultKind): {
       return { duration: fc.constant(1), param: ms(-180_000, 180_000) };
     case 'extra-relay':
       return { duration: fc.constant(1), param: ms(-5_000, 5_000) };
+    case 'leave':
+      return { duration: ms(0, 6_000), param: fc.constant(0) };
   }
 }
 
-const faultOf = (kinds: readonly FaultKind[]): fc.Arbitrary<Fault> =>
+export const faultOf = (kinds: readonly FaultKind[]): fc.Arbitrary<Fault> =>
   fc.constantFrom(...kinds).chain((kind) => {
     const shape = faultShape(kind);
     return fc.record({

@@ -27,7 +27,15 @@ export const FAULT_KINDS = [
   'extra-relay',
 ] as const;
 
-export type FaultKind = (typeof FAULT_KINDS)[number];
+/**
+ * Churn of a partitioned deployment (only in partitioned schedules, so the single-relay
+ * schedules stay what they were): `leave` stops a relay gracefully (`stop()`), the process
+ * exits and starts again after `duration`, with `param` partitions when > 0 (a rolling
+ * deploy that changes the layout).
+ */
+export const CHURN_FAULT_KINDS = ['leave'] as const;
+
+export type FaultKind = (typeof FAULT_KINDS)[number] | (typeof CHURN_FAULT_KINDS)[number];
 
 /**
  * Faults that hit one destination (a topic, a partition) or one aggregate only: the Kafka
@@ -70,6 +78,8 @@ export interface SimRelayOptionsData {
   lease: { durationMs: number; renewMs: number };
   idleMs: number;
   shutdownTimeoutMs: number;
+  /** `relay.partitions` of the relays at their start (absent: 1, the single-lease RelayNode). */
+  partitions?: number;
 }
 
 export interface SimTopicData {
@@ -104,6 +114,11 @@ export interface SimWorldData {
   kafkaLatencyMs: number;
   /** Majority-commit lag, ms. */
   majorityLagMs: number;
+  /**
+   * Writers of a version before slots: their events carry no `slot` until the partitioned
+   * relay's backfill stamps it (their aggregates must be theirs alone: `aggregateSequence` off).
+   */
+  unslottedWriters?: number[];
 }
 
 export interface SimRelayData {

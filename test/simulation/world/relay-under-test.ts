@@ -3,6 +3,7 @@ import type { ChangeSource } from '../../../lib/relay/ports/change-source';
 import type { OutboxRelayStore } from '../../../lib/relay/ports/outbox-relay.store';
 import type { RelayClock } from '../../../lib/relay/ports/relay-clock';
 import type { RelayLoggerFactory } from '../../../lib/relay/ports/relay-logger';
+import type { RelayPartitionPorts } from '../../../lib/relay/ports/relay-partitions.store';
 import type { RelayStateStore } from '../../../lib/relay/ports/relay-state.store';
 import type { RelayStatus } from '../../../lib/relay/relay.status';
 import type { SimRelayOptionsData } from '../schedule/schedule.types';
@@ -26,6 +27,8 @@ export interface SimRelayPorts {
   loggers: RelayLoggerFactory;
   random: () => number;
   options: SimRelayOptionsData;
+  /** The partition ports, in partitioned runs (`options.partitions` set). */
+  partitions?: RelayPartitionPorts;
   /** Topic prefix the publisher must use (`sim.`). */
   topicPrefix: string;
 }

@@ -1,4 +1,5 @@
 import { KafkaPublisher } from '../../../lib/publisher/kafka/kafka.publisher';
+import { PartitionedRelayNode } from '../../../lib/relay/partitions/partitioned-relay.node';
 import { RelayNode } from '../../../lib/relay/relay.node';
 import { OutboxRelayMetrics } from '../../../lib/relay/relay.metrics';
 import { resolveRelayOptions } from '../../../lib/relay/relay.options';
@@ -23,11 +24,12 @@ export function simRelayOptions(ports: SimRelayPorts): ResolvedRelayOptions {
     lease: { enabled: true, ...options.lease },
     idleMs: options.idleMs,
     shutdownTimeoutMs: options.shutdownTimeoutMs,
+    partitions: options.partitions,
   });
 }
 
 /**
- * The relay under test: lib/'s `RelayNode`, publishing through lib/'s `KafkaPublisher` over
+ * The relay under test: lib/'s `RelayNode` (`PartitionedRelayNode` in partitioned runs), publishing through lib/'s `KafkaPublisher` over
  * the simulated Kafka sender (so routing, partitioning, byte limits, splitting and error
  * classification run in the simulation too).
  */
@@ -38,6 +40,20 @@ export const realRelay: RelayFactory = (ports) => {
     ports.sender,
     () => ports.clock.monotonic(),
   );
+  if (ports.partitions) {
+    return new PartitionedRelayNode(options, {
+      owner: ports.owner,
+      outbox: ports.outbox,
+      state: ports.state,
+      changes: ports.changes,
+      publisher,
+      clock: ports.clock,
+      loggers: ports.loggers,
+      metrics: new OutboxRelayMetrics(),
+      random: ports.random,
+      partitions: ports.partitions,
+    });
+  }
   return new RelayNode(options, {
     owner: ports.owner,
     outbox: ports.outbox,

@@ -13,6 +13,7 @@ import { SimDatabase } from '../mongo/sim-database';
 import type { SimOutboxDoc } from '../mongo/sim-database';
 import { SimMongoConnection } from '../mongo/sim-mongo.connection';
 import { SimOutboxStore } from '../mongo/sim-outbox.store';
+import { SimPartitionPorts } from '../mongo/sim-partitions.store';
 import { SimStateStore } from '../mongo/sim-state.store';
 import { SIM_TOPIC_PREFIX, SimWriters } from '../mongo/sim-writers';
 import { SimProcess } from '../process/sim-process';
@@ -41,6 +42,10 @@ export interface SimNode {
   restartDelayMs: number;
   /** The node was stopped at the end of the run (stop() returned). */
   stopped: boolean;
+  /** `relay.partitions` of its next incarnation (partitioned runs). */
+  partitions?: number;
+  /** A graceful stop (`leave` fault) is under way. */
+  leaving?: boolean;
 }
 
 export interface SimRunOutcome {
@@ -83,6 +88,7 @@ export function livenessBound(schedule: Schedule): number {
   const { options } = schedule;
   const events = schedule.transactions.reduce((sum, tx) => sum + tx.events.length, 0);
   return (
+    handOverMs(schedule) +
     options.lease.durationMs +
     options.lease.renewMs +
     options.backoff.maxMs +
@@ -97,6 +103,19 @@ export function livenessBound(schedule: Schedule): number {
 /** A writer's clock ahead of the relay's makes its events look newer to the sweep. */
 function maxWriterSkew(schedule: Schedule): number {
   return Math.max(0, ...schedule.world.writerSkewsMs.map((skew) => Math.abs(skew)));
+}
+
+/**
+ * Partitioned runs: after the last churn, partitions change hands (a graceful stop may take
+ * `shutdownTimeoutMs`, a hand-over a few membership ticks, a layout switch one lease period).
+ */
+function handOverMs(schedule: Schedule): number {
+  const { options } = schedule;
+  if (options.partitions === undefined) return 0;
+  const backfill = schedule.world.unslottedWriters?.length ? options.sweepIntervalMs : 0;
+  return (
+    options.lease.durationMs + 6 * options.lease.renewMs + options.shutdownTimeoutMs + backfill
+  );
 }
 
 export function timingOf(schedule: Schedule): SimTiming {
@@ -117,6 +136,7 @@ export function timingOf(schedule: Schedule): SimTiming {
     writesEnd,
     bound: livenessBound(schedule),
     settle:
+      handOverMs(schedule) +
       options.lease.durationMs +
       2 * options.lease.renewMs +
       options.sweepIntervalMs +
@@ -216,6 +236,16 @@ export class SimWorld {
 
   get now(): number {
     return this.scheduler.now;
+  }
+
+  /** Whether every committed event was out at some point (the run then settled). */
+  get resolved(): boolean {
+    return this.resolvedAt !== undefined;
+  }
+
+  /** Relays run as `PartitionedRelayNode` over partition ports (`options.partitions` set). */
+  get partitioned(): boolean {
+    return this.schedule.options.partitions !== undefined;
   }
 
   /** Statuses of the live relay incarnations. */
@@ -324,7 +354,12 @@ export class SimWorld {
       this.trace,
       skewMs,
     );
-    const node: SimNode = { process: proc, restartDelayMs: 1000, stopped: false };
+    const node: SimNode = {
+      process: proc,
+      restartDelayMs: 1000,
+      stopped: false,
+      partitions: this.schedule.options.partitions,
+    };
     this.nodes.push(node);
     proc.onCrash = () => {
       node.relay = undefined;
@@ -359,7 +394,9 @@ export class SimWorld {
     const onCheckpoint = (fact: CheckpointFact): void => {
       for (const monitor of this.monitors) monitor.onCheckpoint?.(this, fact);
     };
-    const options = this.schedule.options;
+    const options = this.partitioned
+      ? { ...this.schedule.options, partitions: node.partitions }
+      : this.schedule.options;
     const relay = this.relayFactory({
       owner,
       outbox: new SimOutboxStore(connection, this.db, this.history),
@@ -383,7 +420,8 @@ export class SimWorld {
           latencyMs: this.schedule.world.kafkaLatencyMs,
           retries: 2,
           retryDelayMs: 100,
-          holdsLease: () => this.db.holdsLease(owner),
+          holdsLease: () =>
+            this.db.holdsLease(owner, undefined, this.partitioned ? 'any' : undefined),
         },
       ),
       clock: proc.clock(),
@@ -393,10 +431,24 @@ export class SimWorld {
         return () => relayRandom.next();
       })(),
       options,
+      partitions: this.partitioned
+        ? new SimPartitionPorts({
+            connection,
+            db: this.db,
+            history: this.history,
+            streams: this.streams,
+            faults: this.faults,
+            random: random.fork('partitions'),
+            node: proc.name,
+            onCheckpoint,
+            stream: { batchSize: options.batchSize, idleMs: options.idleMs },
+          })
+        : undefined,
       topicPrefix: SIM_TOPIC_PREFIX,
     });
     node.relay = relay;
     node.owner = owner;
+    node.leaving = false; // a crash may have cut a graceful stop short
     relay.start().catch((error: unknown) => {
       this.history.logs.push({
         at: this.scheduler.now,
@@ -449,6 +501,9 @@ export class SimWorld {
       case 'pause':
         onLiveNode('pause', (target) => target.process.pause(fault.at + fault.duration));
         break;
+      case 'leave':
+        onLiveNode('leave', (target) => this.leave(target, fault.duration, fault.param));
+        break;
       case 'clock-skew':
         onLiveNode('clock step', (target) => target.process.stepClock(fault.param));
         break;
@@ -461,6 +516,25 @@ export class SimWorld {
       default:
         break;
     }
+  }
+
+  /**
+   * A graceful stop of one relay (a scale-down or a rolling deploy): `stop()`, then the
+   * process exits and starts again after `restartMs`, with `partitions` when > 0.
+   */
+  private leave(node: SimNode, restartMs: number, partitions: number): void {
+    const relay = node.relay;
+    if (!relay || node.leaving) return;
+    node.leaving = true;
+    const incarnation = node.process.incarnation;
+    this.history.processes.push({ at: this.scheduler.now, node: node.process.name, kind: 'stop' });
+    void relay.stop().then(() => {
+      node.leaving = false;
+      if (node.stopped || node.process.incarnation !== incarnation || !node.process.isAlive) return;
+      if (partitions > 0) node.partitions = partitions;
+      node.restartDelayMs = restartMs;
+      node.process.crash('left the group (graceful stop, then exit)');
+    });
   }
 
   /** Stops every live relay (as an app shutdown would); reports stops that hang or throw. */

@@ -24,6 +24,8 @@ export interface CommitFact {
   oversize: boolean;
   /** The broker fails on it for a while (kafka-poison-event). */
   poison: boolean;
+  /** Its slot (undefined: written without one). */
+  slot?: number;
 }
 
 export interface AppendFact {
@@ -77,6 +79,8 @@ export interface StoreOpFact {
   write: boolean;
   /** At issue: the issuer held no valid lease by server time (for writes). */
   issuedWithoutLease?: boolean;
+  /** The lease scope of the op (undefined: the single relay lease). */
+  scope?: string;
 }
 
 export interface CheckpointFact {
@@ -86,6 +90,8 @@ export interface CheckpointFact {
   kind: 'claim' | 'save' | 'clear';
   token?: unknown;
   landed: boolean;
+  /** The checkpoint's scope (undefined: the single one). */
+  scope?: string;
 }
 
 export interface LeaseFact {
@@ -95,6 +101,8 @@ export interface LeaseFact {
   fencing: number;
   kind: 'acquire' | 'renew' | 'release';
   expiresAt: number;
+  /** The lease's scope (undefined: the single relay lease). */
+  scope?: string;
 }
 
 export interface LogFact {
@@ -130,6 +138,13 @@ export class SimHistory {
   readonly storeOps: StoreOpFact[] = [];
   readonly checkpoints: CheckpointFact[] = [];
   readonly leases: LeaseFact[] = [];
+  /** Layout switches that landed (partitioned runs). */
+  readonly layoutSwitches: Array<{
+    at: number;
+    owner: string;
+    partitions: number;
+    generation: number;
+  }> = [];
   readonly logs: LogFact[] = [];
   readonly processes: ProcessFact[] = [];
   readonly outboxWrites: OutboxWriteFact[] = [];

@@ -1,0 +1,45 @@
+import { OutboxRelayMetrics } from '../relay.metrics';
+
+const COUNTERS = new Set<string | symbol>([
+  'published',
+  'retried',
+  'deadLettered',
+  'recoveries',
+  'outages',
+]);
+
+/**
+ * The metrics one partition's relay writes: counters go to the instance's metrics as well
+ * (by the increment), gauges (pending count, oldest age, leader) stay the partition's own and
+ * the partitioned node sums them up (`aggregateGauges`).
+ */
+export function partitionMetrics(shared: OutboxRelayMetrics): OutboxRelayMetrics {
+  const own = new OutboxRelayMetrics();
+  return new Proxy(own, {
+    set(target, key, value: unknown) {
+      const record = target as unknown as Record<string | symbol, unknown>;
+      const totals = shared as unknown as Record<string | symbol, unknown>;
+      if (COUNTERS.has(key) && typeof value === 'number') {
+        totals[key] = (totals[key] as number) + value - ((record[key] as number) ?? 0);
+      } else if (key === 'lastCheckpointAt' && typeof value === 'number') {
+        totals[key] = Math.max((totals[key] as number | undefined) ?? 0, value);
+      }
+      record[key] = value;
+      return true;
+    },
+  });
+}
+
+/** Sets the instance's gauges from its partitions' (sum of pending, oldest age, leader of any). */
+export function aggregateGauges(
+  shared: OutboxRelayMetrics,
+  partitions: readonly OutboxRelayMetrics[],
+): void {
+  const counts = partitions.map((m) => m.pendingCount).filter((n): n is number => n !== undefined);
+  const ages = partitions
+    .map((m) => m.oldestPendingAgeMs)
+    .filter((n): n is number => n !== undefined);
+  shared.pendingCount = counts.length > 0 ? counts.reduce((a, b) => a + b, 0) : undefined;
+  shared.oldestPendingAgeMs = ages.length > 0 ? Math.max(...ages) : undefined;
+  shared.leader = partitions.some((m) => m.leader);
+}

@@ -1,0 +1,196 @@
+import { InMemoryRelayStore } from '../../testing/relay/in-memory-relay.store';
+import { ScriptedChangeSource } from '../../testing/relay/scripted-change.source';
+import { ScriptedPublisher } from '../../testing/relay/scripted.publisher';
+import type { ResumeToken } from '../ports/change-source';
+import { systemClock } from '../ports/relay-clock';
+import type { RelayLogger } from '../ports/relay-logger';
+import type {
+  PartitionLease,
+  PartitionScope,
+  RelayLayout,
+  RelayMember,
+  RelayMembershipStore,
+  RelayPartitionPorts,
+} from '../ports/relay-partitions.store';
+import type { LeaseGrant, RelayStateStore, StoredCheckpoint } from '../ports/relay-state.store';
+import { OutboxRelayMetrics } from '../relay.metrics';
+import { resolveRelayOptions } from '../relay.options';
+import { PartitionedRelayNode } from './partitioned-relay.node';
+
+const silent: RelayLogger = { log() {}, warn() {}, error() {}, debug() {} };
+
+/** One lease and checkpoint in memory; fencing numbers from a counter shared by all. */
+class MemoryState implements RelayStateStore {
+  lease?: LeaseGrant;
+  checkpoint: StoredCheckpoint & { fencing?: number } = {};
+  constructor(private readonly counter: { next: number }) {}
+  async serverTime(): Promise<Date> {
+    return new Date();
+  }
+  async acquireLease(owner: string, serverNow: Date, expiresAt: Date) {
+    const current = this.lease;
+    if (current && current.owner !== owner && current.expiresAt > serverNow) return undefined;
+    this.lease = { owner, expiresAt, fencing: ++this.counter.next };
+    return { ...this.lease };
+  }
+  async renewLease(owner: string, fencing: number, expiresAt: Date) {
+    if (this.lease?.owner !== owner || this.lease.fencing !== fencing) return false;
+    this.lease = { ...this.lease, expiresAt };
+    return true;
+  }
+  async releaseLease(owner: string, fencing: number) {
+    if (this.lease?.owner === owner && this.lease.fencing === fencing)
+      this.lease = { ...this.lease, expiresAt: new Date(0) };
+  }
+  async claimCheckpoint(fencing: number) {
+    if ((this.checkpoint.fencing ?? 0) > fencing) return undefined;
+    this.checkpoint.fencing = fencing;
+    return { token: this.checkpoint.token, savedAt: this.checkpoint.savedAt };
+  }
+  async saveCheckpoint(token: ResumeToken, fencing: number, at: Date) {
+    if ((this.checkpoint.fencing ?? 0) > fencing) return false;
+    this.checkpoint = { token, savedAt: at, fencing };
+    return true;
+  }
+  async clearCheckpoint(fencing: number, at: Date) {
+    return this.saveCheckpoint(undefined, fencing, at);
+  }
+}
+
+/** The partition ports in memory (no events: these specs look at who holds what). */
+class MemoryPartitions implements RelayPartitionPorts, RelayMembershipStore {
+  readonly counter = { next: 0 };
+  readonly single = new MemoryState(this.counter);
+  readonly states = new Map<string, MemoryState>();
+  readonly outbox = new InMemoryRelayStore();
+  stored?: RelayLayout;
+  members = new Map<string, RelayMember>();
+  get membership(): RelayMembershipStore {
+    return this;
+  }
+  state(layout: RelayLayout | undefined, partition: number): MemoryState {
+    if (!layout || layout.partitions === 1) return this.single;
+    const key = `${layout.generation}:${partition}`;
+    let state = this.states.get(key);
+    if (!state) this.states.set(key, (state = new MemoryState(this.counter)));
+    return state;
+  }
+  scope(layout: RelayLayout, partition: number): PartitionScope {
+    const changes = new ScriptedChangeSource();
+    changes.idleMs = 20;
+    return { outbox: this.outbox, changes, state: this.state(layout, partition) };
+  }
+  async stampMissingSlots(): Promise<number> {
+    return 0;
+  }
+  async heartbeat(member: RelayMember): Promise<void> {
+    this.members.set(member.owner, { ...member });
+  }
+  async liveMembers(serverNow: Date): Promise<RelayMember[]> {
+    return [...this.members.values()]
+      .filter((m) => m.expiresAt > serverNow)
+      .sort((a, b) => (a.owner < b.owner ? -1 : 1));
+  }
+  async leave(owner: string): Promise<void> {
+    this.members.delete(owner);
+  }
+  async layout(): Promise<RelayLayout | undefined> {
+    return this.stored && { ...this.stored };
+  }
+  async leases(layout: RelayLayout | undefined, partitions: number): Promise<PartitionLease[]> {
+    const result: PartitionLease[] = [];
+    for (let partition = 0; partition < partitions; partition++) {
+      const lease = this.state(layout, partition).lease;
+      if (lease) result.push({ ...lease, partition });
+    }
+    return result;
+  }
+  async switchLayout(expected: RelayLayout | undefined, partitions: number) {
+    if (this.stored?.generation !== expected?.generation) return undefined;
+    const old = await this.leases(expected, expected?.partitions ?? 1);
+    if (old.some((lease) => lease.expiresAt > new Date())) return undefined;
+    this.stored = { partitions, generation: (expected?.generation ?? 0) + 1 };
+    if (partitions !== 1 && this.single.lease)
+      this.single.lease = { ...this.single.lease, expiresAt: new Date(0) };
+    return { ...this.stored };
+  }
+}
+
+function node(ports: MemoryPartitions, owner: string, partitions: number) {
+  const options = resolveRelayOptions({
+    publisher: new ScriptedPublisher(),
+    partitions,
+    batchSize: 10,
+    maxInFlight: 100,
+    lease: { durationMs: 600, renewMs: 100 },
+    idleMs: 20,
+    sweepIntervalMs: 200,
+    shutdownTimeoutMs: 100,
+  });
+  return new PartitionedRelayNode(options, {
+    owner,
+    outbox: ports.outbox,
+    state: ports.single,
+    changes: new ScriptedChangeSource(),
+    publisher: new ScriptedPublisher(),
+    clock: systemClock,
+    loggers: () => silent,
+    metrics: new OutboxRelayMetrics(),
+    partitions: ports,
+  });
+}
+
+const until = async (condition: () => boolean, timeoutMs = 5000): Promise<void> => {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+
+describe('PartitionedRelayNode', () => {
+  it('with one partition and no stored layout, is the single-lease relay (no layout written)', async () => {
+    const ports = new MemoryPartitions();
+    const a = node(ports, 'a', 1);
+    await a.start();
+    await until(() => a.isLeader);
+    expect(ports.single.lease?.owner).toBe('a');
+    expect(ports.stored).toBeUndefined();
+    expect(a.status().partitions).toBeUndefined();
+    await a.stop();
+  });
+
+  it('switches a deployment of one partition to four, spreads them, and takes over from a stopped instance', async () => {
+    const ports = new MemoryPartitions();
+    const a = node(ports, 'a', 4);
+    const b = node(ports, 'b', 4);
+    await Promise.all([a.start(), b.start()]);
+    await until(() => a.holding().length === 2 && b.holding().length === 2);
+    expect(ports.stored).toEqual({ partitions: 4, generation: 1 });
+    expect([...a.holding(), ...b.holding()].sort()).toEqual([0, 1, 2, 3]);
+    const status = a.status();
+    expect(status.role).toBe('leader');
+    expect(status.partitions?.filter((p) => p.owned).map((p) => p.partition)).toEqual(a.holding());
+    await b.stop();
+    expect(ports.members.has('b')).toBe(false);
+    await until(() => a.holding().length === 4);
+    // b released its partitions: a took them without waiting for an expiry.
+    await a.stop();
+  });
+
+  it('waits while a lease of the stored layout is valid, then switches', async () => {
+    const ports = new MemoryPartitions();
+    const old = node(ports, 'old', 1);
+    await old.start();
+    await until(() => old.isLeader);
+    const fresh = node(ports, 'new', 2);
+    await fresh.start();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(fresh.holding()).toEqual([]);
+    expect(ports.stored).toBeUndefined();
+    await old.stop();
+    await until(() => fresh.holding().length === 2);
+    expect(ports.stored).toEqual({ partitions: 2, generation: 1 });
+    await fresh.stop();
+  });
+});
