@@ -32,6 +32,7 @@ export type {
   HeldDestination,
   OutboxDeadLetter,
   OutboxRelayMetricsSnapshot,
+  PartitionStatus,
   PublishErrorEntry,
   RelayBackoffOptions,
   RelayCheckpointOptions,
@@ -43,6 +44,7 @@ export type {
 export type {
   KafkaConnectionOptions,
   OutboxPublisher,
+  PublishContext,
   PublishFatal,
   PublishOk,
   PublishFailureScope,

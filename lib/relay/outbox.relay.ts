@@ -14,11 +14,12 @@ import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
 import { MongoChangeSource } from './mongo/mongo-change.source';
 import { MongoOutboxRelayStore } from './mongo/mongo-outbox-relay.store';
+import { MongoRelayPartitions } from './mongo/mongo-relay-partitions';
 import { MongoRelayStateStore } from './mongo/mongo-relay-state.store';
 import { ensureRelayIndexes } from './mongo/relay-indexes';
 import { nestRelayLoggers } from './ports/relay-logger';
+import { PartitionedRelayNode } from './partitions/partitioned-relay.node';
 import { RelayScheduling } from './relay.scheduling';
-import { RelayNode } from './relay.node';
 import { OutboxRelayMetrics } from './relay.metrics';
 import type { ResolvedRelayOptions } from './relay.options';
 import type { RelayStatus } from './relay.status';
@@ -26,8 +27,10 @@ import type { RelayStatus } from './relay.status';
 /**
  * The relay's Nest lifecycle: started in `onApplicationBootstrap` (unless `autoStart: false`),
  * stopped in `beforeApplicationShutdown` (before Mongoose closes its connection). The work is
- * done by a `RelayNode` wired to the app's MongoDB connection and the publisher:
+ * done by a `PartitionedRelayNode` wired to the app's MongoDB connection and the publisher:
  * - `RelayLease`: one active relay among instances (a lease on the server's clock, fencing);
+ * - `RelayPartitions` (`relay.partitions` > 1): the outbox split into partitions, each with its
+ *   own lease, fencing number and checkpoint, shared fairly among the live instances;
  * - `RelayStream`: follows the outbox's change stream; `RelayDrain`, `RelaySweep`: the
  *   collection as the source of truth; `RelayEngine`: per-aggregate order, retries, dead
  *   letters; `RelayDestinations`: topics or partitions held back; `RelayCheckpoint`.
@@ -37,7 +40,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly logger = new Logger(OutboxRelay.name);
   private readonly relayOptions: ResolvedRelayOptions | undefined;
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private node?: RelayNode;
+  private node?: PartitionedRelayNode;
   private indexesReady = false;
 
   constructor(
@@ -103,10 +106,13 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         outbox.deadLetters,
         relay.retentionSeconds,
         this.logger,
+        relay.partitions,
       );
       this.indexesReady = true;
     }
-    this.node = new RelayNode(relay, {
+    // Always the partitioned node: with `partitions: 1` and the single-lease layout it is exactly
+    // a RelayNode, and it also follows a switch of the stored layout (to and from 1).
+    this.node = new PartitionedRelayNode(relay, {
       owner: this.owner,
       outbox,
       state: new MongoRelayStateStore(db, collections.relayState, relay.name),
@@ -115,6 +121,12 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       clock: this.scheduling.clock(),
       loggers: nestRelayLoggers,
       metrics: this.metrics,
+      partitions: new MongoRelayPartitions(db, {
+        collections,
+        relayName: relay.name,
+        batchSize: relay.batchSize,
+        idleMs: relay.idleMs,
+      }),
     });
     await this.node.start();
   }
