@@ -2,6 +2,7 @@ import { describeError } from '../common/errors/describe-error';
 import { LeaseKeeper } from './lease/lease.keeper';
 import type { RelayTimer } from './ports/relay-clock';
 import type { RelayLogger } from './ports/relay-logger';
+import { PublisherConnection } from './publisher-connection';
 import type { RelayNodeDeps } from './relay-node.deps';
 import type { ResolvedRelayOptions } from './relay.options';
 import type { RelayStatus } from './relay.status';
@@ -16,13 +17,13 @@ import type { TermEnd } from './term/relay.term';
 export class RelayNode {
   private readonly lease: LeaseKeeper;
   private readonly logger: RelayLogger;
+  private readonly connection: PublisherConnection;
   private running = false;
   private term?: RelayTerm;
   private ending?: Promise<void>;
   private ticker?: RelayTimer;
   private ticking?: Promise<void>;
   private watchdog?: RelayTimer;
-  private publisherConnected = false;
 
   constructor(
     private readonly options: ResolvedRelayOptions,
@@ -30,6 +31,7 @@ export class RelayNode {
   ) {
     this.lease = new LeaseKeeper(deps.state, deps.owner, options.lease, deps.clock);
     this.logger = deps.loggers('RelayLease');
+    this.connection = new PublisherConnection(deps.publisher, this.logger);
   }
 
   get owner(): string {
@@ -48,7 +50,7 @@ export class RelayNode {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    this.connectPublisher();
+    this.connection.open();
     await this.tick();
     if (!this.running) return;
     const interval = this.options.lease.enabled ? this.options.lease.renewMs : 1000;
@@ -74,10 +76,7 @@ export class RelayNode {
       this.watchdog?.cancel();
       await this.ticking?.catch(() => undefined);
       await this.endTerm('the relay is stopping', this.options.shutdownTimeoutMs, true);
-      if (this.publisherConnected) {
-        this.publisherConnected = false;
-        await this.deps.publisher.disconnect();
-      }
+      await this.connection.close();
     } catch (error) {
       this.logger.error(`Error while stopping the relay (ignored): ${describeError(error)}`);
     }
@@ -96,18 +95,6 @@ export class RelayNode {
       inFlight: term?.inFlight ?? { events: 0, bytes: 0 },
       trackedAggregates: term?.trackedAggregates ?? 0,
     };
-  }
-
-  private connectPublisher(): void {
-    this.deps.publisher.connect().then(
-      () => (this.publisherConnected = true),
-      (error: unknown) => {
-        this.publisherConnected = true; // publish() reconnects; disconnect() must still run
-        this.logger.warn(
-          `The publisher could not connect yet (${describeError(error)}); events wait and are retried.`,
-        );
-      },
-    );
   }
 
   private async tick(): Promise<void> {

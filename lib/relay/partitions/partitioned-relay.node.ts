@@ -1,6 +1,7 @@
 import { describeError } from '../../common/errors/describe-error';
 import type { RelayTimer } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
+import { PublisherConnection } from '../publisher-connection';
 import type {
   PartitionLease,
   RelayLayout,
@@ -37,6 +38,7 @@ const STAMP_ROUNDS = 10;
  */
 export class PartitionedRelayNode {
   private readonly logger: RelayLogger;
+  private readonly connection: PublisherConnection;
   private readonly gate: LayoutGate;
   private readonly budget: SharedInFlight;
   private single?: RelayNode;
@@ -56,13 +58,13 @@ export class PartitionedRelayNode {
   private ticking?: Promise<void>;
   private stamper?: RelayTimer;
   private stamping?: Promise<void>;
-  private publisherConnected = false;
 
   constructor(
     private readonly options: ResolvedRelayOptions,
     private readonly deps: PartitionedRelayNodeDeps,
   ) {
     this.logger = deps.loggers('RelayPartitions');
+    this.connection = new PublisherConnection(deps.publisher, this.logger);
     this.gate = new LayoutGate(deps.partitions.membership, options.partitions, this.logger);
     this.budget = new SharedInFlight(options.maxInFlight, options.maxInFlightBytes);
   }
@@ -100,7 +102,7 @@ export class PartitionedRelayNode {
       return;
     }
     if (!this.running) return;
-    this.connectPublisher();
+    this.connection.open();
     await this.tick();
     if (!this.running || this.single) return;
     const name = `nestjs-outbox:relay:${this.options.name}`;
@@ -119,10 +121,7 @@ export class PartitionedRelayNode {
     try {
       if (this.single) {
         await this.single.stop();
-        if (this.publisherConnected) {
-          this.publisherConnected = false;
-          await this.deps.publisher.disconnect();
-        }
+        await this.connection.close();
         return;
       }
       this.ticker?.cancel();
@@ -134,10 +133,7 @@ export class PartitionedRelayNode {
       await this.deps.partitions.membership.leave(this.deps.owner).catch((error: unknown) => {
         this.logger.warn(`Could not leave the membership (it expires): ${describeError(error)}`);
       });
-      if (this.publisherConnected) {
-        this.publisherConnected = false;
-        await this.deps.publisher.disconnect();
-      }
+      await this.connection.close();
     } catch (error) {
       this.logger.error(`Error while stopping the relay (ignored): ${describeError(error)}`);
     }
@@ -197,18 +193,6 @@ export class PartitionedRelayNode {
       this.logger.warn(`Could not read the relay layout (retrying): ${describeError(error)}`);
       return false;
     }
-  }
-
-  private connectPublisher(): void {
-    this.deps.publisher.connect().then(
-      () => (this.publisherConnected = true),
-      (error: unknown) => {
-        this.publisherConnected = true; // publish() reconnects; disconnect() must still run
-        this.logger.warn(
-          `The publisher could not connect yet (${describeError(error)}); events wait and are retried.`,
-        );
-      },
-    );
   }
 
   // ---------------------------------------------------------------- membership tick

@@ -29,8 +29,8 @@ export function simRelayOptions(ports: SimRelayPorts): ResolvedRelayOptions {
 }
 
 /**
- * The relay under test: lib/'s `RelayNode` (`PartitionedRelayNode` in partitioned runs), publishing through lib/'s `KafkaPublisher` over
- * the simulated Kafka sender (so routing, partitioning, byte limits, splitting and error
+ * The relay under test: lib/'s `RelayNode` (`PartitionedRelayNode` in partitioned runs),
+ * publishing through lib/'s `KafkaPublisher` over the simulated Kafka sender (so routing, partitioning, byte limits, splitting and error
  * classification run in the simulation too).
  */
 export const realRelay: RelayFactory = (ports) => {
@@ -40,21 +40,7 @@ export const realRelay: RelayFactory = (ports) => {
     ports.sender,
     () => ports.clock.monotonic(),
   );
-  if (ports.partitions) {
-    return new PartitionedRelayNode(options, {
-      owner: ports.owner,
-      outbox: ports.outbox,
-      state: ports.state,
-      changes: ports.changes,
-      publisher,
-      clock: ports.clock,
-      loggers: ports.loggers,
-      metrics: new OutboxRelayMetrics(),
-      random: ports.random,
-      partitions: ports.partitions,
-    });
-  }
-  return new RelayNode(options, {
+  const deps = {
     owner: ports.owner,
     outbox: ports.outbox,
     state: ports.state,
@@ -64,5 +50,8 @@ export const realRelay: RelayFactory = (ports) => {
     loggers: ports.loggers,
     metrics: new OutboxRelayMetrics(),
     random: ports.random,
-  });
+  };
+  return ports.partitions
+    ? new PartitionedRelayNode(options, { ...deps, partitions: ports.partitions })
+    : new RelayNode(options, deps);
 };
