@@ -206,25 +206,56 @@ describeWith(['mongodb'], 'a layout switch closes the old layout’s leases itse
     expect(seen).toEqual([undefined, undefined]);
   });
 
-  it('an old relay racing the switch: never both a valid old lease and the new layout', async () => {
-    for (let round = 0; round < 12; round++) {
-      const { ports, switcher, single } = setup();
-      const one = (await take(single, 'old', 1))!;
-      await waitPast(single, one.expiresAt);
-      // The old relay tries at some point of the switch (it is several round trips long).
-      const delay = round * 3;
-      const [switched, grant] = await Promise.all([
-        switcher.switchLayout(undefined, 2),
-        new Promise((resolve) => setTimeout(resolve, delay)).then(() => take(single, 'old')),
-      ]);
-      expect([switched !== undefined, grant !== undefined]).not.toEqual([true, true]);
-      if (grant) {
-        expect(await ports.membership.layout()).toBeUndefined();
-      } else {
-        expect(switched).toEqual({ partitions: 2, generation: 1 });
+  /**
+   * Every interleaving at the switch's write steps: an old relay whose lease expired acts just
+   * before the switch's k-th write (takes the lease, or renews its own: the renewal only needs
+   * its owner and fencing number). The switch and the old relay never both succeed.
+   */
+  it.each([
+    ['the single lease (no stored layout)', 'take'],
+    ['the single lease (no stored layout)', 'renew'],
+    ['partition 1 of 2', 'take'],
+    ['partition 1 of 2', 'renew'],
+  ])(
+    'an old relay acting at any step of the switch (%s, %s): never both it and the new layout',
+    async (which, action) => {
+      const outcomes: string[] = [];
+      for (let k = 1; ; k++) {
+        let writes = 0;
+        let act: (() => Promise<boolean>) | undefined;
+        let acted: boolean | undefined;
+        const { ports, switcher, single } = setup(async () => {
+          writes += 1;
+          if (act && writes === k) {
+            const run = act;
+            act = undefined;
+            acted = await run();
+          }
+        });
+        let from: RelayLayout | undefined;
+        let state: RelayStateStore = single;
+        if (which !== 'the single lease (no stored layout)') {
+          from = (await switcher.switchLayout(undefined, 2))!;
+          state = ports.scope(from, 1).state;
+        }
+        const grant = (await take(state, 'old', 1))!;
+        await waitPast(state, grant.expiresAt);
+        writes = 0;
+        act = async () => {
+          const now = await state.serverTime();
+          if (action === 'take') return (await take(state, 'old')) !== undefined;
+          return state.renewLease('old', grant.fencing, later(now, 60_000));
+        };
+        const switched = await switcher.switchLayout(from, 3);
+        if (acted === undefined) break; // the switch made fewer than k writes: all were tried
+        expect([acted, switched !== undefined]).not.toEqual([true, true]);
+        outcomes.push(`${k}:${acted ? 'old relay' : switched ? 'switch' : 'neither'}`);
       }
-    }
-  });
+      // Early steps (before the lease is closed) let the old relay win; later ones the switch.
+      expect(outcomes[0]).toBe('1:old relay');
+      expect(outcomes[outcomes.length - 1]).toMatch(/:switch$/);
+    },
+  );
 
   it('a switcher that dies half-way leaves nothing closed for longer than its claim stays fresh', async () => {
     let dead = false;
