@@ -74,7 +74,8 @@ async function serverTime(db: mongo.Db): Promise<Date> {
  * 1. claim the switch on the layout document (compare-and-set on `generation`, no live claim;
  *    the claim takes the next number of the document's own `claims` counter);
  * 2. close every lease of the old layout (a lease never taken is created closed; the unique
- *    `_id` refuses that when someone created it first); if one is valid, reopen the ones
+ *    index on `_id` refuses that when someone created it first:
+ *    https://www.mongodb.com/docs/manual/core/index-unique/); if one is valid, reopen the ones
  *    closed (expired) and give up: the caller tries again at its next tick;
  * 3. the layout compare-and-set, only while the claim is still ours. It is the only way the
  *    generation goes up, so when it happens every old lease is closed, for good.
