@@ -5,10 +5,11 @@ import type {
   RelayMember,
   RelayMembershipStore,
 } from '../ports/relay-partitions.store';
-import { insertUnlessPresent } from './mongo-relay-state.store';
 import type { StateDoc } from './mongo-relay-state.store';
 import { relayCollection } from './relay-collections';
 import { CLOSED_BY_LAYOUT, RelayFencingGate } from './relay-fencing.gate';
+import { RelayLayoutSwitch, SWITCH_CLAIM_STALE_MS, storedLayout } from './relay-layout.switch';
+import type { LayoutDoc } from './relay-layout.switch';
 import type { PartitionedRelayIds } from './relay-partition-ids';
 
 interface MemberDoc {
@@ -18,13 +19,6 @@ interface MemberDoc {
   partitions: number;
   holding: number[];
   expiresAt: Date;
-}
-
-interface LayoutDoc {
-  _id: string;
-  partitions: number;
-  generation: number;
-  switchedAt: Date;
 }
 
 type LeaseDoc = StateDoc & { partition?: number };
@@ -43,17 +37,21 @@ export class MongoRelayMembershipStore implements RelayMembershipStore {
   private readonly members: mongo.Collection<MemberDoc>;
   private readonly layouts: mongo.Collection<LayoutDoc>;
   private readonly leaseDocs: mongo.Collection<LeaseDoc>;
+  private readonly switcher: RelayLayoutSwitch;
 
+  /** `switchClaimStaleMs`: when a switcher's claim counts as abandoned (`RelayLayoutSwitch`). */
   constructor(
     db: mongo.Db,
     collection: string,
     private readonly relayName: string,
     private readonly ids: PartitionedRelayIds,
     private readonly gate: RelayFencingGate,
+    switchClaimStaleMs: number = SWITCH_CLAIM_STALE_MS,
   ) {
     this.members = relayCollection<MemberDoc>(db, collection);
     this.layouts = relayCollection<LayoutDoc>(db, collection);
     this.leaseDocs = relayCollection<LeaseDoc>(db, collection);
+    this.switcher = new RelayLayoutSwitch(db, collection, ids, gate, switchClaimStaleMs);
   }
 
   async heartbeat(member: RelayMember): Promise<void> {
@@ -94,14 +92,16 @@ export class MongoRelayMembershipStore implements RelayMembershipStore {
   }
 
   /**
-   * The stored layout. A layout of one partition whose switch stopped before the single lease
-   * was reopened (a crash between the two steps of `switchLayout`) is completed here.
+   * The stored layout. Repairs on the way what a switcher that died or stalled left behind
+   * (`RelayLayoutSwitch.repair`: leases of this layout closed by a claim that is no longer
+   * live), and a layout of one partition whose switch stopped before the single lease was
+   * reopened (a crash between the compare-and-set and the reopening in `switchLayout`).
    */
   async layout(): Promise<RelayLayout | undefined> {
     const doc = await this.layouts.findOne({ _id: this.ids.layout });
-    if (!doc) return undefined;
-    const layout = { partitions: doc.partitions, generation: doc.generation };
-    if (layout.partitions === 1) {
+    await this.switcher.repair(doc);
+    const layout = storedLayout(doc);
+    if (layout?.partitions === 1) {
       const single = await this.leaseDocs.findOne({ _id: this.ids.single.lease });
       const gate = single as (LeaseDoc & { layoutGeneration?: number }) | null;
       if (gate?.owner === CLOSED_BY_LAYOUT && (gate.layoutGeneration ?? 0) < layout.generation) {
@@ -146,8 +146,10 @@ export class MongoRelayMembershipStore implements RelayMembershipStore {
   }
 
   /**
-   * 1. Compare-and-set of the layout document on `generation` (an insert when none is stored:
-   *    the unique `_id` lets only one instance create it).
+   * 1. `RelayLayoutSwitch.switch`: every lease of `expected` closed, each only if it is expired
+   *    at the server's time, then the compare-and-set of the layout document on `generation`;
+   *    undefined (nothing changed) when a lease of `expected` is valid or another instance
+   *    switches.
    * 2. The single relay lease: closed for a layout of several partitions, reopened (free, at a
    *    fencing number above every one given) for one partition; its checkpoint's token is
    *    removed, so the single relay of the new layout starts from the collection, not from
@@ -160,31 +162,17 @@ export class MongoRelayMembershipStore implements RelayMembershipStore {
     expected: RelayLayout | undefined,
     partitions: number,
   ): Promise<RelayLayout | undefined> {
-    const generation = (expected?.generation ?? 0) + 1;
-    const doc: LayoutDoc = {
-      _id: this.ids.layout,
-      partitions,
-      generation,
-      switchedAt: new Date(),
-    };
-    if (expected === undefined) {
-      if (!(await insertUnlessPresent(this.layouts, doc))) return undefined;
-    } else {
-      const result = await this.layouts.updateOne(
-        { _id: this.ids.layout, generation: expected.generation },
-        { $set: { partitions, generation, switchedAt: doc.switchedAt } },
-      );
-      if (result.matchedCount !== 1) return undefined;
-    }
+    const switched = await this.switcher.switch(expected, partitions);
+    if (!switched) return undefined;
     if (partitions === 1) {
-      await this.gate.reopen(generation);
+      await this.gate.reopen(switched.generation);
       await this.leaseDocs.updateOne(
         { _id: this.ids.single.checkpoint },
         { $unset: { token: '' }, $set: { savedAt: new Date() } },
       );
     } else {
-      await this.gate.close(generation);
+      await this.gate.close(switched.generation);
     }
-    return { partitions, generation };
+    return switched;
   }
 }

@@ -53,11 +53,16 @@ export interface RelayMembershipStore {
   leases(layout: RelayLayout | undefined, partitions: number): Promise<PartitionLease[]>;
   /**
    * Switches to `partitions`, only if the stored layout is still `expected` (compare
-   * `generation`; undefined: none stored). The caller checked before that no lease of
-   * `expected` is valid at the server's time. The switch also closes the single relay lease
-   * to relays of older versions, which know nothing of layouts (unless `partitions` is 1,
-   * which opens it again, with a fencing number above every one given so far). Returns the
-   * new layout, or undefined when another instance switched first.
+   * `generation`; undefined: none stored) and no lease of `expected` is valid at the server's
+   * time when the switch applies. A check by the caller before (`leases`) is not enough: a
+   * relay of `expected` can take or renew a lease between that check and the switch. So the
+   * switch itself closes every lease of `expected`, each only if it is expired, so that none can
+   * be taken or renewed any more; if one is valid, it reopens those it closed and gives up.
+   * The switch also closes the single relay lease to relays of older versions, which know
+   * nothing of layouts (unless `partitions` is 1, which opens it again, with a fencing number
+   * above every one given so far). Returns the new layout, or undefined when nothing changed:
+   * another instance switched (or is switching) first, or a lease of `expected` is valid (the
+   * caller tries again later).
    */
   switchLayout(
     expected: RelayLayout | undefined,
