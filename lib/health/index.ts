@@ -1,4 +1,10 @@
 export { OutboxHealthIndicator } from './outbox-health.indicator';
 export { OutboxHealthCheckError } from './outbox-health-check.error';
-export type { OutboxHealthOptions, OutboxHealthReport } from './outbox-health.report';
+export type {
+  CheckpointReport,
+  OutboxHealthOptions,
+  OutboxHealthReport,
+  PartitionHealth,
+  PartitionsReport,
+} from './outbox-health.report';
 export type { OplogWindow } from './oplog-window.probe';

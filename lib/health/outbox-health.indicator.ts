@@ -10,15 +10,19 @@ import { OutboxHealthCheckError } from './outbox-health-check.error';
 import { HEALTH_DEFAULTS } from './outbox-health.report';
 import type { OutboxHealthOptions, OutboxHealthReport } from './outbox-health.report';
 import { probeOplogWindow } from './oplog-window.probe';
-import { resumeTokenTime } from './resume-token.time';
-
-const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+import { checkpointReport, judgePartitions, oplogVerdict, seconds } from './partition-health';
+import { readPartitionedRelay } from './partitioned-relay.reader';
 
 /**
  * The outbox's health: this process's relay (leader or standby, stream following or recovering,
  * held destinations), the backlog (age of the oldest pending event against `maxLagMs`), and
  * the saved stream position against the oplog window, so that a relay about to fall off the
  * oplog says so before it happens.
+ *
+ * With a stored layout of several partitions (`relay.partitions` > 1), it also reports every
+ * partition (holder, lag, saved position), and an instance with a relay answers for the
+ * partitions it holds only; what no instance can fix alone (partitions nobody holds, other
+ * instances' partitions lagging) is listed in `degraded`, not failed (`judgePartitions`).
  *
  * With `@nestjs/terminus`: `() => outboxHealth.check('outbox')` in a `HealthCheckService.check`
  * list. Without it: `health()` (the full report) or `isHealthy()`.
@@ -64,8 +68,8 @@ export class OutboxHealthIndicator {
     const serverNow = hello.localTime instanceof Date ? hello.localTime : new Date();
 
     let relay: OutboxHealthReport['relay'];
-    if (relayOptions) {
-      const status = this.relay.status();
+    const status = relayOptions ? this.relay.status() : undefined;
+    if (relayOptions && status) {
       relay = {
         role: status.role,
         stream: status.stream,
@@ -84,6 +88,39 @@ export class OutboxHealthIndicator {
     const oldestPendingAgeMs = oldest
       ? Math.max(0, serverNow.getTime() - new Date(oldest.occurredAt).getTime())
       : undefined;
+    const window = await probeOplogWindow(this.host.connection.getClient(), serverNow);
+    const oplog: OutboxHealthReport['oplog'] = { ...window, maxUse };
+
+    const partitioned = await readPartitionedRelay(db, this.options.collections, relayName);
+    if (partitioned) {
+      // Several partitions: this instance answers for the ones it holds (`judgePartitions`).
+      const verdict = judgePartitions({
+        stored: partitioned,
+        serverNow,
+        // The partitions this instance holds are its relay's (not another relay's, by name).
+        relay:
+          relayOptions && relayOptions.name === relayName
+            ? { configured: relayOptions.partitions, partitions: status?.partitions }
+            : undefined,
+        maxLagMs,
+        window,
+        maxUse,
+        oldestPendingAgeMs,
+      });
+      problems.push(...verdict.problems);
+      if (verdict.used !== undefined) oplog.used = verdict.used;
+      return {
+        healthy: problems.length === 0,
+        problems,
+        ...(relay ? { relay } : {}),
+        lag: { ...(oldestPendingAgeMs !== undefined ? { oldestPendingAgeMs } : {}), maxLagMs },
+        checkpoint: verdict.checkpoint,
+        oplog,
+        partitions: verdict.partitions,
+        degraded: verdict.degraded,
+      };
+    }
+
     if (oldestPendingAgeMs !== undefined && oldestPendingAgeMs > maxLagMs) {
       problems.push(
         `The oldest pending event is ${seconds(oldestPendingAgeMs)} old (limit ${seconds(maxLagMs)}).`,
@@ -98,34 +135,10 @@ export class OutboxHealthIndicator {
     };
 
     const stored = await readStoredCheckpoint(db, this.options.collections.relayState, relayName);
-    const tokenTime = stored?.token !== undefined ? resumeTokenTime(stored.token) : undefined;
-    const positionAt = tokenTime ?? (stored?.token !== undefined ? stored.savedAt : undefined);
-    const checkpoint: OutboxHealthReport['checkpoint'] = {
-      saved: stored?.token !== undefined,
-      ...(stored?.savedAt ? { savedAt: stored.savedAt } : {}),
-      ...(positionAt
-        ? {
-            positionAt,
-            positionTimeFrom: tokenTime ? ('resume-token' as const) : ('saved-at' as const),
-            ageMs: Math.max(0, serverNow.getTime() - positionAt.getTime()),
-          }
-        : {}),
-    };
-
-    const window = await probeOplogWindow(this.host.connection.getClient(), serverNow);
-    const oplog: OutboxHealthReport['oplog'] = { ...window, maxUse };
-    if (window.available && checkpoint.ageMs !== undefined && positionAt) {
-      oplog.used = window.windowMs > 0 ? checkpoint.ageMs / window.windowMs : 1;
-      if (positionAt < window.firstEntryAt) {
-        problems.push(
-          `The saved stream position (${positionAt.toISOString()}) is older than the oplog (first entry ${window.firstEntryAt.toISOString()}): the relay cannot resume from it and recovers from the collection (slower, nothing is lost).`,
-        );
-      } else if (oplog.used > maxUse) {
-        problems.push(
-          `The saved stream position is ${seconds(checkpoint.ageMs)} old, ${Math.round(oplog.used * 100)}% of the oplog window (${seconds(window.windowMs)}; limit ${Math.round(maxUse * 100)}%): start a relay, or it falls off the oplog in about ${seconds(window.windowMs - checkpoint.ageMs)}.`,
-        );
-      }
-    }
+    const checkpoint = checkpointReport(stored, serverNow);
+    const verdict = oplogVerdict(checkpoint, window, maxUse);
+    if (verdict.used !== undefined) oplog.used = verdict.used;
+    if (verdict.problem) problems.push(verdict.problem);
 
     return {
       healthy: problems.length === 0,

@@ -38,18 +38,71 @@ export interface OutboxHealthReport {
     pendingCount?: number;
     maxLagMs: number;
   };
-  /** The stream position saved by the relay, and how old it is on the server's clock. */
-  checkpoint: {
-    saved: boolean;
-    savedAt?: Date;
-    /** Time of the position itself: from the resume token, else `savedAt`. */
-    positionAt?: Date;
-    positionTimeFrom?: 'resume-token' | 'saved-at';
-    ageMs?: number;
-  };
+  /**
+   * The stream position saved by the relay, and how old it is on the server's clock. With
+   * partitions: the oldest position among the partitions this instance judges (those it
+   * holds; every partition in an app without a relay), `partition` saying which.
+   */
+  checkpoint: CheckpointReport & { partition?: number };
   oplog: OplogWindow & {
     /** How much of the window the saved position already uses (0-1), when both are known. */
     used?: number;
     maxUse: number;
   };
+  /**
+   * With a stored layout of several partitions (`relay.partitions` > 1): every partition, who
+   * holds it, and its lag and position. Absent with one partition.
+   */
+  partitions?: PartitionsReport;
+  /**
+   * With partitions: problems of the deployment that this instance cannot fix and that do not
+   * make it unhealthy (partitions nobody holds, partitions of other instances lagging), one
+   * sentence each. Absent with one partition.
+   */
+  degraded?: string[];
+}
+
+/** A saved stream position, and how old it is on the server's clock. */
+export interface CheckpointReport {
+  saved: boolean;
+  savedAt?: Date;
+  /** Time of the position itself: from the resume token, else `savedAt`. */
+  positionAt?: Date;
+  positionTimeFrom?: 'resume-token' | 'saved-at';
+  ageMs?: number;
+}
+
+/** The partitions of the stored layout, as this instance sees them. */
+export interface PartitionsReport {
+  /** Partitions of the stored layout, and its generation. */
+  count: number;
+  generation: number;
+  /** This instance's `relay.partitions` (absent without a relay). */
+  configured?: number;
+  /** Partitions this instance holds. */
+  owned: number[];
+  /** Partitions without a live lease (the server's clock): nobody relays their events now. */
+  unheld: number[];
+  each: PartitionHealth[];
+}
+
+/** One partition of the stored layout. */
+export interface PartitionHealth {
+  partition: number;
+  /** Holder of its live lease (this instance's name for its own); absent: nobody holds it. */
+  owner?: string;
+  /** Whether this instance holds it. */
+  owned: boolean;
+  /** Fencing number of its lease. */
+  fencing?: number;
+  /** Its stream on this instance while owned, else `stopped`. */
+  stream: StreamState;
+  /** Its events held in memory (while owned). */
+  inFlightEvents?: number;
+  /** Its pending events at its last sweep (while owned). */
+  pendingCount?: number;
+  /** Age of its oldest pending event, read from the collection (server clock). */
+  oldestPendingAgeMs?: number;
+  /** Its saved stream position. */
+  checkpoint: CheckpointReport;
 }

@@ -93,6 +93,98 @@ describe('metrics through the OpenTelemetry metrics API', () => {
     expect(telemetry.enabled).toBe(false);
   });
 
+  it('does not report outbox.relay.partitions.owned with one partition', async () => {
+    const telemetry = new OutboxTelemetry(
+      resolveOutboxOptions({ relay: { kafka: { brokers: ['127.0.0.1:1'] } } }),
+      Object.assign(new OutboxRelayMetrics(), { pendingCount: 3 }),
+      { status: () => status } as unknown as OutboxRelay,
+      new OutboxConsumerMetrics(),
+    );
+    telemetry.onModuleInit();
+    const collected = await collect();
+    expect(collected.get('outbox.relay.partitions.owned')).toBeUndefined();
+    expect(collected.get('outbox.relay.pending')?.dataPoints).toEqual([
+      expect.objectContaining({ value: 3, attributes: { 'outbox.relay.name': 'default' } }),
+    ]);
+    telemetry.onModuleDestroy();
+  });
+
+  it('with partitions: pending and lag per partition held (outbox.relay.partition), and the count held', async () => {
+    // A provider of its own: the series of other tests do not mix in.
+    const ownReader = new PullReader();
+    const ownProvider = new MeterProvider({ readers: [ownReader] });
+    metrics.disable();
+    metrics.setGlobalMeterProvider(ownProvider);
+    const relayMetrics = Object.assign(new OutboxRelayMetrics(), {
+      pendingCount: 7, // the sum over the partitions held: not reported as such
+      oldestPendingAgeMs: 4000,
+      leader: true,
+    });
+    const partition = (p: number, owned: boolean, pendingCount?: number, ageMs?: number) => ({
+      partition: p,
+      owner: owned ? 'me' : 'other',
+      owned,
+      stream: owned ? ('following' as const) : ('stopped' as const),
+      ...(owned ? { pendingCount, oldestPendingAgeMs: ageMs } : {}),
+    });
+    let partitions = [
+      partition(0, true, 3, 4000),
+      partition(1, false),
+      partition(2, true, 4, 1500),
+    ];
+    const relay = { status: () => ({ ...status, partitions }) } as unknown as OutboxRelay;
+    const telemetry = new OutboxTelemetry(
+      resolveOutboxOptions({ relay: { kafka: { brokers: ['127.0.0.1:1'] }, partitions: 3 } }),
+      relayMetrics,
+      relay,
+      new OutboxConsumerMetrics(),
+    );
+    telemetry.onModuleInit();
+    const byPartition = (metric: MetricData | undefined) =>
+      Object.fromEntries(
+        (metric?.dataPoints ?? []).map((point) => [
+          String(point.attributes['outbox.relay.partition']),
+          point.value,
+        ]),
+      );
+    try {
+      let collected = await ownReader.byName();
+      expect(byPartition(collected.get('outbox.relay.pending'))).toEqual({ '0': 3, '2': 4 });
+      expect(byPartition(collected.get('outbox.relay.lag'))).toEqual({ '0': 4, '2': 1.5 });
+      expect(collected.get('outbox.relay.pending')?.dataPoints[0].attributes).toEqual({
+        'outbox.relay.name': 'default',
+        'outbox.relay.partition': 0,
+      });
+      expect(collected.get('outbox.relay.partitions.owned')?.dataPoints).toEqual([
+        expect.objectContaining({ value: 2, attributes: { 'outbox.relay.name': 'default' } }),
+      ]);
+      expect(collected.get('outbox.relay.partitions.owned')?.descriptor.unit).toBe('{partition}');
+      // Instance-wide values keep their series.
+      expect(valueOf(collected.get('outbox.relay.leader'))).toBe(1);
+      expect(collected.get('outbox.relay.leader')?.dataPoints).toHaveLength(1);
+
+      // Partition 2 handed over, 1 taken: 2 reads 0 here (its new holder reports it).
+      partitions = [partition(0, true, 1, 500), partition(1, true, 2, 800), partition(2, false)];
+      collected = await ownReader.byName();
+      expect(byPartition(collected.get('outbox.relay.pending'))).toEqual({
+        '0': 1,
+        '1': 2,
+        '2': 0,
+      });
+      expect(byPartition(collected.get('outbox.relay.lag'))).toEqual({
+        '0': 0.5,
+        '1': 0.8,
+        '2': 0,
+      });
+      expect(valueOf(collected.get('outbox.relay.partitions.owned'))).toBe(2);
+    } finally {
+      telemetry.onModuleDestroy();
+      await ownProvider.shutdown();
+      metrics.disable();
+      metrics.setGlobalMeterProvider(provider);
+    }
+  });
+
   it('registers the consumer instruments in an app without a relay too', async () => {
     const consumerMetrics = new OutboxConsumerMetrics();
     consumerMetrics.applied = 4;

@@ -12,11 +12,20 @@ export interface RelayMetricsSource {
   relayName: string;
 }
 
+/** The attribute of the per-partition values (`relay.partitions` > 1). */
+export const PARTITION_ATTRIBUTE = 'outbox.relay.partition';
+
 /**
  * The relay's counters and gauges as OpenTelemetry instruments (names and units listed in the
  * README, "Metrics"). Observable instruments, read from `OutboxRelayMetrics` and the relay's
  * status when the application's reader collects: nothing is recorded between collections.
  * Returns the function that removes them.
+ *
+ * With several partitions (the status lists them), `outbox.relay.pending` and
+ * `outbox.relay.lag` are one value per partition this instance holds (attribute
+ * `outbox.relay.partition`), and `outbox.relay.partitions.owned` counts them; counters and the
+ * other gauges stay the instance's. With one partition nothing changes (no such attribute,
+ * no `partitions.owned`).
  */
 export function registerRelayInstruments(
   api: OpenTelemetryApi,
@@ -69,17 +78,48 @@ export function registerRelayInstruments(
     '{destination}',
   );
 
+  const owned = gauge(
+    'outbox.relay.partitions.owned',
+    'Partitions this instance holds (relay.partitions > 1)',
+    '{partition}',
+  );
+
   const attributes: Attributes = { 'outbox.relay.name': source.relayName };
+  const ofPartition = (partition: number): Attributes => ({
+    ...attributes,
+    [PARTITION_ATTRIBUTE]: partition,
+  });
+  /** Partitions this instance reported pending/lag for (held now or before). */
+  const reported = new Set<number>();
   const callback = (result: BatchObservableResult) => {
     const m = source.metrics;
+    const status = source.status();
     for (const [instrument, read] of counters) result.observe(instrument, read(m), attributes);
-    if (m.pendingCount !== undefined) result.observe(pending, m.pendingCount, attributes);
-    if (m.oldestPendingAgeMs !== undefined)
-      result.observe(lag, m.oldestPendingAgeMs / 1000, attributes);
+    if (status.partitions) {
+      // Per partition held, from its own sweep. A partition handed over reads 0 on this
+      // instance from then on: cumulative readers would otherwise repeat its last figure.
+      const mine = status.partitions.filter((partition) => partition.owned);
+      for (const { partition, pendingCount, oldestPendingAgeMs } of mine) {
+        reported.add(partition);
+        if (pendingCount !== undefined)
+          result.observe(pending, pendingCount, ofPartition(partition));
+        if (oldestPendingAgeMs !== undefined)
+          result.observe(lag, oldestPendingAgeMs / 1000, ofPartition(partition));
+      }
+      for (const partition of reported) {
+        if (mine.some((own) => own.partition === partition)) continue;
+        result.observe(pending, 0, ofPartition(partition));
+        result.observe(lag, 0, ofPartition(partition));
+      }
+      result.observe(owned, mine.length, attributes);
+    } else {
+      if (m.pendingCount !== undefined) result.observe(pending, m.pendingCount, attributes);
+      if (m.oldestPendingAgeMs !== undefined)
+        result.observe(lag, m.oldestPendingAgeMs / 1000, attributes);
+    }
     const age = m.checkpointAgeMs;
     if (age !== undefined) result.observe(checkpointAge, age / 1000, attributes);
     result.observe(leader, m.leader ? 1 : 0, attributes);
-    const status = source.status();
     result.observe(inFlight, status.inFlight.events, attributes);
     result.observe(held, status.heldDestinations.length, attributes);
   };
@@ -91,6 +131,7 @@ export function registerRelayInstruments(
     leader,
     inFlight,
     held,
+    owned,
   ];
   meter.addBatchObservableCallback(callback, observables);
   return () => meter.removeBatchObservableCallback(callback, observables);

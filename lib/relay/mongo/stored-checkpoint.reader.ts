@@ -16,13 +16,32 @@ export async function readStoredCheckpoint(
   collection: string,
   relayName: string,
 ): Promise<StoredCheckpoint | undefined> {
-  const doc = await relayCollection<{ _id: string; token?: unknown; savedAt?: Date }>(
+  const checkpointId = relayStateIds(relayName).checkpoint;
+  return (await readStoredCheckpoints(db, collection, [checkpointId])).get(checkpointId);
+}
+
+/**
+ * Several checkpoints in one read, by `_id` (e.g. every partition's
+ * `checkpoint:<name>:g<generation>:p<partition>`): the ones never saved are absent.
+ */
+export async function readStoredCheckpoints(
+  db: mongo.Db,
+  collection: string,
+  checkpointIds: readonly string[],
+): Promise<Map<string, StoredCheckpoint>> {
+  const found = new Map<string, StoredCheckpoint>();
+  if (checkpointIds.length === 0) return found;
+  const docs = await relayCollection<{ _id: string; token?: unknown; savedAt?: Date }>(
     db,
     collection,
-  ).findOne({ _id: relayStateIds(relayName).checkpoint });
-  if (!doc) return undefined;
-  return {
-    token: doc.token === null ? undefined : doc.token,
-    savedAt: doc.savedAt,
-  };
+  )
+    .find({ _id: { $in: [...checkpointIds] } }, { projection: { token: 1, savedAt: 1 } })
+    .toArray();
+  for (const doc of docs) {
+    found.set(doc._id, {
+      token: doc.token === null ? undefined : doc.token,
+      savedAt: doc.savedAt,
+    });
+  }
+  return found;
 }
