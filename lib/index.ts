@@ -91,7 +91,14 @@ export type {
   DeadLetterRequeueResult,
 } from './operations';
 export { OutboxHealthCheckError, OutboxHealthIndicator } from './health';
-export type { OplogWindow, OutboxHealthOptions, OutboxHealthReport } from './health';
+export type {
+  CheckpointReport,
+  OplogWindow,
+  OutboxHealthOptions,
+  OutboxHealthReport,
+  PartitionHealth,
+  PartitionsReport,
+} from './health';
 
 // Errors
 export { OutboxError, OutboxOptionsError } from './common';
