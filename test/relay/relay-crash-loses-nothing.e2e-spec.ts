@@ -9,16 +9,13 @@ import {
   sleep,
   startRelayApp,
   testLogLevels,
+  writeOrders,
 } from './support/relay-app';
-import type { RelayTestApp } from './support/relay-app';
+import type { OrderWriting, RelayTestApp } from './support/relay-app';
 
 jest.setTimeout(600_000);
 
-interface CrashRun {
-  total: number;
-  aggregates: number;
-  /** Concurrent writers (each owns its aggregates). PoppyDB runs one transaction at a time. */
-  workers: number;
+interface CrashRun extends OrderWriting {
   label: string;
 }
 
@@ -35,29 +32,10 @@ async function crashRun(run: CrashRun, state: { writer?: RelayTestApp; child?: C
   const writer = await startRelayApp(db, false);
   state.writer = writer;
 
-  const commitOrder = new Map<string, string[]>();
-  let written = 0;
-  const write = async (worker: number): Promise<void> => {
-    // Each worker owns its aggregates and writes them one call at a time: per aggregate, the
-    // order in which calls return is the commit order.
-    for (let n = worker; n < run.total; n += run.workers) {
-      const aggregate = `agg-${(n % run.aggregates).toString().padStart(2, '0')}`;
-      await writer.orders.place(`o-${n}`, aggregate, n);
-      const [doc] = await writer.connection
-        .collection('outbox')
-        .find({ 'payload.orderId': `o-${n}` })
-        .toArray();
-      const list = commitOrder.get(aggregate) ?? [];
-      list.push(doc.eventId as string);
-      commitOrder.set(aggregate, list);
-      written++;
-      if (n % 50 === worker) await sleep(150);
-    }
-  };
-  const writing = Promise.all(Array.from({ length: run.workers }, (_, w) => write(w)));
+  const { commitOrder, written, done: writing } = writeOrders(writer, run, { every: 50, ms: 150 });
 
   let kills = 0;
-  while (kills < 10 || written < run.total) {
+  while (kills < 10 || written() < run.total) {
     state.child = spawnRelay(db, prefix);
     await state.child.ready.catch(() => undefined);
     await sleep(200 + Math.random() * 1800);

@@ -7,12 +7,12 @@ import { describeSpread, isEven, readSpread } from './support/partition-spread';
 import {
   checkFirstOccurrences,
   readAllAfterDrain,
-  sleep,
   startRelayApp,
   testLogLevels,
   waitFor,
+  writeOrders,
 } from './support/relay-app';
-import type { RelayTestApp } from './support/relay-app';
+import type { OrderWriting, RelayTestApp } from './support/relay-app';
 
 jest.setTimeout(600_000);
 
@@ -22,11 +22,7 @@ jest.setTimeout(600_000);
  * added. Asserts that no event is lost and that the partitions are spread evenly after each
  * change (printed); per-aggregate order is asserted where only real MongoDB can prove it.
  */
-interface Run {
-  total: number;
-  aggregates: number;
-  /** Concurrent writers, each owning its aggregates. PoppyDB runs one transaction at a time. */
-  workers: number;
+interface Run extends OrderWriting {
   label: string;
 }
 
@@ -73,37 +69,20 @@ function suite(needs: Need[], name: string, run: Run, checkOrder: boolean): void
       for (let i = 0; i < 3; i++) await start();
       await evenly('3 relays, 2 partitions each');
 
-      const commitOrder = new Map<string, string[]>();
-      let written = 0;
-      const write = async (worker: number): Promise<void> => {
-        for (let n = worker; n < run.total; n += run.workers) {
-          const aggregate = `agg-${(n % run.aggregates).toString().padStart(3, '0')}`;
-          await w.orders.place(`o-${n}`, aggregate, n);
-          const [doc] = await w.connection
-            .collection('outbox')
-            .find({ 'payload.orderId': `o-${n}` })
-            .toArray();
-          const list = commitOrder.get(aggregate) ?? [];
-          list.push(doc.eventId as string);
-          commitOrder.set(aggregate, list);
-          written++;
-          if (n % 20 === worker) await sleep(50);
-        }
-      };
-      const writing = Promise.all(Array.from({ length: run.workers }, (_, k) => write(k)));
+      const { commitOrder, written, done: writing } = writeOrders(w, run, { every: 20, ms: 50 });
 
-      await waitFor(async () => written >= run.total / 3, 120_000, 'a third of the events');
+      await waitFor(async () => written() >= run.total / 3, 120_000, 'a third of the events');
       const victim = live()[0];
       victim.process.kill('SIGKILL');
       await victim.exited;
-      log(`SIGKILLed pid ${victim.process.pid} at ${written} events written`);
+      log(`SIGKILLed pid ${victim.process.pid} at ${written()} events written`);
       const pauseMs = await evenly('2 relays after the kill, 3 partitions each');
       log(
         `hand-over pause after the kill (lease 3 s): ${pauseMs} ms until every partition was held again`,
       );
 
       await waitFor(
-        async () => written >= (2 * run.total) / 3,
+        async () => written() >= (2 * run.total) / 3,
         120_000,
         'two thirds of the events',
       );

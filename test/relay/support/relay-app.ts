@@ -23,6 +23,7 @@ import {
   createTopics,
   mongoUriFor,
   readTopic,
+  sleep,
   testServers,
   uniqueName,
   waitFor,
@@ -190,6 +191,49 @@ export function testLogLevels(): LogLevel[] {
 }
 
 export { sleep, waitFor } from '../../harness';
+
+/** What `writeOrders` writes: `total` orders over `aggregates` aggregates by `workers` writers. */
+export interface OrderWriting {
+  total: number;
+  aggregates: number;
+  /** Concurrent writers (each owns its aggregates). PoppyDB runs one transaction at a time. */
+  workers: number;
+}
+
+/**
+ * Places `total` orders through `app` (one event each), every worker owning its aggregates and
+ * writing them one call at a time, so per aggregate the order in which calls return is the
+ * commit order (`commitOrder`, eventIds by aggregate). Each worker pauses `pause.ms` every
+ * `pause.every` orders, so relays can be killed and started while it writes.
+ */
+export function writeOrders(
+  app: RelayTestApp,
+  run: OrderWriting,
+  pause: { every: number; ms: number },
+): { commitOrder: Map<string, string[]>; written: () => number; done: Promise<void> } {
+  const commitOrder = new Map<string, string[]>();
+  const width = String(run.aggregates - 1).length;
+  let written = 0;
+  const write = async (worker: number): Promise<void> => {
+    for (let n = worker; n < run.total; n += run.workers) {
+      const aggregate = `agg-${(n % run.aggregates).toString().padStart(width, '0')}`;
+      await app.orders.place(`o-${n}`, aggregate, n);
+      const [doc] = await app.connection
+        .collection('outbox')
+        .find({ 'payload.orderId': `o-${n}` })
+        .toArray();
+      const list = commitOrder.get(aggregate) ?? [];
+      list.push(doc.eventId as string);
+      commitOrder.set(aggregate, list);
+      written++;
+      if (n % pause.every === worker) await sleep(pause.ms);
+    }
+  };
+  const done = Promise.all(Array.from({ length: run.workers }, (_, w) => write(w))).then(
+    () => undefined,
+  );
+  return { commitOrder, written: () => written, done };
+}
 
 /** Per aggregate, checks the first occurrence of each event is in commit order; returns duplicates. */
 export function checkFirstOccurrences(
