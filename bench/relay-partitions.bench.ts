@@ -1,7 +1,8 @@
 /* Partitioned relays (`npm run bench -- relay`, after the single relay's figures). Every relay
  * runs in its own process with `partitions: 6`; each run first waits until the relays hold the
  * partitions evenly, so a figure is not the start-up's rebalancing.
- * 1. A burst: with 1, 2 and 3 relay processes side by side, the outbox receives N events at
+ * 1. A burst: with 1, 2 and 3 relay processes side by side (and first one process with one
+ *    partition: the cost of six streams and leases in one process), the outbox receives N events at
  *    once (insertMany, 5 000 a call) and the time until none is pending is taken, with each
  *    process's share and CPU time (where the time goes: CPU time well below the wall-clock
  *    time means the process waits, for the database or the broker; on one machine with the
@@ -140,6 +141,7 @@ async function burst(
   kafka: Kafka,
   count: number,
   events: number,
+  partitions = PARTITIONS,
 ): Promise<string | undefined> {
   const db = `bench-parts-${suffix()}`;
   const prefix = `bench-parts-${suffix()}.`;
@@ -151,7 +153,7 @@ async function burst(
   const connection = { db: client.db() } as unknown as Connection;
   let relays: RelayProcess[] = [];
   try {
-    relays = await startRelays(ctx, db, prefix, count, {}, connection);
+    relays = await startRelays(ctx, db, prefix, count, { partitions }, connection);
     const cpuBefore = relays.map((r) => r.progress.cpuSeconds);
     const started = Date.now();
     for (let i = 0; i < events; i += 5000) {
@@ -164,7 +166,7 @@ async function burst(
     await sleep(400); // the last progress reports
     const inKafka = await topicSize(kafka, topic);
     line(
-      `${count} relay process${count > 1 ? 'es' : ''}, ${PARTITIONS} partitions`,
+      `${count} relay process${count > 1 ? 'es' : ''}, ${partitions} partition${partitions > 1 ? 's' : ''}`,
       `${(events / seconds).toFixed(0)} ev/s (${seconds.toFixed(1)} s, written in ${written.toFixed(1)} s); ` +
         `published per process ${relays.map((r) => r.progress.published).join(' / ')}; ` +
         `CPU per process ${relays.map((r, i) => `${(r.progress.cpuSeconds - cpuBefore[i]).toFixed(1)} s`).join(' / ')}; ` +
@@ -186,10 +188,17 @@ async function burst(
 export async function partitionedDrain(ctx: BenchContext, kafka: Kafka): Promise<void> {
   process.stdout.write(
     `partitioned relays draining a burst of ${EVENTS} events (${ctx.mongoKind}; each relay in its own process, ` +
-      `${PARTITIONS} partitions, spread evenly before the burst; the database and Kafka on this machine):\n`,
+      `${PARTITIONS} partitions (and one process with one, for comparison), spread evenly before the burst; the database and Kafka on this machine):\n`,
   );
-  for (const count of [1, 2, 3]) {
-    const failure = await burst(ctx, kafka, count, EVENTS);
+  // First one process with one partition (one change stream, the single lease): what the
+  // partitions themselves cost one process (six streams, six leases) before they are spread.
+  for (const [count, partitions] of [
+    [1, 1],
+    [1, PARTITIONS],
+    [2, PARTITIONS],
+    [3, PARTITIONS],
+  ]) {
+    const failure = await burst(ctx, kafka, count, EVENTS, partitions);
     if (failure) {
       process.stdout.write(`  skipped: the partitioned relay could not run (${failure})\n`);
       return;

@@ -5,7 +5,7 @@ import { RELAY_DEFAULTS } from '../../../lib/relay/relay.options';
 
 /** Who holds which partition right now (valid leases, on the server's time). */
 export interface PartitionSpread {
-  /** The stored layout's partition count (undefined: none stored yet). */
+  /** The stored layout's partition count (1 without a stored layout: the single lease). */
   partitions?: number;
   /** owner -> partitions it holds; owners are `host:pid:suffix`. */
   byOwner: Map<string, number[]>;
@@ -24,19 +24,20 @@ export async function readSpread(
     batchSize: 1,
     idleMs: 100,
   });
+  // Without a stored layout: the single relay lease (`partitions: 1`), as one partition.
   const layout = await ports.membership.layout();
+  const partitions = layout?.partitions ?? 1;
   const byOwner = new Map<string, number[]>();
-  if (!layout) return { byOwner, free: [] };
-  const now = await ports.scope(layout, 0).state.serverTime();
-  const leases = await ports.membership.leases(layout, layout.partitions);
+  const now = await ports.scope(layout ?? { partitions, generation: 0 }, 0).state.serverTime();
+  const leases = await ports.membership.leases(layout, partitions);
   const held = new Set<number>();
   for (const lease of leases) {
     if (lease.expiresAt.getTime() <= now.getTime()) continue;
     held.add(lease.partition);
     byOwner.set(lease.owner, [...(byOwner.get(lease.owner) ?? []), lease.partition]);
   }
-  const free = Array.from({ length: layout.partitions }, (_, p) => p).filter((p) => !held.has(p));
-  return { partitions: layout.partitions, byOwner, free };
+  const free = Array.from({ length: partitions }, (_, p) => p).filter((p) => !held.has(p));
+  return { partitions, byOwner, free };
 }
 
 /** The pid in an owner string (`host:pid:suffix`). */
