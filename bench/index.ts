@@ -12,6 +12,7 @@ const BENCHES: Record<string, () => Promise<{ runBench(ctx: BenchContext): Promi
   // The relay first: it reports the peak RSS of this process.
   relay: () => import('./relay.bench'),
   'write-side': () => import('./write-side.bench'),
+  'change-streams': () => import('./change-streams.bench'),
 };
 
 async function main() {
