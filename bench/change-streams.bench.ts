@@ -13,7 +13,7 @@ import type { OutboxEventRecord } from '../lib/common/envelope';
 import { partitionOfSlot, slotsOfPartition } from '../lib/relay/ports/partition-layout';
 import type { ChangeCursor } from '../lib/relay/ports/change-source';
 import { MongoChangeSource } from '../lib/relay/mongo/mongo-change.source';
-import { dbUri, line, makeEvent, suffix } from './relay.bench';
+import { dbUri, line, makeEvent, suffix, dropAndClose } from './relay.bench';
 import type { BenchContext } from './relay.bench';
 
 const { MongoClient } = driver;
@@ -74,11 +74,7 @@ async function burst(ctx: BenchContext, partitions: number): Promise<void> {
     );
   } finally {
     await Promise.all(cursors.map((cursor) => cursor.close()));
-    await client
-      .db()
-      .dropDatabase()
-      .catch(() => undefined);
-    await client.close();
+    await dropAndClose(client);
   }
 }
 

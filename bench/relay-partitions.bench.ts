@@ -32,6 +32,7 @@ import {
   makeEvent,
   suffix,
   topicSize,
+  dropAndClose,
 } from './relay.bench';
 import type { BenchContext } from './relay.bench';
 
@@ -177,11 +178,7 @@ async function burst(
     return (error as Error).message;
   } finally {
     await stopRelays(relays);
-    await client
-      .db()
-      .dropDatabase()
-      .catch(() => undefined);
-    await client.close();
+    await dropAndClose(client);
   }
 }
 
@@ -287,10 +284,6 @@ export async function handOverPause(ctx: BenchContext, kafka: Kafka): Promise<vo
     writing = false;
     await writer.catch(() => undefined);
     await stopRelays(relays);
-    await client
-      .db()
-      .dropDatabase()
-      .catch(() => undefined);
-    await client.close();
+    await dropAndClose(client);
   }
 }

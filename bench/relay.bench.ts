@@ -107,6 +107,11 @@ async function rawProducerRate(
   return messages.length / seconds;
 }
 
+/** Drops the bench's database (best effort) and closes the client. */
+export async function dropAndClose(client: driver.MongoClient): Promise<void> {
+  await dropAndClose(client);
+}
+
 export function line(label: string, value: string): void {
   process.stdout.write(`  ${label.padEnd(58)} ${value}\n`);
 }
@@ -278,11 +283,7 @@ async function backlogDrain(ctx: BenchContext, kafka: Kafka): Promise<number> {
   const report = await forkDrainChild(ctx, db, prefix, events);
   const inKafka = await topicSize(kafka, topic);
   const pending = await outbox.countDocuments({ status: 'pending' });
-  await client
-    .db()
-    .dropDatabase()
-    .catch(() => undefined);
-  await client.close();
+  await dropAndClose(client);
   const rate = events / report.markedSeconds;
   process.stdout.write(
     `relay draining a pre-filled outbox (${ctx.mongoKind}, relay in its own process):\n`,

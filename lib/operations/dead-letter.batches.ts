@@ -15,6 +15,17 @@ export function requeueBatchSize(batchSize = 100): number {
   return batchSize;
 }
 
+/** The documents `query` selects, oldest dead letter first, at most `limit`, without `_id`. */
+export function listMatching<T>(
+  collection: mongo.Collection<any>,
+  query: Record<string, unknown>,
+  limit: number,
+): Promise<T[]> {
+  return collection
+    .find(query, { sort: { deadLetteredAt: 1, _id: 1 }, limit, projection: { _id: 0 } })
+    .toArray() as Promise<T[]>;
+}
+
 /** Deletes the documents `query` selects (with `dryRun`, counts them) and says what it did. */
 export async function purgeMatching(
   collection: mongo.Collection<any>,

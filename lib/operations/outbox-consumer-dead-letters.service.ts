@@ -6,7 +6,7 @@ import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import type { ConsumerDeadLetterDocument } from '../consumer/consumer-failure.store';
 import type { ProcessedEventDocument } from '../consumer/processed-event.store';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
-import { requeueBatchSize, purgeMatching } from './dead-letter.batches';
+import { listMatching, purgeMatching, requeueBatchSize } from './dead-letter.batches';
 import { consumerDeadLetterQuery } from './dead-letter.filter';
 import type { DeadLetterFilter } from './dead-letter.filter';
 import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
@@ -48,13 +48,11 @@ export class OutboxConsumerDeadLetters {
 
   /** Consumer dead letters matching `filter`, oldest first, at most `limit`. */
   list(filter: DeadLetterFilter = {}, limit = 100): Promise<ConsumerDeadLetterDocument[]> {
-    return this.deadLetters
-      .find(consumerDeadLetterQuery(filter), {
-        sort: { deadLetteredAt: 1, _id: 1 },
-        limit,
-        projection: { _id: 0 },
-      })
-      .toArray() as Promise<ConsumerDeadLetterDocument[]>;
+    return listMatching<ConsumerDeadLetterDocument>(
+      this.deadLetters,
+      consumerDeadLetterQuery(filter),
+      limit,
+    );
   }
 
   count(filter: DeadLetterFilter = {}): Promise<number> {

@@ -9,7 +9,7 @@ import type { NewOutboxEvent, OutboxEventWriter } from '../events/outbox-event.w
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import type { OutboxDeadLetter, OutboxDoc } from '../relay/mongo/mongo-outbox-relay.store';
 import { TransactionRunner } from '../transaction/transaction.runner';
-import { requeueBatchSize, purgeMatching } from './dead-letter.batches';
+import { listMatching, purgeMatching, requeueBatchSize } from './dead-letter.batches';
 import { deadLetterQuery } from './dead-letter.filter';
 import type { DeadLetterFilter } from './dead-letter.filter';
 import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
@@ -52,13 +52,7 @@ export class OutboxDeadLetters {
 
   /** Dead letters matching `filter`, oldest first, at most `limit`. */
   list(filter: DeadLetterFilter = {}, limit = 100): Promise<OutboxDeadLetter[]> {
-    return this.deadLetters
-      .find(deadLetterQuery(filter), {
-        sort: { deadLetteredAt: 1, _id: 1 },
-        limit,
-        projection: { _id: 0 },
-      })
-      .toArray() as Promise<OutboxDeadLetter[]>;
+    return listMatching<OutboxDeadLetter>(this.deadLetters, deadLetterQuery(filter), limit);
   }
 
   /** How many dead letters match `filter`. */

@@ -25,6 +25,18 @@ class PullReader extends MetricReader {
   }
 }
 
+/** A reader on the global meter provider of the enclosing suite, shut down after it. */
+function globalPullReader(): { reader: PullReader; provider: MeterProvider } {
+  const reader = new PullReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  beforeAll(() => metrics.setGlobalMeterProvider(provider));
+  afterAll(async () => {
+    await provider.shutdown();
+    metrics.disable();
+  });
+  return { reader, provider };
+}
+
 const status = {
   running: true,
   role: 'leader' as const,
@@ -35,14 +47,7 @@ const status = {
 };
 
 describe('metrics through the OpenTelemetry metrics API', () => {
-  const reader = new PullReader();
-  const provider = new MeterProvider({ readers: [reader] });
-
-  beforeAll(() => metrics.setGlobalMeterProvider(provider));
-  afterAll(async () => {
-    await provider.shutdown();
-    metrics.disable();
-  });
+  const { reader, provider } = globalPullReader();
 
   const collect = () => reader.byName();
   const valueOf = (metric: MetricData | undefined) => metric?.dataPoints[0]?.value;
@@ -233,14 +238,7 @@ describe('metrics through the OpenTelemetry metrics API', () => {
 });
 
 describe('consumer metrics through the OpenTelemetry metrics API', () => {
-  const reader = new PullReader();
-  const provider = new MeterProvider({ readers: [reader] });
-
-  beforeAll(() => metrics.setGlobalMeterProvider(provider));
-  afterAll(async () => {
-    await provider.shutdown();
-    metrics.disable();
-  });
+  const { reader } = globalPullReader();
 
   const collect = () => reader.byName();
 

@@ -2,3 +2,4 @@ export * from './servers';
 export * from './requirements';
 export * from './kafka';
 export * from './wait';
+export * from './suite-database';

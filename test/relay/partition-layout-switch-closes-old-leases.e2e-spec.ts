@@ -1,4 +1,4 @@
-import mongoose, { mongo } from 'mongoose';
+import { mongo } from 'mongoose';
 import type { Connection } from 'mongoose';
 import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/options/outbox.defaults';
 import { MongoRelayMembershipStore } from '../../lib/relay/mongo/mongo-relay-membership.store';
@@ -10,7 +10,7 @@ import { CLOSED_BY_SWITCH } from '../../lib/relay/mongo/relay-layout.switch';
 import { partitionedRelayIds } from '../../lib/relay/mongo/relay-partition-ids';
 import type { RelayLayout } from '../../lib/relay/ports/relay-partitions.store';
 import type { RelayStateStore } from '../../lib/relay/ports/relay-state.store';
-import { describeWith, mongoUriFor, uniqueName } from '../harness';
+import { describeWith, suiteDatabase, uniqueName } from '../harness';
 
 const collections = OUTBOX_DEFAULT_COLLECTIONS;
 const streamOptions = { batchSize: 100, idleMs: 200 };
@@ -63,13 +63,7 @@ const isCommit = (op: string, filter: Record<string, unknown>, update: unknown) 
 describeWith(['mongodb'], 'a layout switch closes the old layout’s leases itself', () => {
   let conn: Connection;
 
-  beforeAll(async () => {
-    conn = await mongoose.createConnection(mongoUriFor(uniqueName('switch'))).asPromise();
-  });
-  afterAll(async () => {
-    await conn?.dropDatabase().catch(() => undefined);
-    await conn?.close();
-  });
+  suiteDatabase('switch', (opened) => (conn = opened));
 
   /** Another instance's membership store (`staleMs`: when a switch claim counts as abandoned). */
   const membershipOn = (db: mongo.Db, relayName: string, staleMs?: number) => {
@@ -310,13 +304,7 @@ describeWith(
   () => {
     let conn: Connection;
 
-    beforeAll(async () => {
-      conn = await mongoose.createConnection(mongoUriFor(uniqueName('switch'))).asPromise();
-    });
-    afterAll(async () => {
-      await conn?.dropDatabase().catch(() => undefined);
-      await conn?.close();
-    });
+    suiteDatabase('switch', (opened) => (conn = opened));
 
     it('the old version’s upsert of the closed single lease fails, and the switch happens', async () => {
       const relayName = uniqueName('relay');

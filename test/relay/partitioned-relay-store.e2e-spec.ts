@@ -1,4 +1,4 @@
-import mongoose, { Types } from 'mongoose';
+import { Types } from 'mongoose';
 import type { Connection } from 'mongoose';
 import type { OutboxEventRecord } from '../../lib/common/envelope';
 import { eventSlot } from '../../lib/events/event-slot';
@@ -8,7 +8,7 @@ import { MongoRelayStateStore } from '../../lib/relay/mongo/mongo-relay-state.st
 import { ensureRelayIndexes } from '../../lib/relay/mongo/relay-indexes';
 import { slotsOfPartition } from '../../lib/relay/ports/partition-layout';
 import type { RelayLayout } from '../../lib/relay/ports/relay-partitions.store';
-import { describeWith, mongoUriFor, uniqueName } from '../harness';
+import { describeWith, suiteDatabase, uniqueName } from '../harness';
 
 const collections = OUTBOX_DEFAULT_COLLECTIONS;
 const streamOptions = { batchSize: 100, idleMs: 200 };
@@ -37,13 +37,7 @@ describeWith(['mongodb'], 'the partitioned relay’s MongoDB stores', () => {
   const partitions = (relayName = uniqueName('relay')) =>
     new MongoRelayPartitions(conn.db!, { collections, relayName, ...streamOptions });
 
-  beforeAll(async () => {
-    conn = await mongoose.createConnection(mongoUriFor(uniqueName('partitions'))).asPromise();
-  });
-  afterAll(async () => {
-    await conn?.dropDatabase().catch(() => undefined);
-    await conn?.close();
-  });
+  suiteDatabase('partitions', (opened) => (conn = opened));
 
   it('heartbeats: live members by the server’s time; a member that leaves is gone at once', async () => {
     const ports = partitions();
@@ -344,13 +338,7 @@ describeWith(
   () => {
     let conn: Connection;
 
-    beforeAll(async () => {
-      conn = await mongoose.createConnection(mongoUriFor(uniqueName('partitions'))).asPromise();
-    });
-    afterAll(async () => {
-      await conn?.dropDatabase().catch(() => undefined);
-      await conn?.close();
-    });
+    suiteDatabase('partitions', (opened) => (conn = opened));
 
     it('the single lease can be neither taken nor renewed after a switch to several partitions', async () => {
       const relayName = uniqueName('relay');

@@ -1,4 +1,4 @@
-import mongoose, { Types } from 'mongoose';
+import { Types } from 'mongoose';
 import type { Connection } from 'mongoose';
 import type { OutboxEventRecord } from '../../lib/common/envelope';
 import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/options/outbox.defaults';
@@ -6,7 +6,7 @@ import { MongoChangeSource } from '../../lib/relay/mongo/mongo-change.source';
 import { MongoOutboxRelayStore } from '../../lib/relay/mongo/mongo-outbox-relay.store';
 import { MongoRelayStateStore } from '../../lib/relay/mongo/mongo-relay-state.store';
 import { ChangeSourceError } from '../../lib/relay/ports/change-source';
-import { describeWith, mongoUriFor, uniqueName } from '../harness';
+import { describeWith, suiteDatabase, uniqueName } from '../harness';
 
 /** The MongoDB side of the relay's guarantees, against the server of this run. */
 describeWith(['mongodb'], 'the relay’s MongoDB stores', () => {
@@ -34,13 +34,9 @@ describeWith(['mongodb'], 'the relay’s MongoDB stores', () => {
   };
   const read = (e: OutboxEventRecord) => conn.collection('outbox').findOne({ _id: e._id });
 
-  beforeAll(async () => {
-    conn = await mongoose.createConnection(mongoUriFor(uniqueName('relay-store'))).asPromise();
+  suiteDatabase('relay-store', (opened) => {
+    conn = opened;
     store = new MongoOutboxRelayStore(conn.db!, OUTBOX_DEFAULT_COLLECTIONS);
-  });
-  afterAll(async () => {
-    await conn?.dropDatabase().catch(() => undefined);
-    await conn?.close();
   });
 
   it('reads from the primary at read concern majority and writes with w: majority, whatever the URI says', () => {
@@ -150,13 +146,9 @@ describeWith(['mongodb'], 'the relay’s lease and checkpoint documents are fenc
   let conn: Connection;
   let state: MongoRelayStateStore;
 
-  beforeAll(async () => {
-    conn = await mongoose.createConnection(mongoUriFor(uniqueName('relay-state'))).asPromise();
+  suiteDatabase('relay-state', (opened) => {
+    conn = opened;
     state = new MongoRelayStateStore(conn.db!, OUTBOX_DEFAULT_COLLECTIONS.relayState, 'default');
-  });
-  afterAll(async () => {
-    await conn?.dropDatabase().catch(() => undefined);
-    await conn?.close();
   });
 
   it('the checkpoint is claimed by a term: an older leader’s save no longer lands', async () => {

@@ -1,17 +1,11 @@
-import mongoose, { Connection } from 'mongoose';
-import { describeWith, mongoUriFor, testServers, uniqueName } from '../harness';
+import type { Connection } from 'mongoose';
+import { describeWith, suiteDatabase, testServers, uniqueName } from '../harness';
 
 /** What the library relies on from MongoDB, proved against the server of this run. */
 describeWith(['mongodb'], 'MongoDB substrate', () => {
   let conn: Connection;
 
-  beforeAll(async () => {
-    conn = await mongoose.createConnection(mongoUriFor(uniqueName('substrate'))).asPromise();
-  });
-  afterAll(async () => {
-    await conn?.dropDatabase().catch(() => undefined);
-    await conn?.close();
-  });
+  suiteDatabase('substrate', (opened) => (conn = opened));
 
   it('reports which server the suite talks to', () => {
     expect(['mongodb', 'poppydb']).toContain(testServers().mongoKind);
