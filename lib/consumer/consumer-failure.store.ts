@@ -35,6 +35,11 @@ export interface ConsumerDeadLetterDocument extends DeadLetterCopy {
   topic: string;
   partition: number;
   offset: string;
+  /**
+   * The offset as a sortable text (`offsetSortKey`): replays sort on it, since the offset's own
+   * text sorts "102" before "98". Missing on letters of versions before it, until a requeue adds it.
+   */
+  offsetKey?: string;
   timestamp?: string;
   /** The copy sent to the dead-letter topic, when one is configured. */
   topicCopy?: { topic: string; published: boolean; error?: string };
@@ -42,6 +47,17 @@ export interface ConsumerDeadLetterDocument extends DeadLetterCopy {
   lastFailedAt: Date;
   /** Only on `failing` documents: when an abandoned failure count is removed (first failure + `processedRetentionSeconds`). */
   expiresAt?: Date;
+}
+
+/** Digits of the largest Kafka offset (an int64: 9223372036854775807), plus one. */
+const OFFSET_KEY_DIGITS = 20;
+
+/**
+ * A Kafka offset (an int64 as decimal text) as text that sorts like the number: zero-padded to
+ * a fixed width, so exact at any size. Text that is not an offset is kept as it is.
+ */
+export function offsetSortKey(offset: string): string {
+  return /^\d{1,20}$/.test(offset) ? offset.padStart(OFFSET_KEY_DIGITS, '0') : offset;
 }
 
 export interface ConsumerFailureStoreOptions {
@@ -70,6 +86,11 @@ export async function ensureConsumerDeadLetterIndexes(
   await collection.createIndex(
     { status: 1, deadLetteredAt: 1 },
     { name: 'status_1_deadLetteredAt_1' },
+  );
+  // Replays page through a consumer's dead letters in Kafka order.
+  await collection.createIndex(
+    { topic: 1, partition: 1, offsetKey: 1, _id: 1 },
+    { name: 'topic_1_partition_1_offsetKey_1__id_1' },
   );
   await collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expiresAt_ttl' });
 }
@@ -194,6 +215,7 @@ export class MongoConsumerFailureStore implements ConsumerFailureStore {
       topic: message.topic,
       partition: message.partition,
       offset: message.offset,
+      offsetKey: offsetSortKey(message.offset),
       ...(message.timestamp !== undefined ? { timestamp: message.timestamp } : {}),
       ...deadLetterCopy(message, this.options.maxValueBytes),
     };
