@@ -95,6 +95,21 @@ export async function ensureConsumerDeadLetterIndexes(
   await collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expiresAt_ttl' });
 }
 
+/**
+ * Gives a dead letter that is about to be applied again (a requeue) its full retry budget: its
+ * failure count restarts at 0, so `recordFailure`, which counts on the same `(consumer, eventId)`
+ * document, dead-letters it again only after `maxFailures` new failures. It stays a dead letter
+ * (status, reason, error history) until its event is applied; a copy Kafka delivers again of a
+ * message already dead-lettered is not requeued and gets no new retries.
+ */
+export async function restartFailureCount(
+  collection: mongo.Collection<ConsumerDeadLetterDocument>,
+  consumer: string,
+  eventId: string,
+): Promise<void> {
+  await collection.updateOne({ consumer, eventId, status: 'dead' }, { $set: { attempts: 0 } });
+}
+
 /** Keys of `(consumer, eventId)` this process saw fail: only those are cleared after a success. */
 const MAX_REMEMBERED_FAILURES = 10_000;
 

@@ -4,7 +4,7 @@ import { describeError } from '../common/errors/describe-error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import type { mongo } from 'mongoose';
-import { offsetSortKey } from '../consumer/consumer-failure.store';
+import { offsetSortKey, restartFailureCount } from '../consumer/consumer-failure.store';
 import type { ConsumerDeadLetterDocument } from '../consumer/consumer-failure.store';
 import type { ProcessedEventDocument } from '../consumer/processed-event.store';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
@@ -198,6 +198,8 @@ export class OutboxConsumerDeadLetters {
     } catch {
       // The wrapper decodes the kept bytes itself and dead-letters a bad value again.
     }
+    // A requeue is a new start: the event gets `maxFailures` attempts again, not one.
+    await restartFailureCount(this.deadLetters, letter.consumer, eventId);
     try {
       await handler.call(data, context);
     } catch (error) {
