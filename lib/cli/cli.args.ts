@@ -172,7 +172,7 @@ function flagValue(
   }
 }
 
-/** A field's value as a comparable text: lists as sorted sets, times as ISO text. */
+/** A field's value as a comparable text: one value or a list as a sorted set, a time by its instant. */
 function canonical(value: unknown): string {
   if (Array.isArray(value) || typeof value === 'string') {
     const items = (Array.isArray(value) ? value : [value]) as unknown[];

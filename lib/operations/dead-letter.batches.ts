@@ -44,7 +44,7 @@ export async function purgeMatching(
  * The documents after `last` in the ascending order of `fields` (the last of which is unique):
  * the cursor of the next page. A missing or null value sorts first, so after it comes any value.
  */
-export function afterInOrder(
+function afterInOrder(
   fields: readonly string[],
   last: Record<string, unknown>,
 ): Record<string, unknown> {
