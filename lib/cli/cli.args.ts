@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { consumerDeadLetterQuery, deadLetterQuery } from '../operations/dead-letter.filter';
 import type { DeadLetterFilter } from '../operations/dead-letter.filter';
 
 export const DEAD_LETTER_ACTIONS = ['list', 'count', 'requeue', 'purge'] as const;
@@ -23,19 +24,25 @@ export const USAGE = `Usage: nestjs-outbox dead-letters <list|count|requeue|purg
   --uri <uri>                 MongoDB connection string (default: $MONGODB_URI); never printed
   --kind relay|consumer       the relay's dead letters (default) or the consumers'
   --filter <json>             a filter as JSON: {"eventType","aggregateType","aggregateId",
-                              "error","since","until","eventIds"}; the flags below add to it
-  --event-type <type>         (repeatable) --aggregate-type <type>  --aggregate-id <id>
+                              "error","since","until","eventIds"} (consumers: "consumer","topic")
+  --event-type <type>         (repeatable: any of them) --aggregate-type <type>  --aggregate-id <id>
   --error <text>              the last error contains this text (case-insensitive)
   --since <time> --until <time>  dead-lettered in this range (ISO 8601)
-  --event-id <id>             (repeatable)
+  --event-id <id>             (repeatable: any of them)
   --consumer <name>  --topic <topic>   consumer dead letters: of this consumer, from this topic
+  --all                       requeue, purge: every dead letter (required when there is no filter)
   --limit <n>                 list: at most n dead letters (default 100)
   --batch-size <n>            requeue: events per transaction (default 100)
-  --dry-run                   requeue, purge: show what would happen, change nothing
+  --dry-run                   requeue, purge: print the filter and what would happen, change nothing
   --yes                       purge: do not ask for confirmation
   --json                      print JSON
   --outbox-collection <name>  --dead-letters-collection <name>
   --consumer-dead-letters-collection <name>   non-default collection names
+
+The filter flags add their field to --filter (AND). Refused, with exit code 2: an empty value
+(--aggregate-id "" from an unset variable), a flag that disagrees with the same field of
+--filter, a single-valued flag repeated with another value, requeue or purge with no filter
+and no --all, and --all with a filter.
 `;
 
 /** A command line that cannot be run; the message says what to fix. */
@@ -79,7 +86,126 @@ function parseFilter(json: string | undefined): DeadLetterFilter {
   return filter as DeadLetterFilter;
 }
 
-/** `dead-letters <action> [options]`, checked; throws `CliUsageError`. */
+const STRING_OPTIONS = [
+  'uri',
+  'kind',
+  'filter',
+  'limit',
+  'batch-size',
+  'outbox-collection',
+  'dead-letters-collection',
+  'consumer-dead-letters-collection',
+  'event-type',
+  'aggregate-type',
+  'aggregate-id',
+  'error',
+  'since',
+  'until',
+  'event-id',
+  'consumer',
+  'topic',
+] as const;
+type StringOption = (typeof STRING_OPTIONS)[number];
+
+/** The filter field each filter flag sets. */
+const FILTER_FLAGS: ReadonlyArray<[StringOption, keyof DeadLetterFilter]> = [
+  ['event-type', 'eventType'],
+  ['aggregate-type', 'aggregateType'],
+  ['aggregate-id', 'aggregateId'],
+  ['error', 'error'],
+  ['since', 'since'],
+  ['until', 'until'],
+  ['event-id', 'eventIds'],
+  ['consumer', 'consumer'],
+  ['topic', 'topic'],
+];
+
+type StringValues = Partial<Record<StringOption, string[]>>;
+
+/**
+ * The value of a single-valued option. An empty value is refused (an unset shell variable in
+ * `--aggregate-id "$ID"` would otherwise widen the filter); so is a repeat with another value.
+ */
+function single(values: StringValues, name: StringOption): string | undefined {
+  const given = list(values, name);
+  if (given === undefined) return undefined;
+  if (new Set(given).size > 1) {
+    throw new CliUsageError(
+      `--${name} was given more than once with different values (${given.map((v) => `"${v}"`).join(', ')}): give it once`,
+    );
+  }
+  return given[0];
+}
+
+/** Every value of an option (duplicates removed), each checked non-empty. */
+function list(values: StringValues, name: StringOption): string[] | undefined {
+  const given = values[name];
+  if (given === undefined) return undefined;
+  if (given.some((value) => value.trim() === '')) {
+    throw new CliUsageError(
+      `--${name} was given an empty value: give a value, or leave the flag out ` +
+        '(an unset shell variable expands to nothing)',
+    );
+  }
+  return [...new Set(given)];
+}
+
+/** The value the flag `name` gives its filter field, or undefined when it is not given. */
+function flagValue(
+  values: StringValues,
+  name: StringOption,
+): DeadLetterFilter[keyof DeadLetterFilter] {
+  switch (name) {
+    case 'event-type': {
+      const types = list(values, name);
+      return types && types.length === 1 ? types[0] : types;
+    }
+    case 'event-id':
+      return list(values, name);
+    case 'since':
+    case 'until': {
+      const value = single(values, name);
+      return value === undefined ? undefined : time(name, value);
+    }
+    default:
+      return single(values, name);
+  }
+}
+
+/** A field's value as a comparable text: one value or a list as a sorted set, a time by its instant. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value) || typeof value === 'string') {
+    const items = (Array.isArray(value) ? value : [value]) as unknown[];
+    return JSON.stringify([...new Set(items.map((item) => JSON.stringify(item)))].sort());
+  }
+  return value instanceof Date ? `date:${value.getTime()}` : JSON.stringify(value);
+}
+
+/**
+ * `--filter` and the filter flags as one filter. A flag adds its field; a flag and the same
+ * field of `--filter` must agree (same value, or the same set of values).
+ */
+function buildFilter(values: StringValues): DeadLetterFilter {
+  const filter: Record<string, unknown> = { ...parseFilter(single(values, 'filter')) };
+  for (const [flag, field] of FILTER_FLAGS) {
+    const value = flagValue(values, flag);
+    if (value === undefined) continue;
+    if (filter[field] !== undefined && canonical(filter[field]) !== canonical(value)) {
+      throw new CliUsageError(
+        `--${flag} ${JSON.stringify(value)} disagrees with "${field}" in --filter ` +
+          `(${JSON.stringify(filter[field])}): give the field once, or the same value in both`,
+      );
+    }
+    filter[field] ??= value;
+  }
+  return filter as DeadLetterFilter;
+}
+
+/**
+ * `dead-letters <action> [options]`, checked; throws `CliUsageError` (or
+ * `DeadLetterFilterError` for a filter the kind of dead letter cannot use). The filter it
+ * returns is the one every action uses and `--dry-run` prints.
+ */
 export function parseDeadLettersCommand(
   argv: readonly string[],
   env: Record<string, string | undefined>,
@@ -89,28 +215,17 @@ export function parseDeadLettersCommand(
     allowPositionals: true,
     strict: true,
     options: {
-      uri: { type: 'string' },
-      kind: { type: 'string' },
-      consumer: { type: 'string' },
-      topic: { type: 'string' },
-      filter: { type: 'string' },
-      'event-type': { type: 'string', multiple: true },
-      'aggregate-type': { type: 'string' },
-      'aggregate-id': { type: 'string' },
-      error: { type: 'string' },
-      since: { type: 'string' },
-      until: { type: 'string' },
-      'event-id': { type: 'string', multiple: true },
-      limit: { type: 'string' },
-      'batch-size': { type: 'string' },
+      // Every string option keeps all its values, so that a repeat is seen, not overwritten.
+      ...Object.fromEntries(
+        STRING_OPTIONS.map((name) => [name, { type: 'string' as const, multiple: true }]),
+      ),
+      all: { type: 'boolean' },
       'dry-run': { type: 'boolean' },
       yes: { type: 'boolean' },
       json: { type: 'boolean' },
-      'outbox-collection': { type: 'string' },
-      'dead-letters-collection': { type: 'string' },
-      'consumer-dead-letters-collection': { type: 'string' },
     },
   });
+  const strings = values as StringValues;
   const [group, action, ...extra] = positionals;
   if (group !== 'dead-letters') {
     throw new CliUsageError(group ? `unknown command "${group}"` : 'no command given');
@@ -123,10 +238,10 @@ export function parseDeadLettersCommand(
     );
   }
   if (extra.length > 0) throw new CliUsageError(`unexpected argument "${extra[0]}"`);
-  const uri = values.uri ?? env.MONGODB_URI;
+  const uri = single(strings, 'uri') ?? env.MONGODB_URI;
   if (!uri) throw new CliUsageError('no MongoDB connection string: pass --uri or set MONGODB_URI');
 
-  const kind = values.kind ?? 'relay';
+  const kind = single(strings, 'kind') ?? 'relay';
   if (kind !== 'relay' && kind !== 'consumer') {
     throw new CliUsageError(`--kind must be relay or consumer, got "${kind}"`);
   }
@@ -136,36 +251,47 @@ export function parseDeadLettersCommand(
         '(it applies each one again): call OutboxConsumerDeadLetters.requeueMany() there',
     );
   }
-  const filter = parseFilter(values.filter);
-  const eventTypes = values['event-type'];
-  if (eventTypes) filter.eventType = eventTypes.length === 1 ? eventTypes[0] : eventTypes;
-  if (values['aggregate-type']) filter.aggregateType = values['aggregate-type'];
-  if (values['aggregate-id']) filter.aggregateId = values['aggregate-id'];
-  if (values.error) filter.error = values.error;
-  if (values.since) filter.since = time('since', values.since);
-  if (values.until) filter.until = time('until', values.until);
-  if (values['event-id']) filter.eventIds = values['event-id'];
-  if (values.consumer) filter.consumer = values.consumer;
-  if (values.topic) filter.topic = values.topic;
+  const filter = buildFilter(strings);
+  // Checked now, against the fields of this kind of dead letter: what runs is what was parsed.
+  if (kind === 'consumer') consumerDeadLetterQuery(filter);
+  else deadLetterQuery(filter);
+  checkScope(action as DeadLetterAction, filter, values.all === true);
 
+  const collection = (name: StringOption) => single(strings, name);
+  const collections = {
+    outbox: collection('outbox-collection'),
+    deadLetters: collection('dead-letters-collection'),
+    consumerDeadLetters: collection('consumer-dead-letters-collection'),
+  };
   return {
     action: action as DeadLetterAction,
     kind,
     uri,
     filter,
-    limit: positive('limit', values.limit, 100),
-    batchSize: positive('batch-size', values['batch-size'], 100),
-    dryRun: values['dry-run'] ?? false,
-    yes: values.yes ?? false,
-    json: values.json ?? false,
-    collections: {
-      ...(values['outbox-collection'] ? { outbox: values['outbox-collection'] } : {}),
-      ...(values['dead-letters-collection']
-        ? { deadLetters: values['dead-letters-collection'] }
-        : {}),
-      ...(values['consumer-dead-letters-collection']
-        ? { consumerDeadLetters: values['consumer-dead-letters-collection'] }
-        : {}),
-    },
+    limit: positive('limit', single(strings, 'limit'), 100),
+    batchSize: positive('batch-size', single(strings, 'batch-size'), 100),
+    dryRun: values['dry-run'] === true,
+    yes: values.yes === true,
+    json: values.json === true,
+    collections: Object.fromEntries(
+      Object.entries(collections).filter(([, name]) => name !== undefined),
+    ),
   };
+}
+
+/** `--all` is how `purge` and `requeue` are told to act on every dead letter, and only that. */
+function checkScope(action: DeadLetterAction, filter: DeadLetterFilter, all: boolean): void {
+  const empty = Object.keys(filter).length === 0;
+  if (all && !empty) {
+    throw new CliUsageError(
+      `--all cannot be combined with a filter (${JSON.stringify(filter)}): drop --all to act on ` +
+        'the filter, or drop the filter to act on every dead letter',
+    );
+  }
+  if (empty && !all && (action === 'purge' || action === 'requeue')) {
+    throw new CliUsageError(
+      `${action} without a filter would act on every dead letter: pass --all to mean that, ` +
+        'or narrow it with --filter or the filter flags',
+    );
+  }
 }

@@ -72,9 +72,16 @@ function consumerRow(letter: ConsumerDeadLetterDocument): string {
   ].join('  ');
 }
 
+/** What the actions run on: the relay's and the consumers' dead-letter services. */
+export interface DeadLetterServices {
+  relay: Pick<OutboxDeadLetters, 'list' | 'count' | 'requeueMany' | 'purge'>;
+  consumer: Pick<OutboxConsumerDeadLetters, 'list' | 'count' | 'purge'>;
+}
+
 /**
- * Runs one `dead-letters` action on `OutboxDeadLetters`, in a Nest application context with
- * its own connection (no relay, no index creation). Resolves the exit code.
+ * Runs one `dead-letters` action on `OutboxDeadLetters` (or `OutboxConsumerDeadLetters`), in a
+ * Nest application context with its own connection (no relay, no index creation). Resolves the
+ * exit code.
  */
 export async function runDeadLettersCommand(
   command: DeadLettersCommand,
@@ -85,79 +92,95 @@ export async function runDeadLettersCommand(
     abortOnError: false,
   });
   try {
-    const consumers = command.kind === 'consumer';
-    const deadLetters = consumers ? app.get(OutboxConsumerDeadLetters) : app.get(OutboxDeadLetters);
-    const { filter } = command;
-    switch (command.action) {
-      case 'list': {
-        const letters = consumers
-          ? await app.get(OutboxConsumerDeadLetters).list(filter, command.limit)
-          : await app.get(OutboxDeadLetters).list(filter, command.limit);
-        if (command.json) io.out(JSON.stringify(letters, null, 2));
-        else {
-          for (const letter of letters) {
-            io.out(
-              consumers
-                ? consumerRow(letter as ConsumerDeadLetterDocument)
-                : row(letter as OutboxDeadLetter),
-            );
-          }
-          io.out(
-            `${letters.length} dead letter(s)${letters.length === command.limit ? ` (--limit ${command.limit})` : ''}`,
-          );
-        }
-        return 0;
-      }
-      case 'count': {
-        const count = await deadLetters.count(filter);
-        io.out(command.json ? JSON.stringify({ count }) : String(count));
-        return 0;
-      }
-      case 'requeue': {
-        const result = await app.get(OutboxDeadLetters).requeueMany(filter, {
-          batchSize: command.batchSize,
-          dryRun: command.dryRun,
-        });
-        if (command.json) io.out(JSON.stringify(result, null, 2));
-        else {
-          const ids = result.eventIds.join(' ');
-          io.out(
-            result.dryRun
-              ? `dry run: would requeue ${result.eventIds.length} event(s): ${ids}`
-              : `requeued ${result.requeued} event(s) in ${result.batches} batch(es): ${ids}`,
-          );
-          for (const failure of result.failed)
-            io.err(`not requeued ${failure.eventId}: ${failure.error}`);
-        }
-        return result.failed.length > 0 ? 1 : 0;
-      }
-      case 'purge': {
-        if (!command.dryRun && !command.yes) {
-          const matched = await deadLetters.count(filter);
-          if (matched === 0) {
-            io.out('nothing to purge: no dead letter matches');
-            return 0;
-          }
-          const answer = await io.ask(
-            `Delete ${matched} ${consumers ? 'consumer ' : ''}dead letter(s) (${describeFilter(command)}) for good? Type "yes" to go on: `,
-          );
-          if (answer.trim().toLowerCase() !== 'yes') {
-            io.err('purge cancelled: nothing deleted');
-            return 1;
-          }
-        }
-        const result = await deadLetters.purge(filter, { dryRun: command.dryRun });
-        if (command.json) io.out(JSON.stringify(result));
-        else
-          io.out(
-            result.dryRun
-              ? `dry run: would delete ${result.matched} dead letter(s)`
-              : `deleted ${result.deleted} dead letter(s)`,
-          );
-        return 0;
-      }
-    }
+    const services = {
+      relay: app.get(OutboxDeadLetters),
+      consumer: app.get(OutboxConsumerDeadLetters),
+    };
+    return await runDeadLettersAction(command, services, io);
   } finally {
     await app.close();
+  }
+}
+
+/**
+ * The action of `command` on `services`, with `command.filter` as parsed: the filter every call
+ * gets is the one a dry run and the purge question print.
+ */
+export async function runDeadLettersAction(
+  command: DeadLettersCommand,
+  services: DeadLetterServices,
+  io: CliIo,
+): Promise<number> {
+  const consumers = command.kind === 'consumer';
+  const deadLetters = consumers ? services.consumer : services.relay;
+  const { filter } = command;
+  switch (command.action) {
+    case 'list': {
+      const letters = consumers
+        ? await services.consumer.list(filter, command.limit)
+        : await services.relay.list(filter, command.limit);
+      if (command.json) io.out(JSON.stringify(letters, null, 2));
+      else {
+        for (const letter of letters) {
+          io.out(
+            consumers
+              ? consumerRow(letter as ConsumerDeadLetterDocument)
+              : row(letter as OutboxDeadLetter),
+          );
+        }
+        io.out(
+          `${letters.length} dead letter(s)${letters.length === command.limit ? ` (--limit ${command.limit})` : ''}`,
+        );
+      }
+      return 0;
+    }
+    case 'count': {
+      const count = await deadLetters.count(filter);
+      io.out(command.json ? JSON.stringify({ count }) : String(count));
+      return 0;
+    }
+    case 'requeue': {
+      const result = await services.relay.requeueMany(filter, {
+        batchSize: command.batchSize,
+        dryRun: command.dryRun,
+      });
+      if (command.json) io.out(JSON.stringify({ ...result, filter }, null, 2));
+      else {
+        const ids = result.eventIds.join(' ');
+        io.out(
+          result.dryRun
+            ? `dry run: would requeue ${result.eventIds.length} event(s) (${describeFilter(command)}): ${ids}`
+            : `requeued ${result.requeued} event(s) in ${result.batches} batch(es): ${ids}`,
+        );
+        for (const failure of result.failed)
+          io.err(`not requeued ${failure.eventId}: ${failure.error}`);
+      }
+      return result.failed.length > 0 ? 1 : 0;
+    }
+    case 'purge': {
+      if (!command.dryRun && !command.yes) {
+        const matched = await deadLetters.count(filter);
+        if (matched === 0) {
+          io.out('nothing to purge: no dead letter matches');
+          return 0;
+        }
+        const answer = await io.ask(
+          `Delete ${matched} ${consumers ? 'consumer ' : ''}dead letter(s) (${describeFilter(command)}) for good? Type "yes" to go on: `,
+        );
+        if (answer.trim().toLowerCase() !== 'yes') {
+          io.err('purge cancelled: nothing deleted');
+          return 1;
+        }
+      }
+      const result = await deadLetters.purge(filter, { dryRun: command.dryRun });
+      if (command.json) io.out(JSON.stringify({ ...result, filter }));
+      else
+        io.out(
+          result.dryRun
+            ? `dry run: would delete ${result.matched} dead letter(s) (${describeFilter(command)})`
+            : `deleted ${result.deleted} dead letter(s)`,
+        );
+      return 0;
+    }
   }
 }

@@ -35,6 +35,11 @@ export interface ConsumerDeadLetterDocument extends DeadLetterCopy {
   topic: string;
   partition: number;
   offset: string;
+  /**
+   * The offset as a sortable text (`offsetSortKey`): replays sort on it, since the offset's own
+   * text sorts "102" before "98". Missing on letters of versions before it, until a requeue adds it.
+   */
+  offsetKey?: string;
   timestamp?: string;
   /** The copy sent to the dead-letter topic, when one is configured. */
   topicCopy?: { topic: string; published: boolean; error?: string };
@@ -42,6 +47,17 @@ export interface ConsumerDeadLetterDocument extends DeadLetterCopy {
   lastFailedAt: Date;
   /** Only on `failing` documents: when an abandoned failure count is removed (first failure + `processedRetentionSeconds`). */
   expiresAt?: Date;
+}
+
+/** Digits of the largest Kafka offset (an int64: 9223372036854775807), plus one. */
+const OFFSET_KEY_DIGITS = 20;
+
+/**
+ * A Kafka offset (an int64 as decimal text) as text that sorts like the number: zero-padded to
+ * a fixed width, so exact at any size. Text that is not an offset is kept as it is.
+ */
+export function offsetSortKey(offset: string): string {
+  return /^\d{1,20}$/.test(offset) ? offset.padStart(OFFSET_KEY_DIGITS, '0') : offset;
 }
 
 export interface ConsumerFailureStoreOptions {
@@ -71,7 +87,27 @@ export async function ensureConsumerDeadLetterIndexes(
     { status: 1, deadLetteredAt: 1 },
     { name: 'status_1_deadLetteredAt_1' },
   );
+  // Replays page through a consumer's dead letters in Kafka order.
+  await collection.createIndex(
+    { topic: 1, partition: 1, offsetKey: 1, _id: 1 },
+    { name: 'topic_1_partition_1_offsetKey_1__id_1' },
+  );
   await collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expiresAt_ttl' });
+}
+
+/**
+ * Gives a dead letter that is about to be applied again (a requeue) its full retry budget: its
+ * failure count restarts at 0, so `recordFailure`, which counts on the same `(consumer, eventId)`
+ * document, dead-letters it again only after `maxFailures` new failures. It stays a dead letter
+ * (status, reason, error history) until its event is applied; a copy Kafka delivers again of a
+ * message already dead-lettered is not requeued and gets no new retries.
+ */
+export async function restartFailureCount(
+  collection: mongo.Collection<ConsumerDeadLetterDocument>,
+  consumer: string,
+  eventId: string,
+): Promise<void> {
+  await collection.updateOne({ consumer, eventId, status: 'dead' }, { $set: { attempts: 0 } });
 }
 
 /** Keys of `(consumer, eventId)` this process saw fail: only those are cleared after a success. */
@@ -194,6 +230,7 @@ export class MongoConsumerFailureStore implements ConsumerFailureStore {
       topic: message.topic,
       partition: message.partition,
       offset: message.offset,
+      offsetKey: offsetSortKey(message.offset),
       ...(message.timestamp !== undefined ? { timestamp: message.timestamp } : {}),
       ...deadLetterCopy(message, this.options.maxValueBytes),
     };

@@ -39,3 +39,56 @@ export async function purgeMatching(
   logger.log(`${deletedCount} ${what} purged`);
   return { dryRun: false, matched: deletedCount, deleted: deletedCount };
 }
+
+/**
+ * The documents after `last` in the ascending order of `fields` (the last of which is unique):
+ * the cursor of the next page. A missing or null value sorts first, so after it comes any value.
+ */
+function afterInOrder(
+  fields: readonly string[],
+  last: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    $or: fields.map((field, i) => {
+      const clause: Record<string, unknown> = {};
+      for (const earlier of fields.slice(0, i)) clause[earlier] = last[earlier] ?? null;
+      const value = last[field];
+      clause[field] = value === undefined || value === null ? { $ne: null } : { $gt: value };
+      return clause;
+    }),
+  };
+}
+
+/**
+ * The documents `query` selects, in pages of `batchSize`, in the ascending order of `fields`
+ * (the last unique). Each page is read after the last document of the previous one, so the
+ * query stays the same size whatever was done with the pages before: documents that left the
+ * selection meanwhile and documents that stayed are both behind the cursor.
+ */
+export async function* pagesInOrder<T extends object>(
+  collection: mongo.Collection<any>,
+  query: Record<string, unknown>,
+  fields: readonly string[],
+  batchSize: number,
+  projection?: Record<string, 1>,
+): AsyncGenerator<T[]> {
+  const sort = Object.fromEntries(fields.map((field) => [field, 1 as const]));
+  const keep = projection && { ...projection, ...sort };
+  let last: T | undefined;
+  for (;;) {
+    const page = (await collection
+      .find(
+        last ? { $and: [query, afterInOrder(fields, last as Record<string, unknown>)] } : query,
+        {
+          sort,
+          limit: batchSize,
+          ...(keep ? { projection: keep } : {}),
+        },
+      )
+      .toArray()) as T[];
+    if (page.length === 0) return;
+    yield page;
+    if (page.length < batchSize) return;
+    last = page[page.length - 1];
+  }
+}

@@ -3,18 +3,22 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { describeError } from '../common/errors/describe-error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import type { mongo } from 'mongoose';
+import { offsetSortKey, restartFailureCount } from '../consumer/consumer-failure.store';
 import type { ConsumerDeadLetterDocument } from '../consumer/consumer-failure.store';
 import type { ProcessedEventDocument } from '../consumer/processed-event.store';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
-import { listMatching, purgeMatching, requeueBatchSize } from './dead-letter.batches';
+import { listMatching, pagesInOrder, purgeMatching, requeueBatchSize } from './dead-letter.batches';
 import { consumerDeadLetterQuery } from './dead-letter.filter';
 import type { DeadLetterFilter } from './dead-letter.filter';
 import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
 import { findIdempotentHandlers, kafkaContextFor } from './in-process/idempotent-handler.calls';
 import type { IdempotentHandlerCall } from './in-process/idempotent-handler.calls';
 
-/** Kafka order of a consumer's messages: per topic and partition, by offset. */
-const KAFKA_ORDER = { topic: 1, partition: 1, offset: 1, _id: 1 } as const;
+/** Kafka order of a consumer's messages: per topic and partition, by numeric offset. */
+const KAFKA_ORDER = ['topic', 'partition', 'offsetKey', '_id'] as const;
+/** Sort keys added to letters of an older version per write. */
+const OFFSET_KEY_WRITES = 500;
 
 /**
  * Messages `@IdempotentHandler` consumers gave up on (`status: 'dead'` documents of
@@ -100,17 +104,13 @@ export class OutboxConsumerDeadLetters {
       failed: [],
       batches: 0,
     };
-    // Letters that are replayed leave the query; the others are skipped by _id from then on.
-    const skipped: unknown[] = [];
-    for (let skip = 0; ;) {
-      const page = await this.deadLetters
-        .find(skipped.length > 0 ? { $and: [query, { _id: { $nin: skipped } }] } : query, {
-          sort: KAFKA_ORDER,
-          skip,
-          limit: batchSize,
-        })
-        .toArray();
-      if (page.length === 0) break;
+    await this.addOffsetKeys(query);
+    for await (const page of pagesInOrder<ConsumerDeadLetterDocument>(
+      this.deadLetters,
+      query,
+      KAFKA_ORDER,
+      batchSize,
+    )) {
       result.batches++;
       for (const letter of page) {
         const problem = this.unreplayable(letter, handlers);
@@ -121,12 +121,8 @@ export class OutboxConsumerDeadLetters {
         }
         const outcome = problem ?? (await this.replay(letter, handlers.get(letter.consumer)!));
         if (outcome === 'applied') result.eventIds.push(letter.eventId as string);
-        else {
-          result.failed.push({ eventId: String(letter.eventId), error: outcome });
-          skipped.push(letter._id);
-        }
+        else result.failed.push({ eventId: String(letter.eventId), error: outcome });
       }
-      if (result.dryRun) skip += page.length;
     }
     result.requeued = result.dryRun ? 0 : result.eventIds.length;
     if (!result.dryRun) {
@@ -136,6 +132,32 @@ export class OutboxConsumerDeadLetters {
       );
     }
     return result;
+  }
+
+  /**
+   * Gives the letters `query` selects that a version before `offsetKey` wrote (they have only
+   * the offset as text) their sort key, so that they are replayed in Kafka order too.
+   */
+  private async addOffsetKeys(query: Record<string, unknown>): Promise<void> {
+    const old = this.deadLetters.find(
+      { $and: [query, { offsetKey: { $exists: false } }] },
+      { projection: { _id: 1, offset: 1 } },
+    );
+    let writes: mongo.AnyBulkWriteOperation<ConsumerDeadLetterDocument>[] = [];
+    const flush = async () => {
+      if (writes.length > 0) await this.deadLetters.bulkWrite(writes, { ordered: false });
+      writes = [];
+    };
+    for await (const letter of old) {
+      writes.push({
+        updateOne: {
+          filter: { _id: letter._id, offsetKey: { $exists: false } },
+          update: { $set: { offsetKey: offsetSortKey(String(letter.offset)) } },
+        },
+      });
+      if (writes.length === OFFSET_KEY_WRITES) await flush();
+    }
+    await flush();
   }
 
   /** Why `letter` cannot be replayed here, or undefined. */
@@ -176,6 +198,8 @@ export class OutboxConsumerDeadLetters {
     } catch {
       // The wrapper decodes the kept bytes itself and dead-letters a bad value again.
     }
+    // A requeue is a new start: the event gets `maxFailures` attempts again, not one.
+    await restartFailureCount(this.deadLetters, letter.consumer, eventId);
     try {
       await handler.call(data, context);
     } catch (error) {

@@ -9,7 +9,7 @@ import type { NewOutboxEvent, OutboxEventWriter } from '../events/outbox-event.w
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import type { OutboxDeadLetter, OutboxDoc } from '../relay/mongo/mongo-outbox-relay.store';
 import { TransactionRunner } from '../transaction/transaction.runner';
-import { listMatching, purgeMatching, requeueBatchSize } from './dead-letter.batches';
+import { listMatching, pagesInOrder, purgeMatching, requeueBatchSize } from './dead-letter.batches';
 import { deadLetterQuery } from './dead-letter.filter';
 import type { DeadLetterFilter } from './dead-letter.filter';
 import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
@@ -22,9 +22,9 @@ export class OutboxDeadLetterNotFoundError extends OutboxError {
 }
 
 /** The order dead letters are requeued in: aggregate by aggregate, each in its commit order. */
-const AGGREGATE_ORDER = { aggregateType: 1, aggregateId: 1, sequence: 1, outboxId: 1 } as const;
+const AGGREGATE_ORDER = ['aggregateType', 'aggregateId', 'sequence', 'outboxId', '_id'] as const;
 /** The same order for events still marked dead in the outbox. */
-const MARKED_ORDER = { aggregateType: 1, aggregateId: 1, sequence: 1, _id: 1 } as const;
+const MARKED_ORDER = ['aggregateType', 'aggregateId', 'sequence', '_id'] as const;
 
 /**
  * Events the relay gave up on (`collections.deadLetters`): list and count them by filter, put
@@ -90,7 +90,7 @@ export class OutboxDeadLetters {
   ): Promise<DeadLetterRequeueResult> {
     const batchSize = requeueBatchSize(options.batchSize);
     const sources = [
-      { collection: this.deadLetters, query: deadLetterQuery(filter), sort: AGGREGATE_ORDER },
+      { collection: this.deadLetters, query: deadLetterQuery(filter), order: AGGREGATE_ORDER },
       {
         collection: this.outbox,
         query: {
@@ -100,7 +100,7 @@ export class OutboxDeadLetters {
           }),
           status: 'dead',
         },
-        sort: MARKED_ORDER,
+        order: MARKED_ORDER,
       },
     ];
     const result: DeadLetterRequeueResult = {
@@ -110,39 +110,26 @@ export class OutboxDeadLetters {
       failed: [],
       batches: 0,
     };
-    // Requeued events leave their source (the letter is deleted, the marked event is pending
-    // again), so each page is read from the start, without the events that failed (or vanished
-    // meanwhile). A dry run changes nothing and pages on instead.
-    const excluded = new Set<string>();
-    const listed = new Set<string>();
-    for (const { collection, query, sort } of sources) {
-      for (let skip = 0; ;) {
-        const filter =
-          excluded.size > 0 ? { $and: [query, { eventId: { $nin: [...excluded] } }] } : query;
-        const page = await (collection as typeof this.deadLetters)
-          .find(filter as Record<string, unknown>, {
-            sort,
-            skip,
-            limit: batchSize,
-            projection: { eventId: 1 },
-          })
-          .toArray();
-        if (page.length === 0) break;
+    // A letter whose event is also still marked dead in the outbox is listed (and requeued) once.
+    const seen = new Set<string>();
+    for (const { collection, query, order } of sources) {
+      for await (const page of pagesInOrder<{ eventId: string }>(
+        collection,
+        query,
+        order,
+        batchSize,
+        { eventId: 1 },
+      )) {
         result.batches++;
-        const ids = page.map((doc) => doc.eventId);
+        const ids = page.map((doc) => doc.eventId).filter((id) => !seen.has(id));
+        for (const id of ids) seen.add(id);
         if (result.dryRun) {
-          skip += ids.length;
-          // A letter whose event is also still marked dead in the outbox is listed once.
-          for (const id of ids.filter((id) => !listed.has(id))) {
-            listed.add(id);
-            result.eventIds.push(id);
-          }
+          result.eventIds.push(...ids);
           continue;
         }
         const { done, failures } = await this.requeueBatch(ids);
         result.eventIds.push(...done);
         result.failed.push(...failures);
-        for (const id of ids) if (!done.includes(id)) excluded.add(id);
       }
     }
     result.requeued = result.dryRun ? 0 : result.eventIds.length;

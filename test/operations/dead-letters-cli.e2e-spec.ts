@@ -85,7 +85,10 @@ describeWith(['mongodb'], 'the dead-letters CLI', () => {
 
   it('requeue --dry-run says what it would requeue and changes nothing', async () => {
     const dry = await run(['requeue', '--error', 'too_large', '--dry-run']);
-    expect(dry).toMatchObject({ code: 0, out: ['dry run: would requeue 2 event(s): e-1 e-2'] });
+    expect(dry).toMatchObject({
+      code: 0,
+      out: ['dry run: would requeue 2 event(s) (filter {"error":"too_large"}): e-1 e-2'],
+    });
     expect(await client.db(db).collection('outbox_dead_letters').countDocuments()).toBe(3);
   });
 
@@ -97,6 +100,28 @@ describeWith(['mongodb'], 'the dead-letters CLI', () => {
     expect(outbox.map((doc) => [doc.eventId, doc.status])).toEqual([['e-2', 'pending']]);
   });
 
+  it('refuses an empty flag value, and a purge without a filter or --all, deleting nothing', async () => {
+    // `--aggregate-id "$ID"` with ID unset: once, this purged every dead letter.
+    const unset = await run(['purge', '--aggregate-id', '', '--yes']);
+    expect(unset.code).toBe(2);
+    expect(unset.err[0]).toContain('--aggregate-id was given an empty value');
+    const consumers = await run([
+      'purge',
+      '--kind',
+      'consumer',
+      '--consumer',
+      '',
+      '--topic',
+      '',
+      '--yes',
+    ]);
+    expect(consumers.code).toBe(2);
+    const unscoped = await run(['purge', '--yes']);
+    expect(unscoped.code).toBe(2);
+    expect(unscoped.err[0]).toContain('pass --all');
+    expect(await client.db(db).collection('outbox_dead_letters').countDocuments()).toBe(2);
+  });
+
   it('purge asks first, and deletes only on "yes" (or with --yes)', async () => {
     const cancelled = await run(['purge', '--event-type', 'OrderCancelled'], 'no');
     expect(cancelled.code).toBe(1);
@@ -105,17 +130,17 @@ describeWith(['mongodb'], 'the dead-letters CLI', () => {
     );
     expect(cancelled.err).toEqual(['purge cancelled: nothing deleted']);
 
-    const dry = await run(['purge', '--dry-run']);
+    const dry = await run(['purge', '--all', '--dry-run']);
     expect(dry).toMatchObject({
       code: 0,
       asked: [],
-      out: ['dry run: would delete 2 dead letter(s)'],
+      out: ['dry run: would delete 2 dead letter(s) (every dead letter)'],
     });
 
     const confirmed = await run(['purge', '--event-type', 'OrderCancelled'], 'yes');
     expect(confirmed).toMatchObject({ code: 0, out: ['deleted 1 dead letter(s)'] });
 
-    const forced = await run(['purge', '--yes']);
+    const forced = await run(['purge', '--all', '--yes']);
     expect(forced).toMatchObject({ code: 0, asked: [], out: ['deleted 1 dead letter(s)'] });
   });
 
