@@ -7,8 +7,12 @@ import { startSample } from './sample.app';
  * `npm run demo`: starts the sample (HTTP + relay + consumer in one process) against the servers
  * started by scripts/run-with-servers.js, places orders and a cancellation over HTTP, and follows
  * each event: order saved -> event in the outbox -> published to Kafka -> applied by the consumer.
+ * Ends by itself: exit 0 when every event was saved, published and applied once, 1 otherwise
+ * (also when the whole demo takes longer than `DEMO_TIMEOUT_MS`). With OUTBOX_TEST_MONGODB=optional
+ * on a machine without MongoDB it says so and exits 0 without running.
  */
 const TIMEOUT_MS = 60_000;
+const DEMO_TIMEOUT_MS = 180_000;
 
 function databaseUri(uri: string, db: string): string {
   const url = new URL(uri);
@@ -41,6 +45,17 @@ async function post(url: string, body: unknown): Promise<any> {
 async function main() {
   const runId = Date.now().toString(36);
   const env = process.env;
+  if (env.OUTBOX_TEST_MONGODB_KIND === 'none') {
+    console.log(
+      `demo: skipped, no MongoDB replica set in this run (${env.OUTBOX_TEST_MONGODB_REASON || 'none'}); ` +
+        'set MONGODB_URI to run it',
+    );
+    process.exit(0);
+  }
+  setTimeout(() => {
+    console.error(`demo failed: not finished after ${DEMO_TIMEOUT_MS / 1000}s`);
+    process.exit(1);
+  }, DEMO_TIMEOUT_MS).unref();
   const config = loadConfig({
     ...env,
     MONGODB_URI: databaseUri(env.MONGODB_URI ?? '', `orders_demo_${runId}`),
