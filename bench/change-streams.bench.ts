@@ -94,7 +94,7 @@ async function streams(ctx: BenchContext): Promise<void> {
     });
   }
   if (failed.length > 0)
-    throw new BenchCheckError(`not every insert was delivered with ${failed.join(', ')} stream(s)`);
+    throw new BenchCheckError(`change streams failed with ${failed.join(', ')} stream(s)`);
 }
 
 export const parts: readonly BenchPart[] = [

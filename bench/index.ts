@@ -25,13 +25,20 @@ function context(smoke: boolean): BenchContext {
   };
 }
 
+const hasMongo = (ctx: BenchContext): boolean => Boolean(ctx.mongoUri) && ctx.mongoKind !== 'none';
+
 /** Why `need` cannot be met in this run, or undefined when it can. */
 function missing(ctx: BenchContext, need: BenchNeed): string | undefined {
-  if (need === 'kafka')
-    return ctx.kafkaBrokers.length > 0 ? undefined : 'no Kafka broker (KAFKA_BROKERS)';
-  if (ctx.mongoUri && ctx.mongoKind !== 'none') return undefined;
-  const reason = process.env.OUTBOX_TEST_MONGODB_REASON;
-  return `no MongoDB replica set (set MONGODB_URI)${reason ? `: ${reason}` : ''}`;
+  if (need === 'kafka') return ctx.kafkaBrokers.length > 0 ? undefined : 'needs Kafka';
+  return hasMongo(ctx) ? undefined : 'needs MongoDB';
+}
+
+function describeServers(ctx: BenchContext): string {
+  const why = process.env.OUTBOX_TEST_MONGODB_REASON;
+  const mongo = hasMongo(ctx)
+    ? ctx.mongoKind
+    : `none (${why || 'MONGODB_URI not set'}; set MONGODB_URI to a replica set)`;
+  return `MongoDB ${mongo}, Kafka ${ctx.kafkaBrokers.join(',') || 'none (set KAFKA_BROKERS)'}`;
 }
 
 async function main(): Promise<number> {
@@ -47,10 +54,7 @@ async function main(): Promise<number> {
   }
   Logger.overrideLogger(['error']);
   const ctx = context(smoke);
-  console.log(
-    `bench${smoke ? ' --smoke' : ''}: node ${process.version}, MongoDB ${ctx.mongoKind}, ` +
-      `Kafka ${ctx.kafkaBrokers.join(',') || 'none'}`,
-  );
+  console.log(`bench${smoke ? ' --smoke' : ''}: node ${process.version}, ${describeServers(ctx)}`);
   const passed: string[] = [];
   const failed: string[] = [];
   const skipped: string[] = [];
