@@ -61,6 +61,8 @@ async function main() {
     MONGODB_URI: databaseUri(env.MONGODB_URI ?? '', `orders_demo_${runId}`),
     PORT: '0',
     SAMPLE_CONSUMER_GROUP: `order-summaries-demo-${runId}`,
+    // Its own topic: on a broker kept from an earlier run, `Order` holds that run's events too.
+    SAMPLE_TOPIC_PREFIX: `demo-${runId}.`,
   });
   console.log(
     `demo: MongoDB ${env.OUTBOX_TEST_MONGODB_KIND ?? 'mongodb'}, Kafka ${config.kafkaBrokers.join(',')}`,
@@ -89,7 +91,7 @@ async function main() {
     );
     const publishedMs = published.publishedAt.getTime() - savedAt;
     console.log(
-      `  ${label}: published to Kafka    topic=Order key=${orderId} +${publishedMs} ms after the HTTP call`,
+      `  ${label}: published to Kafka    topic=${config.topicPrefix}Order key=${orderId} +${publishedMs} ms after the HTTP call`,
     );
     const summary = await waitFor(`${eventType} applied`, async () => {
       const s = await summaries.findOne({ orderId });
@@ -146,6 +148,13 @@ async function main() {
     );
     const bad = await summaries.countDocuments({ appliedEvents: { $gt: 2 } });
     if (bad > 0) throw new Error(`${bad} summaries applied an event more than once`);
+    // The read model holds this run's orders, each counted once: alice placed two, bob placed
+    // one and cancelled it.
+    const counted = stats
+      .map((s) => `${s.customerId} ${s.ordersPlaced}/${s.ordersCancelled}`)
+      .join(', ');
+    if (counted !== 'alice 2/0, bob 1/1')
+      throw new Error(`customer_stats counted ${counted}, expected alice 2/0, bob 1/1`);
     console.log('demo: done, every event saved, published and applied once');
   } catch (error) {
     failed = true;
