@@ -6,7 +6,8 @@
  *   a partition's checkpoint is its own stream's token),
  * through the relay's own `MongoChangeSource`, in this process. Prints the time until every
  * insert was delivered, the events per second, and this process's CPU time (the driver decoding
- * the changes); the database's own cost is in the wall time. */
+ * the changes); the database's own cost is in the wall time. A stream that does not deliver
+ * every insert fails the part (after the other stream counts ran). */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mongo as driver } from 'mongoose';
 import type { OutboxEventRecord } from '../lib/common/envelope';
@@ -14,16 +15,17 @@ import { partitionOfSlot, slotsOfPartition } from '../lib/relay/ports/partition-
 import type { ChangeCursor } from '../lib/relay/ports/change-source';
 import { MongoChangeSource } from '../lib/relay/mongo/mongo-change.source';
 import { dbUri, line, makeEvent, suffix, dropAndClose } from './relay.bench';
-import type { BenchContext } from './relay.bench';
+import { BenchCheckError, sized } from './bench-part';
+import type { BenchContext, BenchPart } from './bench-part';
 
 const { MongoClient } = driver;
 
 /**
- * Burst size; `STREAMS_BENCH_EVENTS` overrides it. On PoppyDB a single stream that 30 000
- * inserts reach at once is closed by the server ("closed by itself"; the relay then recovers
- * from the collection), so the default stays below that.
+ * Burst size; `STREAMS_BENCH_EVENTS` overrides it (500 under `--smoke`). On PoppyDB a single
+ * stream that 30 000 inserts reach at once is closed by the server ("closed by itself"; the relay
+ * then recovers from the collection), so the default stays below that.
  */
-const EVENTS = Number(process.env.STREAMS_BENCH_EVENTS ?? 10_000);
+const burstSize = (ctx: BenchContext): number => sized(ctx, 'STREAMS_BENCH_EVENTS', 10_000, 500);
 const PARTITIONS = [1, 6, 16];
 const BATCH = 500;
 
@@ -37,12 +39,12 @@ async function readAll(cursor: ChangeCursor, expected: number, deadline: number)
 }
 
 /** One burst of `EVENTS` inserts read by `partitions` streams, each filtered to its slot range. */
-async function burst(ctx: BenchContext, partitions: number): Promise<void> {
+async function burst(ctx: BenchContext, partitions: number, count: number): Promise<void> {
   const client = new MongoClient(dbUri(ctx, `bench-streams-${suffix()}`, false));
   await client.connect();
   const outbox = client.db().collection<OutboxEventRecord>('outbox');
   await client.db().createCollection('outbox');
-  const events = Array.from({ length: EVENTS }, (_, i) => makeEvent(i));
+  const events = Array.from({ length: count }, (_, i) => makeEvent(i));
   const expected = new Array<number>(partitions).fill(0);
   for (const event of events) expected[partitionOfSlot(event.slot!, partitions)]++;
   const options = { batchSize: BATCH, idleMs: 200 };
@@ -69,7 +71,7 @@ async function burst(ctx: BenchContext, partitions: number): Promise<void> {
       partitions === 1
         ? 'one stream for all partitions (per instance)'
         : `${partitions} streams, one per partition`,
-      `${(EVENTS / seconds).toFixed(0)} ev/s (${seconds.toFixed(1)} s); CPU of this process ` +
+      `${(count / seconds).toFixed(0)} ev/s (${seconds.toFixed(1)} s); CPU of this process ` +
         `${((used.user + used.system) / 1e6).toFixed(1)} s`,
     );
   } finally {
@@ -78,18 +80,23 @@ async function burst(ctx: BenchContext, partitions: number): Promise<void> {
   }
 }
 
-export async function runBench(ctx: BenchContext): Promise<void> {
-  if (!ctx.mongoUri) {
-    process.stdout.write('  skipped: no MongoDB\n');
-    return;
-  }
+async function streams(ctx: BenchContext): Promise<void> {
+  const count = burstSize(ctx);
   process.stdout.write(
-    `change streams delivering a burst of ${EVENTS} inserts (${ctx.mongoKind}; one process, ` +
+    `change streams delivering a burst of ${count} inserts (${ctx.mongoKind}; one process, ` +
       `the relay's MongoChangeSource):\n`,
   );
+  const failed: number[] = [];
   for (const partitions of PARTITIONS) {
-    await burst(ctx, partitions).catch((error: Error) =>
-      line(`${partitions} stream(s)`, `failed: ${error.message}`),
-    );
+    await burst(ctx, partitions, count).catch((error: Error) => {
+      failed.push(partitions);
+      line(`${partitions} stream(s)`, `failed: ${error.message}`);
+    });
   }
+  if (failed.length > 0)
+    throw new BenchCheckError(`change streams failed with ${failed.join(', ')} stream(s)`);
 }
+
+export const parts: readonly BenchPart[] = [
+  { name: 'change-streams', needs: ['mongodb'], run: streams },
+];

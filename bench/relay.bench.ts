@@ -1,15 +1,17 @@
-/* Relay benchmarks (`npm run bench -- relay`). Figures are printed, nothing is asserted.
+/* Relay benchmarks (`npm run bench -- relay`). Figures are printed; no timing is asserted, but
+ * a lost, duplicated or still pending event fails the part.
  * 1. publisher level (Kafka only): KafkaPublisher vs the raw kafkajs producer, same messages,
  *    same batch size, same broker;
  *    then the relay core (RelayEngine + KafkaPublisher, no database) on the same messages;
  * 2. the relay, in its own process, draining a pre-filled outbox of 100k events (MongoDB +
  *    Kafka) vs the raw producer, with that process's peak RSS;
  * 3. end-to-end latency at 200 events/s, commit -> received by a consumer (an upper bound of
- *    commit -> broker ack). */
+ *    commit -> broker ack).
+ * Under `--smoke` every size is small (2 000 events, 200 for the latency). */
 import { execFileSync, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, Logger, Module } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
@@ -38,17 +40,13 @@ import { KafkaPublisher, toKafkaMessage } from '../lib/publisher';
 import type { DrainReport } from './relay-drain.child';
 import { handOverPause, partitionedDrain } from './relay-partitions.bench';
 import { eventSlot } from '../lib/events/event-slot';
+import { check, sized } from './bench-part';
+import type { BenchContext, BenchPart } from './bench-part';
 
 const { MongoClient } = driver;
 
-export interface BenchContext {
-  mongoUri?: string;
-  mongoKind: 'mongodb' | 'poppydb' | 'none';
-  kafkaBrokers: string[];
-}
-
 /** Backlog size; `RELAY_BENCH_EVENTS` overrides it (e.g. for a slow stand-in server). */
-const EVENTS = Number(process.env.RELAY_BENCH_EVENTS ?? 100_000);
+const eventCount = (ctx: BenchContext): number => sized(ctx, 'RELAY_BENCH_EVENTS', 100_000, 2_000);
 const BATCH = 500;
 const AGGREGATES = 1000;
 
@@ -109,7 +107,11 @@ async function rawProducerRate(
 
 /** Drops the bench's database (best effort) and closes the client. */
 export async function dropAndClose(client: driver.MongoClient): Promise<void> {
-  await dropAndClose(client);
+  await client
+    .db()
+    .dropDatabase()
+    .catch(() => undefined);
+  await client.close();
 }
 
 export function line(label: string, value: string): void {
@@ -119,7 +121,7 @@ export function line(label: string, value: string): void {
 async function publisherLevel(ctx: BenchContext, kafka: Kafka): Promise<number> {
   const topic = `bench-pub-${suffix()}.Order`;
   await createTopic(kafka, topic);
-  const events = Array.from({ length: EVENTS }, (_, i) => makeEvent(i));
+  const events = Array.from({ length: eventCount(ctx) }, (_, i) => makeEvent(i));
   const raw = await rawProducerRate(kafka, topic, events);
   const publisher = new KafkaPublisher({ brokers: ctx.kafkaBrokers, topic: () => topic });
   await publisher.connect();
@@ -131,10 +133,17 @@ async function publisherLevel(ctx: BenchContext, kafka: Kafka): Promise<number> 
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   await publisher.disconnect();
   const rate = events.length / seconds;
+  // Both wrote every event once into the same topic.
+  const inKafka = await topicSize(kafka, topic);
   process.stdout.write('publisher level (Kafka only, no MongoDB involved):\n');
-  line(`raw kafkajs sendBatch, ${EVENTS} msgs, batch ${BATCH}, acks -1`, `${raw.toFixed(0)} msg/s`);
+  line(
+    `raw kafkajs sendBatch, ${events.length} msgs, batch ${BATCH}, acks -1`,
+    `${raw.toFixed(0)} msg/s`,
+  );
   line('KafkaPublisher.publish, same messages and batch size', `${rate.toFixed(0)} msg/s`);
   line('ratio KafkaPublisher / raw', (rate / raw).toFixed(2));
+  line('messages in Kafka / sent by both', `${inKafka} / ${2 * events.length}`);
+  check(inKafka >= 2 * events.length, `${2 * events.length - inKafka} messages lost`);
   return raw;
 }
 
@@ -208,18 +217,26 @@ function relayOptions(ctx: BenchContext, prefix: string): RelayOptions {
   };
 }
 
+let drainChild: string | undefined;
+
 /**
  * The drain process runs compiled JavaScript: under ts-node the TypeScript compiler alone
- * would add about 100 MB to the RSS being measured.
+ * would add about 100 MB to the RSS being measured. Compiled once per run.
  */
 export function compileDrainChild(): string {
-  const root = join(__dirname, '..');
-  execFileSync(
-    process.execPath,
-    [require.resolve('typescript/bin/tsc'), '-p', join(__dirname, 'tsconfig.child.json')],
-    { stdio: 'inherit' },
-  );
-  return join(root, 'node_modules/.cache/nestjs-outbox-bench/bench/relay-drain.child.js');
+  if (!drainChild) {
+    execFileSync(
+      process.execPath,
+      [require.resolve('typescript/bin/tsc'), '-p', join(__dirname, 'tsconfig.child.json')],
+      { stdio: 'inherit' },
+    );
+    drainChild = join(
+      __dirname,
+      '..',
+      'node_modules/.cache/nestjs-outbox-bench/bench/relay-drain.child.js',
+    );
+  }
+  return drainChild;
 }
 
 function forkDrainChild(
@@ -264,7 +281,7 @@ const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(0)} MB`;
 
 /** The relay (its own process) draining a pre-filled outbox into Kafka. */
 async function backlogDrain(ctx: BenchContext, kafka: Kafka): Promise<number> {
-  const events = EVENTS;
+  const events = eventCount(ctx);
   const db = `bench-relay-${suffix()}`;
   const prefix = `bench-${suffix()}.`;
   const topic = `${prefix}Order`;
@@ -308,6 +325,10 @@ async function backlogDrain(ctx: BenchContext, kafka: Kafka): Promise<number> {
     '  of which at peak: V8 heap in use / outside the heap',
     `${mb(report.peakHeapUsed)} / ${mb(report.peakExternal)}`,
   );
+  // One relay, no crash, no outage: each event exactly once (DESIGN, invariant 5).
+  check(inKafka >= events, `${events - inKafka} events never reached Kafka`);
+  check(inKafka === events, `${inKafka - events} events published twice without a crash`);
+  check(pending === 0, `${pending} events still pending after the drain`);
   return rate;
 }
 
@@ -335,7 +356,7 @@ class MarkOnlyStore implements OutboxRelayStore {
 async function relayCore(ctx: BenchContext, kafka: Kafka): Promise<number> {
   const topic = `bench-core-${suffix()}.Order`;
   await createTopic(kafka, topic);
-  const events = Array.from({ length: EVENTS }, (_, i) => makeEvent(i));
+  const events = Array.from({ length: eventCount(ctx) }, (_, i) => makeEvent(i));
   const publisher = new KafkaPublisher({ brokers: ctx.kafkaBrokers, topic: () => topic });
   await publisher.connect();
   const store = new MarkOnlyStore();
@@ -349,9 +370,12 @@ async function relayCore(ctx: BenchContext, kafka: Kafka): Promise<number> {
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   await engine.close(1000);
   await publisher.disconnect();
-  if (store.marked !== events.length) {
-    throw new Error(`relay core marked ${store.marked} of ${events.length} events`);
-  }
+  check(
+    store.marked === events.length,
+    `relay core marked ${store.marked} of ${events.length} events`,
+  );
+  const inKafka = await topicSize(kafka, topic);
+  check(inKafka >= events.length, `${events.length - inKafka} events never reached Kafka`);
   return events.length / seconds;
 }
 
@@ -372,10 +396,10 @@ async function latency(ctx: BenchContext, kafka: Kafka): Promise<void> {
       if (!received.has(seq)) received.set(seq, Date.now());
     },
   });
-  await sleep(3000);
+  await sleep(ctx.smoke ? 1000 : 3000);
   const service = writer.get(BenchOrderService);
   const committed = new Map<number, number>();
-  const total = 3000;
+  const total = sized(ctx, 'RELAY_BENCH_LATENCY_EVENTS', 3000, 200);
   const started = Date.now();
   for (let i = 0; i < total; i++) {
     const due = started + i * 5; // 200 events/s
@@ -407,6 +431,7 @@ async function latency(ctx: BenchContext, kafka: Kafka): Promise<void> {
     `${latencies.length}/${total} events received (offered ~${Math.min(200, rate).toFixed(0)} ev/s)`,
     `p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies.at(-1)} ms`,
   );
+  check(latencies.length === total, `${total - latencies.length} events not received in 60 s`);
 }
 
 /**
@@ -437,40 +462,69 @@ async function startUpWithRetryingAggregates(count: number): Promise<number> {
   return ms;
 }
 
-export async function runBench(ctx: BenchContext): Promise<void> {
-  Logger.overrideLogger(['error']);
-  for (const count of [30_000, 100_000]) {
-    line(
-      `start-up: ${count.toLocaleString('en')} aggregates waiting for a retry, held by the engine`,
-      `${(await startUpWithRetryingAggregates(count)).toFixed(0)} ms`,
-    );
-  }
-  if (ctx.kafkaBrokers.length === 0) {
-    process.stdout.write('relay bench skipped: no Kafka broker (KAFKA_BROKERS)\n');
-    return;
-  }
-  const kafka = new Kafka({
-    clientId: 'outbox-bench',
-    brokers: ctx.kafkaBrokers,
-    logLevel: logLevel.NOTHING,
-  });
-  const mongo = ctx.mongoKind !== 'none' && ctx.mongoUri;
-  const raw = await publisherLevel(ctx, kafka);
-  const core = await relayCore(ctx, kafka);
-  line(
-    'relay core (engine + KafkaPublisher, no MongoDB), same messages',
-    `${core.toFixed(0)} ev/s`,
-  );
-  line('ratio relay core / raw kafkajs producer', (core / raw).toFixed(2));
-  if (!mongo) {
-    process.stdout.write(
-      'relay backlog drain, RSS and latency skipped: no MongoDB replica set in this run\n',
-    );
-    return;
-  }
-  const drained = await backlogDrain(ctx, kafka);
-  line('ratio relay drain / raw kafkajs producer (same batch size)', (drained / raw).toFixed(2));
-  await latency(ctx, kafka);
-  await partitionedDrain(ctx, kafka);
-  await handOverPause(ctx, kafka);
+const benchKafka = (ctx: BenchContext): Kafka =>
+  new Kafka({ clientId: 'outbox-bench', brokers: ctx.kafkaBrokers, logLevel: logLevel.NOTHING });
+
+/** The raw producer's rate of this run (the publisher part), for the ratios of later parts. */
+let rawRate: number | undefined;
+
+function ratioToRaw(label: string, rate: number): void {
+  if (rawRate !== undefined) line(label, (rate / rawRate).toFixed(2));
 }
+
+export const parts: readonly BenchPart[] = [
+  {
+    name: 'relay/start-up',
+    needs: [],
+    run: async (ctx) => {
+      for (const count of ctx.smoke ? [10_000] : [30_000, 100_000]) {
+        line(
+          `start-up: ${count.toLocaleString('en')} aggregates waiting for a retry, held by the engine`,
+          `${(await startUpWithRetryingAggregates(count)).toFixed(0)} ms`,
+        );
+      }
+    },
+  },
+  {
+    name: 'relay/publisher',
+    needs: ['kafka'],
+    run: async (ctx) => {
+      rawRate = await publisherLevel(ctx, benchKafka(ctx));
+    },
+  },
+  {
+    name: 'relay/core',
+    needs: ['kafka'],
+    run: async (ctx) => {
+      const core = await relayCore(ctx, benchKafka(ctx));
+      line(
+        'relay core (engine + KafkaPublisher, no MongoDB), same messages',
+        `${core.toFixed(0)} ev/s`,
+      );
+      ratioToRaw('ratio relay core / raw kafkajs producer', core);
+    },
+  },
+  {
+    name: 'relay/drain',
+    needs: ['kafka', 'mongodb'],
+    run: async (ctx) => {
+      const drained = await backlogDrain(ctx, benchKafka(ctx));
+      ratioToRaw('ratio relay drain / raw kafkajs producer (same batch size)', drained);
+    },
+  },
+  {
+    name: 'relay/latency',
+    needs: ['kafka', 'mongodb'],
+    run: (ctx) => latency(ctx, benchKafka(ctx)),
+  },
+  {
+    name: 'relay/partitioned-drain',
+    needs: ['kafka', 'mongodb'],
+    run: (ctx) => partitionedDrain(ctx, benchKafka(ctx)),
+  },
+  {
+    name: 'relay/hand-over',
+    needs: ['kafka', 'mongodb'],
+    run: (ctx) => handOverPause(ctx, benchKafka(ctx)),
+  },
+];

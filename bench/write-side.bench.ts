@@ -2,7 +2,8 @@
  * Write-side benchmark: what do `@Transactional` + `@EmitsEvent` cost over a hand-written
  * `session.withTransaction` doing the same two inserts (one domain row, one outbox row)?
  * Prints median latency, calls/s and the ratio, at concurrency 1 and (real MongoDB only) 16;
- * then the same with `aggregateSequence` (one counter write more per transaction).
+ * then the same with `aggregateSequence` (one counter write more per transaction). Each call
+ * must leave exactly one outbox row, or the part fails. `--smoke`: one round of 20 calls.
  */
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
@@ -14,12 +15,8 @@ import type { Connection, Model } from 'mongoose';
 import { v7 as uuidv7 } from 'uuid';
 import { EmitsEvent, OutboxModule } from '../lib';
 import { getOutboxEventModel } from '../lib/events/outbox-event.schema';
-
-export interface BenchContext {
-  mongoUri?: string;
-  mongoKind: 'mongodb' | 'poppydb' | 'none';
-  kafkaBrokers: string[];
-}
+import { check } from './bench-part';
+import type { BenchContext, BenchPart } from './bench-part';
 
 interface Item {
   _id: string;
@@ -131,21 +128,27 @@ async function startBenchApp(
 }
 
 /** Interleaved rounds of the decorated call and the hand-written baseline, one line per level. */
-async function compare(app: INestApplicationContext, label: string, levels: number[]) {
+async function compare(
+  ctx: BenchContext,
+  app: INestApplicationContext,
+  label: string,
+  levels: number[],
+) {
   const connection = app.get<Connection>(getConnectionToken());
   const service = app.get(BenchService);
   const decorated = (id: string, n: number) => service.create(id, n);
   const baseline = handWritten(connection, connection.model<Item>('BenchItem'));
-  await measure(decorated, 30, 1); // warm-up
-  await measure(baseline, 30, 1);
+  const warmUp = ctx.smoke ? 5 : 30;
+  await measure(decorated, warmUp, 1);
+  await measure(baseline, warmUp, 1);
   for (const concurrency of levels) {
-    const calls = concurrency === 1 ? 200 : 800;
+    const calls = (concurrency === 1 ? 200 : 800) / (ctx.smoke ? 10 : 1);
     const rounds: { decorated: Measurement[]; baseline: Measurement[] } = {
       decorated: [],
       baseline: [],
     };
     // Interleaved rounds, so drift (cache, journal) hits both alike.
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < (ctx.smoke ? 1 : 3); round++) {
       rounds.baseline.push(await measure(baseline, calls, concurrency));
       rounds.decorated.push(await measure(decorated, calls, concurrency));
     }
@@ -164,12 +167,8 @@ async function compare(app: INestApplicationContext, label: string, levels: numb
   }
 }
 
-export async function runBench(ctx: BenchContext): Promise<void> {
-  if (ctx.mongoKind === 'none' || !ctx.mongoUri) {
-    console.log('write-side bench: skipped, no MongoDB replica set in this run (set MONGODB_URI).');
-    return;
-  }
-  const url = new URL(ctx.mongoUri);
+async function writeSide(ctx: BenchContext): Promise<void> {
+  const url = new URL(ctx.mongoUri as string);
   url.pathname = `/bench_ws_${Date.now().toString(36)}`;
   const levels = ctx.mongoKind === 'mongodb' ? [1, 16] : [1];
   console.log(
@@ -182,16 +181,23 @@ export async function runBench(ctx: BenchContext): Promise<void> {
   ];
   for (const { label, aggregateSequence } of variants) {
     const app = await startBenchApp(url.toString(), { aggregateSequence });
+    const connection = app.get<Connection>(getConnectionToken());
     try {
-      await compare(app, label, levels);
+      const callsBefore = counter;
+      await compare(ctx, app, label, levels);
+      // Both the decorated method and the hand-written baseline write one outbox row per call.
+      const rows = await connection.collection('outbox').countDocuments();
+      check(
+        rows === counter - callsBefore,
+        `${rows} outbox rows for ${counter - callsBefore} calls`,
+      );
     } finally {
-      if (aggregateSequence) {
-        await app
-          .get<Connection>(getConnectionToken())
-          .dropDatabase()
-          .catch(() => undefined);
-      }
+      await connection.dropDatabase().catch(() => undefined);
       await app.close();
     }
   }
 }
+
+export const parts: readonly BenchPart[] = [
+  { name: 'write-side', needs: ['mongodb'], run: writeSide },
+];

@@ -40,6 +40,7 @@ export class AppModule {
               ? {
                   kafka: { brokers: cfg.kafkaBrokers, clientId: 'orders-relay' },
                   // Topic per aggregate type (`Order`): every event of an order on one partition, in order.
+                  topicPrefix: cfg.topicPrefix,
                   sweepGraceMs: 5_000,
                 }
               : false,

@@ -9,6 +9,8 @@ export interface SampleConfig {
   parts: Set<SamplePart>;
   /** Kafka consumer group of the order-summaries consumer. */
   consumerGroup: string;
+  /** Prefix of the topic names (`${topicPrefix}Order`), default none. */
+  topicPrefix: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
@@ -34,5 +36,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
     httpPort: Number(env.PORT ?? 3000),
     parts: parts as Set<SamplePart>,
     consumerGroup: env.SAMPLE_CONSUMER_GROUP ?? 'order-summaries',
+    topicPrefix: env.SAMPLE_TOPIC_PREFIX ?? '',
   };
 }

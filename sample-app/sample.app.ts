@@ -11,8 +11,11 @@ import type { SampleConfig } from './config';
 import { ensureTopics } from './kafka-topics';
 import { startTelemetry } from './observability/telemetry';
 
-/** Topics the sample uses: one per aggregate type (the relay's default routing). */
+/** Topics the sample uses: one per aggregate type (the relay's default routing), after `topicPrefix`. */
 export const SAMPLE_TOPICS = ['Order'];
+
+const topicsOf = (config: SampleConfig): string[] =>
+  SAMPLE_TOPICS.map((topic) => `${config.topicPrefix}${topic}`);
 
 export interface RunningSample {
   /** The HTTP base URL, when the API part runs. */
@@ -26,7 +29,7 @@ function consumerTransport(config: SampleConfig): OutboxKafkaServer {
     client: { clientId: 'order-summaries', brokers: config.kafkaBrokers },
     consumer: { groupId: config.consumerGroup },
     subscribe: { fromBeginning: true },
-    topics: SAMPLE_TOPICS,
+    topics: topicsOf(config),
   });
 }
 
@@ -40,7 +43,7 @@ export async function startSample(
 ): Promise<RunningSample> {
   // Before Nest creates the outbox: its metrics find the SDK's meter provider when they register.
   startTelemetry();
-  await ensureTopics(config.kafkaBrokers, SAMPLE_TOPICS);
+  await ensureTopics(config.kafkaBrokers, topicsOf(config));
   const module = AppModule.register(config);
   const loggerOption = logger === false ? { logger: false as const } : {};
 

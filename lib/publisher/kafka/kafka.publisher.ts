@@ -16,6 +16,7 @@ import { createTopicRouter } from '../topic-name';
 import type { TopicRouter } from '../topic-name';
 import { classifyKafkaError } from './kafka-error.classifier';
 import type { KafkaErrorClass } from './kafka-error.classifier';
+import { BrokerOutageLog } from './broker-outage.log';
 import { SendAbortedError } from './kafka.sender';
 import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
 import { KafkajsSender } from './kafkajs.sender';
@@ -106,6 +107,7 @@ export class KafkaPublisher implements OutboxPublisher {
   private readonly partitioner = Partitioners.DefaultPartitioner();
   /** The partitioner's view of a topic with n partitions (only their number matters for keyed messages). */
   private readonly partitionMetadata = new Map<number, PartitionMetadata[]>();
+  private readonly outageLog: BrokerOutageLog;
 
   constructor(
     private readonly options: KafkaPublisherOptions,
@@ -114,6 +116,7 @@ export class KafkaPublisher implements OutboxPublisher {
   ) {
     this.route = createTopicRouter({ route: options.topic, prefix: options.topicPrefix });
     this.sender = instrumentKafkaSender(sender ?? new KafkajsSender(options, this.logger), now);
+    this.outageLog = new BrokerOutageLog(this.logger, now);
   }
 
   connect(): Promise<void> {
@@ -172,6 +175,7 @@ export class KafkaPublisher implements OutboxPublisher {
       }),
     );
     if (groups.length > 0) await this.sendGroups(groups, outcomes, signal);
+    this.outageLog.observe(outcomes);
     return outcomes;
   }
 

@@ -118,11 +118,14 @@ export class KafkajsSender implements KafkaSender {
     return this.connecting;
   }
 
+  /**
+   * kafkajs's own lines, all at debug: during an outage it logs every retry of every connection.
+   * What the relay has to say about the broker, it says itself (see `BrokerOutageLog`).
+   */
   private log(entry: LogEntry): void {
-    const message = entry.log.message;
-    if (message.includes('Limiting retries for the idempotent producer')) return;
-    const text = `kafkajs ${entry.namespace}: ${message}${entry.log.error ? ` (${String(entry.log.error)})` : ''}`;
-    if (entry.level === logLevel.ERROR || entry.level === logLevel.WARN) this.logger.warn(text);
-    else this.logger.debug?.(text);
+    const { message, error } = entry.log;
+    this.logger.debug?.(
+      `kafkajs ${entry.namespace}: ${message}${error ? ` (${String(error)})` : ''}`,
+    );
   }
 }

@@ -1,0 +1,60 @@
+import type { LoggerService } from '@nestjs/common';
+import { describeError } from '../../common/errors/describe-error';
+import type { PublishOutcome } from '../outbox-publisher.interface';
+import { SendAbortedError } from './kafka.sender';
+
+const REPORT_EVERY_MS = 60_000;
+
+/**
+ * What the publisher says while the broker stays unavailable. The relay logs an outage when it
+ * starts and when it ends (RelayEngine: "The broker is unavailable ..." and "... publishing
+ * resumed"), kafkajs's own lines (one per retry of each connection) go to debug, and in between
+ * this says, at most once a minute, how long it has lasted and how many sends failed.
+ */
+export class BrokerOutageLog {
+  private since?: number;
+  private reportedAt = 0;
+  private failures = 0;
+
+  constructor(
+    private readonly logger: LoggerService,
+    private readonly now: () => number,
+  ) {}
+
+  /**
+   * The outcomes of one publish call: an accepted event ends an outage, a broker failure starts
+   * or extends it (a call the relay gave up on, `SendAbortedError`, is neither).
+   */
+  observe(outcomes: readonly PublishOutcome[]): void {
+    if (outcomes.some((outcome) => outcome.status === 'ok')) {
+      this.since = undefined;
+      return;
+    }
+    for (const outcome of outcomes) {
+      if (outcome.status !== 'retriable' || outcome.scope !== 'broker') continue;
+      if (!(outcome.error instanceof SendAbortedError)) this.failed(outcome.error);
+      return;
+    }
+  }
+
+  private failed(error: Error): void {
+    const now = this.now();
+    if (this.since === undefined) {
+      this.since = now;
+      this.reportedAt = now;
+      this.failures = 0;
+    }
+    this.failures++;
+    if (now - this.reportedAt < REPORT_EVERY_MS) return;
+    this.reportedAt = now;
+    this.logger.warn(
+      `Kafka still unavailable for ${duration(now - this.since)}: ${this.failures} sends failed so far ` +
+        `(last: ${describeError(error)}); publishing stays paused (kafkajs's own lines at debug level).`,
+    );
+  }
+}
+
+function duration(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
