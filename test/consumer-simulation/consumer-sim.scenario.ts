@@ -112,7 +112,8 @@ export const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
     fc.record({
       atDelivery: fc.integer({ min: 1, max: 80 }),
       kind: faultKind,
-      count: fc.integer({ min: 1, max: 6 }),
+      // A few failed calls, or a long outage (dozens of refused calls, minutes of paused partitions).
+      count: fc.oneof(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 20, max: 60 })),
     }),
     { maxLength: 6 },
   ),

@@ -47,8 +47,10 @@ interface SimMessage {
   key: string;
   event: SimEventSpec & { index: number };
   message: ConsumedMessage;
-  /** Deliveries that ended unacknowledged while no fault fired. */
+  /** Deliveries since its last ending (or rewind) that ended unacknowledged while no fault fired. */
   unendedWithoutFault: number;
+  /** The most of those before one ending. */
+  mostUnendedWithoutFault: number;
   endings: Ending[];
 }
 
@@ -420,7 +422,13 @@ export class ConsumerWorld {
         this.escaped.push(`${describeMessage(sim)}: ${describeError(error)}`);
         pauseMs = this.sink.retryDelayMs();
       }
-      if (this.faultsFired === faultsBefore) sim.unendedWithoutFault++;
+      if (this.faultsFired === faultsBefore) {
+        sim.unendedWithoutFault++;
+        sim.mostUnendedWithoutFault = Math.max(
+          sim.mostUnendedWithoutFault,
+          sim.unendedWithoutFault,
+        );
+      }
       if (pauseMs !== undefined) partition.pausedUntil = this.clock + pauseMs;
       if (this.rebalanced) this.rewind(partition);
     }
@@ -440,6 +448,7 @@ export class ConsumerWorld {
 
   private ended(sim: SimMessage, outcome: ConsumeOutcome): void {
     sim.endings.push(outcome.kind);
+    sim.unendedWithoutFault = 0;
     this.tally[outcome.kind]++;
     if (!this.firstEnding.has(sim.event.index)) {
       this.firstEnding.set(sim.event.index, {
@@ -463,9 +472,11 @@ export class ConsumerWorld {
     };
   }
 
+  /** Back to the committed offset (a rebalance, a restart): each message starts a new pass. */
   private rewind(partition: Partition): void {
     partition.position = partition.committed;
     partition.sinceCommit = 0;
+    for (const sim of partition.log) sim.unendedWithoutFault = 0;
   }
 
   private fireFaults(delivery: number): void {
@@ -547,6 +558,7 @@ export class ConsumerWorld {
         rawValue: true,
       },
       unendedWithoutFault: 0,
+      mostUnendedWithoutFault: 0,
       endings: [],
     };
     partition.log.push(sim);
