@@ -87,6 +87,19 @@ function violations(world: ConsumerWorld, scenario: Scenario): string[] {
     }
   });
 
+  // A copy on the dead-letter topic only for a message that is dead-lettered.
+  for (const copy of world.topicCopies) {
+    const stored = world.deadLetters.docs.some(
+      (d) =>
+        d.status === 'dead' &&
+        (copy.eventId !== null
+          ? d.eventId === copy.eventId
+          : d.partition === copy.message.partition && d.offset === copy.message.offset),
+    );
+    if (!stored)
+      found.push(`a dead-letter topic copy of ${copy.eventId} that is not dead-lettered`);
+  }
+
   // Counted: the metrics agree with how the deliveries ended.
   const metrics = world.metrics.snapshot();
   for (const [kind, counter] of [
