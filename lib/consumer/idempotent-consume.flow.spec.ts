@@ -305,6 +305,46 @@ describe('idempotent consume flow', () => {
     expect(store.deadLetters[0]).toMatchObject({ eventId, reason, attempts: 0 });
   });
 
+  // Issue 18, defect 5: a dto whose class-transformer or class-validator step threw escaped the
+  // flow uncounted, and the message was delivered again forever, holding its partition.
+  it('dead-letters a message whose dto step throws, counts it, and goes on with the next one', async () => {
+    const handler = jest.fn(applyOrder);
+    const throwingDto = settings({ dto: class Order {} });
+    deps.classValidation = () => ({
+      plainToInstance: () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'name')");
+      },
+      validate: async () => [],
+      hasConstraints: () => true,
+    });
+    await expect(
+      consumeIdempotently(deliver(event('t-1')), throwingDto, handler, deps),
+    ).resolves.toEqual({ kind: 'dead-lettered', eventId: 't-1', reason: 'invalid-payload' });
+    expect(store.deadLetters[0]).toMatchObject({
+      eventId: 't-1',
+      attempts: 0,
+      lastError: expect.stringMatching(/^dto Order threw: TypeError: Cannot read properties/),
+    });
+    expect(handler).not.toHaveBeenCalled();
+    expect(metrics.snapshot()).toMatchObject({ deadLettered: 1 });
+
+    deps.classValidation = () => ({
+      plainToInstance: (_cls, plain) => plain,
+      validate: async () => {
+        throw new RangeError('constraint blew up');
+      },
+      hasConstraints: () => true,
+    });
+    await expect(
+      consumeIdempotently(deliver(event('t-2')), throwingDto, handler, deps),
+    ).resolves.toMatchObject({ kind: 'dead-lettered', reason: 'invalid-payload' });
+    expect(store.deadLetters[1].lastError).toMatch(/^dto Order threw: RangeError: constraint/);
+    await expect(
+      consumeIdempotently(deliver(event('t-3')), settings(), handler, deps),
+    ).resolves.toMatchObject({ kind: 'applied' });
+    expect(metrics.snapshot()).toMatchObject({ deadLettered: 2, applied: 1 });
+  });
+
   it('a rebalance between attempts ends the delivery unacknowledged, without a pause', async () => {
     heartbeat.mockRejectedValueOnce(new Error('REBALANCE_IN_PROGRESS'));
     const error = await consumeIdempotently(

@@ -21,7 +21,7 @@ import {
   type ConsumeDeps,
   type ConsumeSettings,
 } from './idempotent-consume.flow';
-import type { IdempotentHandlerRuntimeApi } from './idempotent-handler.bindings';
+import type { HandlerServingRuntime } from './idempotent-handler.bootstrap';
 import { mergeWithDefaults, type IdempotentHandlerSettings } from './idempotent-handler.options';
 import { redeliver, type KafkaDelivery } from './kafka-delivery';
 import {
@@ -37,7 +37,7 @@ import {
  * The explorer prepares it at bootstrap (indexes) when the app has handlers for this module.
  */
 @Injectable()
-export class IdempotentHandlerRuntime implements IdempotentHandlerRuntimeApi {
+export class IdempotentHandlerRuntime implements HandlerServingRuntime {
   private readonly logger = new Logger('IdempotentHandler');
   private parts?: { processed: MongoProcessedEventStore; sink: ConsumerSink };
 

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { IsInt, IsString, Min } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsInt, IsString, Min, registerDecorator, type ValidationArguments } from 'class-validator';
 import { IdempotentHandlerOptionsError } from './errors/idempotent-handler-options.error';
 import { resolveHandlerOptions } from './idempotent-handler.options';
 import { validatePayload } from './payload.validator';
@@ -11,6 +12,42 @@ class OrderPlaced {
   @IsInt()
   @Min(1)
   quantity!: number;
+}
+
+/** A DTO whose class-transformer step throws (its @Transform reads a property of undefined). */
+class ThrowsInTransform {
+  @IsString()
+  @Transform(({ value }) => (value as { name: string }).name.toUpperCase())
+  customer!: string;
+}
+
+/** A DTO whose constructor refuses to run without arguments (class-transformer calls `new Dto()`). */
+class ThrowsInConstructor {
+  @IsString()
+  orderId!: string;
+
+  constructor(required: string) {
+    if (required === undefined) throw new TypeError('ThrowsInConstructor needs an argument');
+  }
+}
+
+/** A DTO whose custom class-validator constraint throws instead of answering. */
+function ThrowingConstraint(): PropertyDecorator {
+  return (target, property) =>
+    registerDecorator({
+      name: 'throwingConstraint',
+      target: target.constructor,
+      propertyName: String(property),
+      validator: {
+        validate(_value: unknown, _args: ValidationArguments): boolean {
+          throw new RangeError('the constraint blew up');
+        },
+      },
+    });
+}
+class ThrowsInValidation {
+  @ThrowingConstraint()
+  orderId!: string;
 }
 
 const payload = (value: Record<string, unknown>) => Object.assign(Object.create(null), value);
@@ -81,5 +118,17 @@ describe('payload checks (dto, validate)', () => {
     );
     expect(() => resolveHandlerOptions('C', 'm', { validatorOptions: {} })).toThrow(/without dto/);
     expect(resolveHandlerOptions('C', 'm', { dto: OrderPlaced }).dto).toBe(OrderPlaced);
+  });
+
+  // Issue 18, defect 5: a dto whose transform or validation threw escaped the consume flow.
+  it.each([
+    ['its class-transformer step (a @Transform) throws', ThrowsInTransform, /TypeError/],
+    ['its constructor throws', ThrowsInConstructor, /ThrowsInConstructor needs an argument/],
+    ['a class-validator constraint throws', ThrowsInValidation, /the constraint blew up/],
+  ])('dto: rejects the payload (not throws) when %s', async (_what, dto, detail) => {
+    const result = await validatePayload(payload({ orderId: 'o-1', customer: 7 }), { dto });
+    expect(result).toMatchObject({ ok: false, reason: 'invalid-payload' });
+    expect((result as { detail: string }).detail).toMatch(new RegExp(`^dto ${dto.name} threw: `));
+    expect((result as { detail: string }).detail).toMatch(detail);
   });
 });

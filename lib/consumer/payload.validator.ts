@@ -1,3 +1,5 @@
+import { describeError } from '../common/errors/describe-error';
+
 /** A function that accepts or rejects the decoded payload (`validate` option). */
 export type PayloadValidateOption = (
   payload: Record<string, unknown>,
@@ -61,20 +63,14 @@ export async function validatePayload(
 ): Promise<ValidationResult> {
   let result: unknown = payload;
   if (checks.dto) {
-    const lib = loadClassValidation();
-    const instance = lib.plainToInstance(checks.dto, payload);
-    const errors = await lib.validate(instance, {
-      ...DEFAULT_DTO_VALIDATOR_OPTIONS,
-      ...checks.validatorOptions,
-    });
-    if (errors.length > 0) {
-      return {
-        ok: false,
-        reason: 'invalid-payload',
-        detail: `payload fails ${checks.dto.name}: ${flattenErrors(errors).join('; ')}`,
-      };
-    }
-    result = instance;
+    const checked = await checkDto(
+      payload,
+      checks.dto,
+      checks.validatorOptions,
+      loadClassValidation,
+    );
+    if (!checked.ok) return checked;
+    result = checked.payload;
   }
   if (checks.validate) {
     let verdict: boolean | string | void;
@@ -94,6 +90,44 @@ export async function validatePayload(
       return { ok: false, reason: 'invalid-payload', detail: verdict };
   }
   return { ok: true, payload: result };
+}
+
+/**
+ * The `dto` step: class-transformer builds the instance, class-validator checks it. A step that
+ * throws (a `@Transform` reading a missing property, a constructor that needs arguments, a custom
+ * constraint that throws) rejects the payload like a failed check: the same payload would throw
+ * again on every delivery.
+ */
+async function checkDto(
+  payload: Record<string, unknown>,
+  dto: PayloadDtoClass,
+  validatorOptions: DtoValidatorOptions | undefined,
+  loadClassValidation: () => ClassValidation,
+): Promise<ValidationResult> {
+  const lib = loadClassValidation();
+  let instance: object;
+  let errors: ValidationErrorLike[];
+  try {
+    instance = lib.plainToInstance(dto, payload);
+    errors = await lib.validate(instance, {
+      ...DEFAULT_DTO_VALIDATOR_OPTIONS,
+      ...validatorOptions,
+    });
+  } catch (error) {
+    return {
+      ok: false,
+      reason: 'invalid-payload',
+      detail: `dto ${dto.name} threw: ${describeError(error)}`,
+    };
+  }
+  if (errors.length > 0) {
+    return {
+      ok: false,
+      reason: 'invalid-payload',
+      detail: `payload fails ${dto.name}: ${flattenErrors(errors).join('; ')}`,
+    };
+  }
+  return { ok: true, payload: instance };
 }
 
 export function flattenErrors(errors: ValidationErrorLike[], prefix = ''): string[] {

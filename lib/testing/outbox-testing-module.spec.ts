@@ -1,20 +1,23 @@
-import { Controller, Injectable } from '@nestjs/common';
-import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
+import { Controller, Injectable, UseGuards, UsePipes } from '@nestjs/common';
+import { Ctx, EventPattern, KafkaContext, MessagePattern, Payload } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import type { TestingModule } from '@nestjs/testing';
 import {
   EmitsEvent,
   IdempotentHandler,
+  IdempotentHandlerBootstrapError,
   OutboxConsumerMetrics,
   OutboxEmitter,
   OutboxRelay,
   Transactional,
+  TransactionRunner,
 } from '../index';
 import {
   OutboxDrainError,
   OutboxExpectationError,
   OutboxTesting,
   OutboxTestingModule,
+  type OutboxTestingOptions,
 } from './index';
 
 interface Order {
@@ -251,5 +254,129 @@ describe('OutboxTestingModule in a user-style unit test', () => {
     summaries.outage = false;
     await outbox.drain();
     expect(summaries.applied.map((a) => a.orderId)).toEqual(['o-50']);
+  });
+});
+
+// Issue 18, defect 11: the testing module bound every handler without the production checks, so
+// a handler production refuses (on a provider, on a connection no module serves, sharing its
+// consumer name) passed here, and one of two handlers named alike silently never ran.
+describe('OutboxTestingModule refuses at init() what OutboxModule refuses at bootstrap', () => {
+  @Injectable()
+  class HandlerOnAProvider {
+    @EventPattern('OrderPlaced')
+    @IdempotentHandler({ consumer: 'on-a-provider' })
+    async onPlaced() {}
+  }
+
+  @Controller()
+  class BillingOnAnotherConnection {
+    @EventPattern('OrderPlaced')
+    @IdempotentHandler({ consumer: 'billing', connectionName: 'billing' })
+    async onPlaced() {}
+  }
+
+  @Controller()
+  class Invoices {
+    @EventPattern('OrderPlaced')
+    @IdempotentHandler({ consumer: 'invoices' })
+    async onPlaced() {}
+  }
+
+  @Controller()
+  class AlsoInvoices {
+    @EventPattern('OrderCancelled')
+    @IdempotentHandler({ consumer: 'invoices' })
+    async onCancelled() {}
+  }
+
+  @Controller()
+  class RequestReply {
+    @MessagePattern('OrderTotal')
+    @IdempotentHandler({ consumer: 'totals' })
+    async total() {}
+  }
+
+  const init = async (
+    controllers: Array<new (...args: never[]) => unknown>,
+    providers: Array<new (...args: never[]) => unknown> = [],
+    options: OutboxTestingOptions = {},
+  ) => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [OutboxTestingModule.forRoot(options)],
+      controllers,
+      providers,
+    }).compile();
+    return moduleRef.init().then(
+      async (app) => {
+        await app.close();
+        return undefined;
+      },
+      (error: unknown) => error,
+    );
+  };
+
+  it.each([
+    ['a handler on a provider', [], [HandlerOnAProvider], 'not-a-controller', 'HandlerOnAProvider'],
+    [
+      'a connectionName no module serves',
+      [BillingOnAnotherConnection],
+      [],
+      'unknown-connection',
+      "connectionName 'billing'",
+    ],
+    [
+      'two handlers with one consumer name',
+      [Invoices, AlsoInvoices],
+      [],
+      'duplicate-consumer',
+      'Invoices.onPlaced and AlsoInvoices.onCancelled',
+    ],
+    ['a @MessagePattern handler', [RequestReply], [], 'not-an-event-handler', 'RequestReply'],
+  ])('refuses %s', async (_what, controllers, providers, problem, named) => {
+    const error = await init(controllers, providers);
+    expect(error).toBeInstanceOf(IdempotentHandlerBootstrapError);
+    expect(error).toMatchObject({ problem });
+    expect((error as Error).message).toContain(named);
+  });
+
+  it('does not run guards, interceptors or pipes (the README says so): drain() calls the method', async () => {
+    @Controller()
+    class Guarded {
+      readonly seen: unknown[] = [];
+
+      @EventPattern('OrderPlaced')
+      @IdempotentHandler({ consumer: 'guarded' })
+      @UseGuards({ canActivate: () => false })
+      @UsePipes({
+        transform: () => {
+          throw new Error('pipe ran');
+        },
+      })
+      async onPlaced(@Payload() event: { total: number }, @Ctx() _context: KafkaContext) {
+        this.seen.push(event.total);
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [OutboxTestingModule.forRoot()],
+      controllers: [Guarded],
+    }).compile();
+    await moduleRef.init();
+    await moduleRef.get(TransactionRunner).run(async () => {
+      moduleRef.get(OutboxEmitter).emit({
+        eventType: 'OrderPlaced',
+        aggregateType: 'Order',
+        aggregateId: 'o-1',
+        payload: { total: 3 },
+      });
+    });
+    await moduleRef.get(OutboxTesting).drain();
+    expect(moduleRef.get(Guarded).seen).toEqual([3]);
+    await moduleRef.close();
+  });
+
+  it('serves a handler of its own connectionName', async () => {
+    await expect(
+      init([BillingOnAnotherConnection], [], { connectionName: 'billing' }),
+    ).resolves.toBeUndefined();
   });
 });

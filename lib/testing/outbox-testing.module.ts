@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import type { DynamicModule, InjectionToken, Provider, Type } from '@nestjs/common';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OutboxConsumerMetrics } from '../consumer/consumer.metrics';
+import { IdempotentHandlerMetadataAccessor } from '../consumer/idempotent-handler.metadata-accessor';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import { OutboxEmitter } from '../events/outbox.emitter';
@@ -44,7 +45,8 @@ export interface OutboxTestingOptions extends Pick<
  * `@Transactional()` and `@EmitsEvent()` methods and `OutboxEmitter` work as in production, on
  * in-memory transactions: a method that throws rolls back and its events are not recorded.
  * Inject `OutboxTesting` to read and assert what was emitted, and `drain()` the events to the
- * app's `@IdempotentHandler` methods in process. There is no relay and no broker.
+ * app's `@IdempotentHandler` methods in process. There is no relay and no broker. `init()` refuses
+ * the handlers `OutboxModule`'s bootstrap refuses, through the same checks.
  *
  * ```ts
  * const moduleRef = await Test.createTestingModule({
@@ -74,6 +76,7 @@ export class OutboxTestingModule {
       OutboxWriteSideBootstrap,
       OutboxTesting,
       { provide: OUTBOX_TESTING_TOPIC_PREFIX, useValue: topicPrefix },
+      IdempotentHandlerMetadataAccessor,
       IdempotentHandlerFinder,
       InMemoryConsumerRuntime,
       OutboxConsumerMetrics,

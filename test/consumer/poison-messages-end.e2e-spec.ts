@@ -9,6 +9,8 @@ import {
   type RpcExceptionFilter,
 } from '@nestjs/common';
 import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
+import { Transform } from 'class-transformer';
+import { IsInt, IsString } from 'class-validator';
 import { createHash } from 'node:crypto';
 import { of } from 'rxjs';
 import { IdempotentHandler } from '../../lib';
@@ -34,6 +36,7 @@ const topics = {
   guard: uniqueName('poison-guard'),
   dlq: uniqueName('poison-dlq'),
   big: uniqueName('poison-big'),
+  dto: uniqueName('poison-dto'),
 };
 /** Never created; the broker does not create topics on demand. */
 const missingDeadLetterTopic = uniqueName('missing-dlq');
@@ -51,6 +54,16 @@ class DenyPoisonGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     return !(context.switchToRpc().getData() as { poison?: boolean })?.poison;
   }
+}
+
+/** A DTO whose class-transformer step throws on a message without `customer.name`. */
+class OrderWithCustomer {
+  @IsInt()
+  n!: number;
+
+  @IsString()
+  @Transform(({ value }) => (value as { name: string }).name.toUpperCase())
+  customer!: string;
 }
 
 @Controller()
@@ -75,6 +88,12 @@ class PoisonHandlers {
   async dlq(@Payload() p: { n: number; poison?: boolean }, @Ctx() ctx: KafkaContext) {
     if (p.poison) throw new Error('cannot apply this one');
     await this.ledger.record('poison.dlq', id(ctx), p.n);
+  }
+
+  @EventPattern(topics.dto)
+  @IdempotentHandler({ consumer: 'poison.dto', dto: OrderWithCustomer })
+  async dto(@Payload() p: OrderWithCustomer, @Ctx() ctx: KafkaContext) {
+    await this.ledger.record('poison.dto', id(ctx), p.n);
   }
 
   @EventPattern(topics.big)
@@ -120,7 +139,7 @@ describeWith(['mongodb', 'kafka'], 'poison messages end and their partition move
   let consumer: ConsumerApp | undefined;
 
   beforeAll(async () => {
-    await createTopics([topics.pipe, topics.guard, topics.dlq, flakyTopic], 1);
+    await createTopics([topics.pipe, topics.guard, topics.dlq, topics.dto, flakyTopic], 1);
     // Kafka accepts ~1 MB per message by default: this topic takes 20 MB.
     await createTopicsWithConfig([topics.big], [{ name: 'max.message.bytes', value: '20971520' }]);
   }, 60000);
@@ -159,6 +178,23 @@ describeWith(['mongodb', 'kafka'], 'poison messages end and their partition move
     expect((await deadLetter('poison.pipe', 'pipe-1'))!.lastError).toMatch(/rejected by the pipe/);
     expect((await deadLetter('poison.guard', 'guard-1'))!.lastError).toMatch(/Forbidden/);
   }, 120000);
+
+  // Issue 18, defect 5: the dto's exception escaped the flow and the message came back forever.
+  it('a dto whose transform throws: the message is dead-lettered as invalid-payload and the partition moves on', async () => {
+    consumer = await startConsumerApp(db, [PoisonHandlers], { maxFailures: 2 });
+    await send(topics.dto, [
+      eventMessage('dto-1', { n: 1, customer: {} }),
+      eventMessage('dto-2', { n: 2, customer: { name: 'ada' } }),
+    ]);
+    await waitFor(async () => (await applied('poison.dto', 'dto-2')) === 1, 60_000, 'dto-2');
+    expect(await applied('poison.dto', 'dto-1')).toBe(0);
+    expect(await deadLetter('poison.dto', 'dto-1')).toMatchObject({
+      status: 'dead',
+      reason: 'invalid-payload',
+      attempts: 0,
+      lastError: expect.stringMatching(/^dto OrderWithCustomer threw: TypeError/),
+    });
+  }, 90000);
 
   it('a missing dead-letter topic: the letter is kept in MongoDB, marked unpublished, and the partition moves on', async () => {
     consumer = await startConsumerApp(db, [PoisonHandlers], { maxFailures: 2 });

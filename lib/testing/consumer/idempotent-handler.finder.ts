@@ -1,33 +1,44 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { IdempotentHandlerBindings } from '../../consumer/idempotent-handler.bindings';
+import {
+  bindIdempotentHandlers,
+  unbindIdempotentHandlers,
+} from '../../consumer/idempotent-handler.bootstrap';
+import { IdempotentHandlerMetadataAccessor } from '../../consumer/idempotent-handler.metadata-accessor';
+import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
 import { findIdempotentHandlers } from '../../operations/in-process/idempotent-handler.calls';
 import type { IdempotentHandlerCall } from '../../operations/in-process/idempotent-handler.calls';
 import { InMemoryConsumerRuntime } from './in-memory-consumer.runtime';
 
 /**
- * Finds the app's `@IdempotentHandler` methods at bootstrap and binds them to the in-memory
- * consumer runtime (as `OutboxModule`'s explorer binds them to the MongoDB one), for
- * `OutboxTesting.drain()`.
+ * Binds the app's `@IdempotentHandler` methods to the in-memory consumer runtime at `init()`,
+ * through the same checks as `OutboxModule`'s explorer (`bindIdempotentHandlers`): what
+ * production refuses at bootstrap, `init()` refuses here with the same
+ * `IdempotentHandlerBootstrapError`. Lists the handlers `OutboxTesting.drain()` calls.
  */
 @Injectable()
 export class IdempotentHandlerFinder implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('IdempotentHandler');
+  private bound: IdempotentHandlerSettings[] = [];
   private found: IdempotentHandlerCall[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
+    private readonly accessor: IdempotentHandlerMetadataAccessor,
     private readonly runtime: InMemoryConsumerRuntime,
   ) {}
 
-  onModuleInit(): void {
-    this.found = findIdempotentHandlers(this.discovery, this.scanner);
-    for (const { settings } of this.found) IdempotentHandlerBindings.bind(settings, this.runtime);
+  async onModuleInit(): Promise<void> {
+    const { discovery, scanner, accessor, runtime, logger } = this;
+    this.bound = await bindIdempotentHandlers({ discovery, scanner, accessor, runtime, logger });
+    this.found = findIdempotentHandlers(discovery, scanner);
   }
 
   onModuleDestroy(): void {
-    for (const { settings } of this.found) IdempotentHandlerBindings.unbind(settings, this.runtime);
+    unbindIdempotentHandlers(this.bound, this.runtime);
+    this.bound = [];
     this.found = [];
   }
 

@@ -14,7 +14,7 @@ import {
   RedeliveryRequired,
 } from '../../consumer/idempotent-consume.flow';
 import type { ConsumeDeps } from '../../consumer/idempotent-consume.flow';
-import type { IdempotentHandlerRuntimeApi } from '../../consumer/idempotent-handler.bindings';
+import type { HandlerServingRuntime } from '../../consumer/idempotent-handler.bootstrap';
 import { mergeWithDefaults } from '../../consumer/idempotent-handler.options';
 import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
 import { redeliver } from '../../consumer/kafka-delivery';
@@ -38,7 +38,7 @@ export interface TestingConsumerDeadLetter {
  * letters) over in-memory transactions and records, with no wait between retries.
  */
 @Injectable()
-export class InMemoryConsumerRuntime implements IdempotentHandlerRuntimeApi {
+export class InMemoryConsumerRuntime implements HandlerServingRuntime {
   private readonly logger = new Logger('IdempotentHandler');
   /** Committed `(consumer, eventId)` records. */
   readonly processed = new Set<string>();
@@ -51,6 +51,19 @@ export class InMemoryConsumerRuntime implements IdempotentHandlerRuntimeApi {
     @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
     private readonly metrics: OutboxConsumerMetrics,
   ) {}
+
+  get connectionName(): string | undefined {
+    return this.options.connectionName;
+  }
+
+  get processedEventsCollection(): string {
+    return this.options.collections.processedEvents;
+  }
+
+  /** Nothing to prepare: the in-memory records are unique by construction. */
+  async prepare(): Promise<boolean> {
+    return true;
+  }
 
   clear(): void {
     this.processed.clear();

@@ -1,0 +1,211 @@
+import type { LoggerService } from '@nestjs/common';
+import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { IdempotentHandlerBootstrapError } from './errors/idempotent-handler-bootstrap.error';
+import {
+  IdempotentHandlerBindings,
+  type IdempotentHandlerRuntimeApi,
+} from './idempotent-handler.bindings';
+import type { IdempotentHandlerMetadataAccessor } from './idempotent-handler.metadata-accessor';
+import type { IdempotentHandlerSettings } from './idempotent-handler.options';
+
+/** What Nest's `DiscoveryService` lists (its `InstanceWrapper`, named without a deep import). */
+type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
+
+/**
+ * A runtime `@IdempotentHandler` methods can be bound to: `OutboxModule`'s (MongoDB) or
+ * `OutboxTestingModule`'s (in memory). Both go through `bindIdempotentHandlers`.
+ */
+export interface HandlerServingRuntime extends IdempotentHandlerRuntimeApi {
+  /** The `connectionName` of its module (undefined: the default connection). */
+  readonly connectionName: string | undefined;
+  /** The collection of `(consumer, eventId)` records, for messages. */
+  readonly processedEventsCollection: string;
+  /** Makes the runtime ready; false when the unique `(consumer, eventId)` index is missing. */
+  prepare(): Promise<boolean>;
+}
+
+export interface HandlerBootstrap {
+  discovery: DiscoveryService;
+  scanner: MetadataScanner;
+  accessor: IdempotentHandlerMetadataAccessor;
+  /** The runtime of the module bootstrapping; the app's other runtimes are its class's instances. */
+  runtime: HandlerServingRuntime;
+  logger: Pick<LoggerService, 'warn'>;
+}
+
+interface FoundHandler {
+  settings: IdempotentHandlerSettings;
+  method: object;
+  inController: boolean;
+}
+
+/**
+ * What a module does with the app's `@IdempotentHandler` methods at bootstrap, in production
+ * (`IdempotentHandlerExplorer`) and in `OutboxTestingModule` alike: finds every decorated method
+ * of every controller and provider (`DiscoveryService`, as `@nestjs/schedule` finds `@Cron`
+ * methods), checks each, prepares the runtime for the handlers it serves and binds them to it.
+ * Returns the settings it bound (to unbind at shutdown).
+ *
+ * Throws an `IdempotentHandlerBootstrapError` naming the handler when one is not an
+ * `@EventPattern` handler of a controller, has a `@UseFilters` consulted before its own filter,
+ * names a `connectionName` no module serves, shares its consumer name with another handler of the
+ * same module, or when the runtime reports the unique `(consumer, eventId)` index missing.
+ */
+export async function bindIdempotentHandlers({
+  discovery,
+  scanner,
+  accessor,
+  runtime,
+  logger,
+}: HandlerBootstrap): Promise<IdempotentHandlerSettings[]> {
+  const runtimes = discovery
+    .getProviders()
+    .map((wrapper) => wrapper.instance as unknown)
+    .filter(
+      (instance): instance is HandlerServingRuntime =>
+        instance instanceof (runtime.constructor as abstract new () => unknown),
+    );
+  const mine: FoundHandler[] = [];
+  for (const found of discover(discovery, scanner, accessor)) {
+    checkPlacement(found, accessor);
+    if (servingRuntime(found.settings, runtimes) === runtime) mine.push(found);
+  }
+  if (mine.length === 0) return [];
+  checkUniqueNames(mine);
+  if (!(await runtime.prepare())) {
+    throw new IdempotentHandlerBootstrapError(
+      mine.map((h) => h.settings.handler).join(', '),
+      'missing-unique-index',
+      `the collection '${runtime.processedEventsCollection}' has no unique index on { consumer: 1, eventId: 1 } ` +
+        '(createIndexes is false), so nothing would be deduplicated',
+      `Create it (db.${runtime.processedEventsCollection}.createIndex({ consumer: 1, eventId: 1 }, { unique: true })), or set createIndexes: true.`,
+    );
+  }
+  const unnamed = mine.filter((h) => !h.settings.consumerNamed).map((h) => h.settings.consumer);
+  if (unnamed.length > 0) {
+    logger.warn(
+      `Consumer names taken from class and method names: ${unnamed.join(', ')}. A rename, or a ` +
+        'minifier, changes them and the events are applied again: set @IdempotentHandler({ consumer }).',
+    );
+  }
+  for (const { settings } of mine) IdempotentHandlerBindings.bind(settings, runtime);
+  return mine.map((h) => h.settings);
+}
+
+export function unbindIdempotentHandlers(
+  bound: readonly IdempotentHandlerSettings[],
+  runtime: HandlerServingRuntime,
+): void {
+  for (const settings of bound) IdempotentHandlerBindings.unbind(settings, runtime);
+}
+
+/** Every decorated method of every controller and provider, once each. */
+function discover(
+  discovery: DiscoveryService,
+  scanner: MetadataScanner,
+  accessor: IdempotentHandlerMetadataAccessor,
+): FoundHandler[] {
+  const found = new Map<IdempotentHandlerSettings, FoundHandler>();
+  const scan = (wrappers: InstanceWrapper[], inController: boolean) => {
+    for (const wrapper of wrappers) {
+      const prototype = prototypeOf(wrapper);
+      if (!prototype) continue;
+      for (const name of scanner.getAllMethodNames(prototype)) {
+        const method = (prototype as Record<string, unknown>)[name] as object;
+        const settings = accessor.settingsOf(method);
+        if (settings && !found.has(settings))
+          found.set(settings, { settings, method, inController });
+      }
+    }
+  };
+  scan(discovery.getControllers(), true);
+  scan(discovery.getProviders(), false);
+  return [...found.values()];
+}
+
+function prototypeOf(wrapper: InstanceWrapper): object | undefined {
+  if (wrapper.isAlias) return undefined;
+  const instance = wrapper.instance as unknown;
+  if (typeof instance === 'object' && instance !== null)
+    return Object.getPrototypeOf(instance) as object;
+  const metatype = wrapper.metatype as { prototype?: unknown } | null | undefined;
+  return !wrapper.inject && typeof metatype?.prototype === 'object'
+    ? (metatype.prototype as object)
+    : undefined;
+}
+
+function checkPlacement(
+  { settings, method, inController }: FoundHandler,
+  accessor: IdempotentHandlerMetadataAccessor,
+): void {
+  const fail = (
+    problem: 'not-a-controller' | 'not-an-event-handler' | 'filter-order',
+    detail: string,
+    fix: string,
+  ) => {
+    throw new IdempotentHandlerBootstrapError(settings.handler, problem, detail, fix);
+  };
+  if (!inController) {
+    fail(
+      'not-a-controller',
+      'it is on a provider, and Nest delivers messages only to controller methods',
+      "Move the method to a @Controller() listed in a module's controllers, with @EventPattern.",
+    );
+  }
+  const kind = accessor.patternKind(method);
+  if (kind !== 'event') {
+    fail(
+      'not-an-event-handler',
+      kind === 'message'
+        ? 'it is a @MessagePattern (request-reply) handler'
+        : 'the method has no @EventPattern, so no message ever reaches it',
+      'Use it on an @EventPattern(...) handler.',
+    );
+  }
+  if (accessor.hasFilterBeforeOwn(method)) {
+    fail(
+      'filter-order',
+      "a @UseFilters() written above it binds a filter that Nest consults before the handler's own, and" +
+        ' that filter could acknowledge failed messages',
+      'Write @IdempotentHandler() above @UseFilters(), or bind the filter to the controller class.',
+    );
+  }
+}
+
+/** The runtime that serves `settings`: by connection name, or the default / only one. */
+function servingRuntime(
+  settings: IdempotentHandlerSettings,
+  runtimes: HandlerServingRuntime[],
+): HandlerServingRuntime {
+  const { connectionName } = settings;
+  const named = runtimes.filter((r) => r.connectionName === connectionName);
+  if (named.length > 0) return named[named.length - 1];
+  if (connectionName === undefined && runtimes.length === 1) return runtimes[0];
+  const known = runtimes
+    .map((r) => (r.connectionName ? `'${r.connectionName}'` : '(default)'))
+    .join(', ');
+  throw new IdempotentHandlerBootstrapError(
+    settings.handler,
+    'unknown-connection',
+    connectionName === undefined
+      ? `it names no connectionName, and none of the OutboxModules (${known}) is on the default connection`
+      : `no OutboxModule serves connectionName '${connectionName}' (OutboxModules: ${known})`,
+    'Set @IdempotentHandler({ connectionName }) to the connectionName of an OutboxModule.forRoot(...).',
+  );
+}
+
+function checkUniqueNames(handlers: FoundHandler[]): void {
+  const byName = new Map<string, string>();
+  for (const { settings } of handlers) {
+    const other = byName.get(settings.consumer);
+    if (other !== undefined) {
+      throw new IdempotentHandlerBootstrapError(
+        `${other} and ${settings.handler}`,
+        'duplicate-consumer',
+        `both use the consumer name "${settings.consumer}" on one database, so each would skip the events the other applied`,
+        'Give each handler its own @IdempotentHandler({ consumer: "..." }).',
+      );
+    }
+    byName.set(settings.consumer, settings.handler);
+  }
+}
