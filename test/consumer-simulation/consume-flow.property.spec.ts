@@ -163,11 +163,8 @@ describe('consume flow under simulated deliveries and faults (property-based)', 
   );
 
   // Requeue gives full retries: a dead letter requeued after the handler was fixed gets
-  // maxFailures tries again. Issue 18, defect 6 (lib/consumer/consumer-failure.store.ts, fixed
-  // on another branch): recordFailure increments the dead letter's old count, so a requeued
-  // event gets one try. This property fails until that fix is merged: `it.failing` passes while
-  // it fails. After merging the fix, make it `it(...)` (it.failing then fails, to remind you).
-  it.failing(
+  // maxFailures tries again (issue 18, defect 6: the failure count restarts on requeue).
+  it(
     `requeue gives a dead letter its full retries (seed ${seed})`,
     async () => {
       await fc.assert(

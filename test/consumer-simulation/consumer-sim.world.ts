@@ -10,6 +10,7 @@ import type {
 } from '../../lib/consumer/consume.ports';
 import {
   MongoConsumerFailureStore,
+  restartFailureCount,
   type ConsumerDeadLetterDocument,
 } from '../../lib/consumer/consumer-failure.store';
 import { OutboxConsumerMetrics } from '../../lib/consumer/consumer.metrics';
@@ -278,6 +279,12 @@ export class ConsumerWorld {
         (m) => m.message.partition === letter.partition && m.message.offset === letter.offset,
       )!;
       this.requeueFailures.set(eventId, this.scenario.maxFailures - 1);
+      // As OutboxConsumerDeadLetters.requeueMany does: a requeue is a new start.
+      await restartFailureCount(
+        this.deadLetters as unknown as mongo.Collection<ConsumerDeadLetterDocument>,
+        CONSUMER,
+        eventId,
+      );
       let ending: Ending | 'not ended' = 'not ended';
       // Requeue calls the method directly: no pipe runs; a delivery that does not end is tried
       // again (a bounded number of times: each is a redelivery the property bounds).
