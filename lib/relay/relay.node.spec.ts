@@ -29,6 +29,7 @@ function setup(options: Partial<RelayOptions>) {
     error: (message) => warnings.push(message),
     debug: () => undefined,
   };
+  const metrics = new OutboxRelayMetrics();
   const node = new RelayNode(resolveRelayOptions({ publisher, ...options }), {
     owner: 'relay-a',
     outbox,
@@ -37,11 +38,11 @@ function setup(options: Partial<RelayOptions>) {
     publisher,
     clock: systemClock,
     loggers: () => logger,
-    metrics: new OutboxRelayMetrics(),
+    metrics,
     random: () => 0.5,
   });
   const commit = (aggregateId: string) => changes.push(outbox.insert({ aggregateId }));
-  return { outbox, state, changes, publisher, warnings, node, commit };
+  return { outbox, state, changes, publisher, metrics, warnings, node, commit };
 }
 
 describe('RelayNode.stop (a graceful stop costs nothing)', () => {
@@ -95,5 +96,24 @@ describe('RelayNode.stop (a graceful stop costs nothing)', () => {
     const started = Date.now();
     await t.node.stop();
     expect(Date.now() - started).toBeLessThan(200 + 300);
+  });
+});
+
+describe('RelayNode metrics', () => {
+  it('measures the checkpoint age on the server clock the checkpoint time is written on', async () => {
+    // Defect: the age subtracted a server time from this process's clock (wrong by the skew).
+    const t = setup({ checkpointEvery: { events: 1, ms: 10 } });
+    const skewMs = 3_600_000;
+    t.state.serverNow = () => Date.now() + skewMs;
+    await t.node.start();
+    try {
+      t.commit('a0');
+      await until(() => t.metrics.lastCheckpointAt !== undefined);
+      const age = t.metrics.snapshot().checkpointAgeMs as number;
+      expect(age).toBeGreaterThanOrEqual(0);
+      expect(age).toBeLessThan(5_000);
+    } finally {
+      await t.node.stop();
+    }
   });
 });
