@@ -31,11 +31,19 @@ export class OutboxRelayMetrics {
   outages = 0;
   pendingCount: number | undefined;
   oldestPendingAgeMs: number | undefined;
+  /** When the last checkpoint was written, by the database server's clock (ms). */
   lastCheckpointAt: number | undefined;
   leader = false;
+  /**
+   * The database server's time as the relay estimates it (ms), which `lastCheckpointAt` is on;
+   * the relay sets it (this process's wall clock until then).
+   */
+  serverNow: () => number = Date.now;
 
   get checkpointAgeMs(): number | undefined {
-    return this.lastCheckpointAt === undefined ? undefined : Date.now() - this.lastCheckpointAt;
+    return this.lastCheckpointAt === undefined
+      ? undefined
+      : this.serverNow() - this.lastCheckpointAt;
   }
 
   snapshot(): OutboxRelayMetricsSnapshot {

@@ -30,6 +30,7 @@ export class RelayNode {
     private readonly deps: RelayNodeDeps,
   ) {
     this.lease = new LeaseKeeper(deps.state, deps.owner, options.lease, deps.clock);
+    deps.metrics.serverNow = () => this.lease.serverNow();
     this.logger = deps.loggers('RelayLease');
     this.connection = new PublisherConnection(deps.publisher, this.logger);
   }

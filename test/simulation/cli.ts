@@ -12,13 +12,17 @@
  * toward a failure of theirs); `--shrink` shrinks a replayed path further; `--schedule FILE`
  * replays a schedule saved as JSON (as printed for a failure). `--partitioned` runs partitioned
  * schedules (2-8 partitions, 2-3 relays that join, leave, die and pause, layout switches);
- * `--partitions N` the same with N partitions.
+ * `--partitions N` the same with N partitions. `--graceful-stops` runs graceful stops under load
+ * (a backlog drained, publishes in flight, relays stopped and restarted), `--hand-overs`
+ * partitioned hand-overs with publishes in flight (a relay joins, relays leave).
  */
 import { readFileSync } from 'node:fs';
+import type fc from 'fast-check';
 import type { Schedule } from './schedule/schedule.types';
 import { checkSchedules, describeFailure, replayCommand, runSchedule } from './simulation.runner';
 import type { RunReport, SeenFailure, SimStats } from './simulation.runner';
 import { partitionedSchedules } from './schedule/partitioned.arbitrary';
+import { gracefulStopSchedules, handOverSchedules } from './schedule/stop-under-load.arbitrary';
 import { ToyRelay } from './toy/toy.relay';
 import type { RelayFactory } from './world/relay-under-test';
 import { realRelay } from './world/relay.factory';
@@ -38,6 +42,8 @@ interface CliArgs {
   toy: boolean;
   /** Partitioned schedules: 0 for 2-8 partitions (`--partitioned`), else N (`--partitions N`). */
   partitions?: number;
+  /** Stops under load (`--graceful-stops`) or hand-overs with publishes in flight (`--hand-overs`). */
+  stops?: 'graceful-stops' | 'hand-overs';
 }
 
 function parseArgs(argv: string[]): CliArgs {
@@ -69,6 +75,8 @@ function parseArgs(argv: string[]): CliArgs {
     else if (flag === '--toy') args.toy = true;
     else if (flag === '--partitioned') args.partitions = 0;
     else if (flag === '--partitions') args.partitions = positiveInt(flag, value());
+    else if (flag === '--graceful-stops' || flag === '--hand-overs')
+      args.stops = flag === '--graceful-stops' ? 'graceful-stops' : 'hand-overs';
     else throw new Error(`unknown option ${flag} (see test/simulation/cli.ts)`);
   }
   if (!Number.isInteger(args.seed)) throw new Error('--seed must be an integer');
@@ -83,7 +91,24 @@ function flags(args: CliArgs): string {
       : args.partitions === 0
         ? ' --partitioned'
         : ` --partitions ${args.partitions}`;
-  return `${args.toy ? ' --toy' : ''}${partitioned}`;
+  return `${args.toy ? ' --toy' : ''}${partitioned}${args.stops ? ` --${args.stops}` : ''}`;
+}
+
+/** The schedules to generate, and their name in the report. */
+function scheduleKind(args: CliArgs): { name: string; arbitrary?: fc.Arbitrary<Schedule> } {
+  if (args.stops === 'graceful-stops') {
+    return { name: 'graceful stops under load', arbitrary: gracefulStopSchedules };
+  }
+  if (args.stops === 'hand-overs') {
+    return { name: 'hand-overs with publishes in flight', arbitrary: handOverSchedules };
+  }
+  if (args.partitions !== undefined) {
+    return {
+      name: `partitioned (${args.partitions === 0 ? '2-8' : args.partitions} partitions)`,
+      arbitrary: partitionedSchedules(args.partitions === 0 ? undefined : args.partitions),
+    };
+  }
+  return { name: 'single lease' };
 }
 
 function positiveInt(flag: string, text: string): number {
@@ -179,10 +204,11 @@ async function main(): Promise<number> {
   const factory: RelayFactory = args.toy ? (ports) => new ToyRelay(ports) : realRelay;
   if (args.schedule) return replaySchedule(args, factory);
   const started = performance.now();
+  const kind = scheduleKind(args);
   out(
     args.path
-      ? `Replaying seed ${args.seed} path ${args.path}`
-      : `Running ${args.runs} schedules, seed ${args.seed}`,
+      ? `Replaying seed ${args.seed} path ${args.path} (${kind.name})`
+      : `Running ${args.runs} schedules (${kind.name}), seed ${args.seed}`,
   );
   let last: RunReport | undefined;
   const result = await checkSchedules({
@@ -194,10 +220,7 @@ async function main(): Promise<number> {
     keepGoing: args.keepGoing,
     only: args.only,
     onRun: (report) => (last = report),
-    arbitrary:
-      args.partitions === undefined
-        ? undefined
-        : partitionedSchedules(args.partitions === 0 ? undefined : args.partitions),
+    arbitrary: kind.arbitrary,
   });
   const elapsed = performance.now() - started;
   printStats(result.stats, elapsed);

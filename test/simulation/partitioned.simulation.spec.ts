@@ -4,6 +4,7 @@ import {
   withPartitions,
 } from './schedule/partitioned.arbitrary';
 import type { Schedule } from './schedule/schedule.types';
+import { handOverSchedules } from './schedule/stop-under-load.arbitrary';
 import { checkSchedules, describeFailure, runSchedule } from './simulation.runner';
 import type { RunReport } from './simulation.runner';
 import { realRelay } from './world/relay.factory';
@@ -13,10 +14,12 @@ import { realRelay } from './world/relay.factory';
  * under generated schedules: 2-8 partitions, 2-3 relays that join, leave (graceful stop), die
  * (crash) and pause (GC) while partitions change hands, and layout switches by rolling
  * deploys. Every invariant of the single-relay simulation, plus (p): one effective owner per
- * partition, a fair spread at the end, the stored layout is the live relays'. `SIM_SEED` and
- * `SIM_PARTITIONED_RUNS` change the seed and the number of runs.
+ * partition, a fair spread at the end, the stored layout is the live relays'. Then hand-overs
+ * with publishes in flight (a backlog drained while relays join and leave). `SIM_SEED`,
+ * `SIM_PARTITIONED_RUNS` and `SIM_HAND_OVER_RUNS` change the seed and the numbers of runs.
  */
-const RUNS = Number(process.env.SIM_PARTITIONED_RUNS ?? 200);
+const RUNS = Number(process.env.SIM_PARTITIONED_RUNS ?? 180);
+const HAND_OVER_RUNS = Number(process.env.SIM_HAND_OVER_RUNS ?? 40);
 const SEED = Number(process.env.SIM_SEED ?? 20_261_201);
 
 /** A fixed world: 3 relays, 40 transactions over 4 aggregates of 2 types, no faults. */
@@ -105,6 +108,32 @@ describe('partitioned relays under simulated churn', () => {
         expect({ id, failedRuns: entry.failedRuns }).toEqual({ id, failedRuns: 0 });
       }
       expect(result.stats.invariants.get('p')?.checked).toBeGreaterThan(0);
+    },
+    15 * 60_000,
+  );
+
+  it(
+    `publish nothing twice because of a hand-over with publishes in flight, over ${HAND_OVER_RUNS} schedules (seed ${SEED})`,
+    async () => {
+      const result = await checkSchedules({
+        runs: HAND_OVER_RUNS,
+        seed: SEED,
+        factory: realRelay,
+        arbitrary: handOverSchedules,
+      });
+      if (result.failure) {
+        throw new Error(
+          `A hand-over broke an invariant (after ${result.stats.runs} runs, ${result.shrinkRuns} shrinking runs).\n` +
+            `${describeFailure(result.failure.report)}\n` +
+            `schedule: ${JSON.stringify(result.failure.schedule)}\n` +
+            `replay: ${result.failure.replay} --hand-overs --verbose`,
+        );
+      }
+      expect(result.stats.runs).toBe(HAND_OVER_RUNS);
+      for (const [id, entry] of result.stats.invariants) {
+        expect({ id, failedRuns: entry.failedRuns }).toEqual({ id, failedRuns: 0 });
+      }
+      expect(result.stats.faults.get('leave')).toBeGreaterThan(0);
     },
     15 * 60_000,
   );

@@ -60,6 +60,12 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'the layout switch checks and closes the old layout leases in one step (an old relay took the single lease between check and switch)',
   },
+  {
+    file: 'graceful-stop-refuses-the-marks-of-acknowledged-publishes.json',
+    invariant: 'e',
+    title:
+      'a graceful stop with a valid lease marks what the broker acknowledged while it stops (nothing published twice after the hand-over)',
+  },
 ];
 
 describe('relay findings of the simulation', () => {

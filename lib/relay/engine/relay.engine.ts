@@ -108,7 +108,13 @@ export class RelayEngine {
   ) {
     this.budget = deps.budget ?? new InFlightBudget(options.maxInFlight, options.maxInFlightBytes);
     this.holds = new DestinationHolds(options.backoff, deps.random, deps.holdsLogger);
-    this.durable = new DurableWrites(deps.clock, options.backoff, deps.random, deps.logger);
+    this.durable = new DurableWrites(
+      deps.clock,
+      options.backoff,
+      deps.random,
+      deps.logger,
+      this.abandon.signal,
+    );
     this.readConcurrency = options.readConcurrency ?? 4;
   }
 
@@ -215,18 +221,19 @@ export class RelayEngine {
   }
 
   /**
-   * Stops taking work and waits up to `timeoutMs` for what is under way (publish results are
-   * still recorded); what is queued stays pending. Returns whether everything finished. Publish
-   * calls still under way then are abandoned: the publisher sends nothing more for them (no
-   * retry, no fallback send), since another instance may take over their aggregates. When the
-   * lease is no longer valid (`leaseValid`), they are abandoned at once.
+   * Stops taking work and waits up to `timeoutMs` for what is under way: publish calls finish
+   * and what the broker answered is settled (published marks, failure records, dead letters,
+   * markers of the events left behind, each retried while the lease lasts); what is queued
+   * stays pending. Returns whether everything finished. Work still under way then is
+   * abandoned: the publisher sends nothing more for it (no retry, no fallback send), since
+   * another instance may take over its aggregates. When the lease is no longer valid
+   * (`leaseValid`), it is abandoned at once.
    */
   async close(timeoutMs: number): Promise<boolean> {
     if (this.closed) return true;
     this.closed = true;
     this.timer?.cancel();
     this.budget.close();
-    this.durable.close();
     if (this.deps.leaseValid && !this.deps.leaseValid()) this.abandon.abort();
     let timer: RelayTimer | undefined;
     const finished = await Promise.race([

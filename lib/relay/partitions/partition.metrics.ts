@@ -11,7 +11,8 @@ const COUNTERS = new Set<string | symbol>([
 /**
  * The metrics one partition's relay writes: counters go to the instance's metrics as well
  * (by the increment), gauges (pending count, oldest age, leader) stay the partition's own and
- * the partitioned node sums them up (`aggregateGauges`).
+ * the partitioned node sums them up (`aggregateGauges`); the last checkpoint time (and the
+ * server clock it is on) goes to the instance too.
  */
 export function partitionMetrics(shared: OutboxRelayMetrics): OutboxRelayMetrics {
   const own = new OutboxRelayMetrics();
@@ -23,6 +24,8 @@ export function partitionMetrics(shared: OutboxRelayMetrics): OutboxRelayMetrics
         totals[key] = (totals[key] as number) + value - ((record[key] as number) ?? 0);
       } else if (key === 'lastCheckpointAt' && typeof value === 'number') {
         totals[key] = Math.max((totals[key] as number | undefined) ?? 0, value);
+      } else if (key === 'serverNow') {
+        totals[key] = value; // the latest partition relay's estimate of the same server clock
       }
       record[key] = value;
       return true;

@@ -193,4 +193,32 @@ describe('PartitionedRelayNode', () => {
     expect(ports.stored).toEqual({ partitions: 2, generation: 1 });
     await fresh.stop();
   });
+
+  it('names no owner in status() for a partition whose holder let its lease run out', async () => {
+    // Defect: status() compared the lease expiry with the epoch, so a dead holder was named.
+    const ports = new MemoryPartitions();
+    const layout = { partitions: 2, generation: 1 };
+    ports.stored = layout;
+    const expired = new Date(Date.now() - 60_000);
+    for (const partition of [0, 1]) {
+      ports.state(layout, partition).lease = { owner: 'dead', fencing: 1, expiresAt: expired };
+    }
+    // The dead instance's membership has not run out yet: the plan leaves it a partition.
+    ports.members.set('dead', {
+      owner: 'dead',
+      partitions: 2,
+      holding: [0, 1],
+      expiresAt: new Date(Date.now() + 60_000),
+    });
+    const a = node(ports, 'a', 2);
+    await a.start();
+    try {
+      await until(() => a.holding().length === 1);
+      const others = a.status().partitions?.filter((p) => !p.owned) ?? [];
+      expect(others).toHaveLength(1);
+      expect(others[0].owner).toBeUndefined();
+    } finally {
+      await a.stop();
+    }
+  });
 });

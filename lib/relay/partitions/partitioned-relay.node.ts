@@ -54,6 +54,8 @@ export class PartitionedRelayNode {
    */
   private readonly retiring = new Map<number, Promise<void>>();
   private leases = new Map<number, PartitionLease>();
+  /** The server time the leases were read at, and this process's monotonic time then. */
+  private leasesReadAt = { server: 0, monotonic: 0 };
   private ticker?: RelayTimer;
   private ticking?: Promise<void>;
   private stamper?: RelayTimer;
@@ -164,7 +166,7 @@ export class PartitionedRelayNode {
       } else {
         partitions.push({
           partition,
-          owner: lease && lease.expiresAt.getTime() > 0 ? lease.owner : undefined,
+          owner: lease && lease.expiresAt.getTime() > this.serverNow() ? lease.owner : undefined,
           owned: false,
           fencing: lease?.fencing,
           stream: 'stopped',
@@ -182,6 +184,12 @@ export class PartitionedRelayNode {
       trackedAggregates: statuses.reduce((sum, status) => sum + status.trackedAggregates, 0),
       partitions,
     };
+  }
+
+  /** The database server's time as last read, plus the time elapsed since (ms). */
+  private serverNow(): number {
+    const { server, monotonic } = this.leasesReadAt;
+    return server + (this.deps.clock.monotonic() - monotonic);
   }
 
   private async singleLayoutStored(): Promise<boolean> {
@@ -244,6 +252,7 @@ export class PartitionedRelayNode {
     const leases = await membership.leases(layout, layout.partitions);
     if (!this.running || this.starting.size > 0) return; // plan again once they know
     this.leases = new Map(leases.map((lease) => [lease.partition, lease]));
+    this.leasesReadAt = { server: serverNow.getTime(), monotonic: this.deps.clock.monotonic() };
     const free: number[] = [];
     for (let partition = 0; partition < layout.partitions; partition++) {
       const lease = this.leases.get(partition);

@@ -48,3 +48,20 @@ export const systemClock: RelayClock = {
     return { cancel: () => clearInterval(handle) };
   },
 };
+
+/**
+ * Resolves after `ms` on `clock`, or as soon as `signal` is aborted (at once when it already
+ * is): every wait of a relay term ends when the term ends.
+ */
+export function abortableSleep(clock: RelayClock, ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      timer.cancel();
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = clock.setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

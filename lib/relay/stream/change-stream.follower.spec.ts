@@ -87,6 +87,7 @@ function setup() {
       random: () => 0.5,
       logger,
       metrics,
+      stopped: new AbortController().signal,
     },
   );
   let active = true;

@@ -4,6 +4,7 @@ import type { RelayEngine, Offer } from '../engine/relay.engine';
 import { ChangeSourceError } from '../ports/change-source';
 import type { ChangeCursor, ChangeSource, ResumeToken } from '../ports/change-source';
 import type { OutboxRelayStore } from '../ports/outbox-relay.store';
+import { abortableSleep } from '../ports/relay-clock';
 import type { RelayClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { CollectionDrain } from '../recovery/collection.drain';
@@ -22,6 +23,8 @@ export interface FollowerDeps {
   random: () => number;
   logger: RelayLogger;
   metrics: OutboxRelayMetrics;
+  /** Aborted when the term ends: ends the backoff before a reopen at once. */
+  stopped: AbortSignal;
 }
 
 /**
@@ -97,7 +100,7 @@ export class ChangeStreamFollower {
         }
         position = checkpointer.tracker.latest() ?? checkpointer.saved ?? position;
         checkpointer.tracker.reset();
-        await this.deps.clock.sleep(delay);
+        await abortableSleep(this.deps.clock, delay, this.deps.stopped);
       }
     }
     await this.closeCursor();

@@ -20,7 +20,15 @@ export type TermEnd = 'fenced-off' | 'failed';
  * together with this term's fencing number, and thrown away as a whole when the lease ends.
  */
 export class RelayTerm {
+  /** Takes new work (reads, publishes); false once the term ends. */
   private active = true;
+  /** Aborted when the term ends: every sleep and wait of the term ends with it. */
+  private readonly stopping = new AbortController();
+  /**
+   * Writes while the lease is valid: also while `end()` settles what the broker answered
+   * during the stop, until the last checkpoint is saved.
+   */
+  private settling = true;
   /** Set while `end()` writes the last checkpoint of a term that still held its lease. */
   private finalSave = false;
   private readonly engine: RelayEngine;
@@ -41,10 +49,10 @@ export class RelayTerm {
   ) {
     const { clock, loggers, metrics, publisher, outbox } = deps;
     const random = deps.random ?? Math.random;
-    const leaseValid = () => this.active && lease.isValid();
+    const canPublish = () => this.active && lease.isValid();
     const now = () => lease.serverNow();
     const checkpointAllowed = () => (this.active || this.finalSave) && lease.isValid();
-    const writes = new FencedWrites(outbox, fencing, leaseValid);
+    const writes = new FencedWrites(outbox, fencing, () => this.settling && lease.isValid());
     this.engine = new RelayEngine(
       {
         batchSize: options.batchSize,
@@ -61,7 +69,7 @@ export class RelayTerm {
         publisher,
         clock,
         now,
-        canPublish: leaseValid,
+        canPublish,
         leaseValid: () => lease.isValid(),
         random,
         logger: loggers('RelayEngine'),
@@ -90,6 +98,7 @@ export class RelayTerm {
       random,
       logger: loggers('RelayStream'),
       metrics,
+      stopped: this.stopping.signal,
     });
     this.sweeper = new PendingSweeper(options, {
       outbox,
@@ -162,28 +171,40 @@ export class RelayTerm {
 
   private endItself(why: TermEnd): void {
     if (!this.active) return;
-    this.active = false;
+    this.stopTakingWork();
     this.ended(why);
   }
 
+  private stopTakingWork(): void {
+    this.active = false;
+    this.stopping.abort();
+  }
+
   /**
-   * Stops the term: no new work; publishes under way finish (up to `timeoutMs`, then they are
-   * abandoned and stay pending); the checkpoint is saved if the lease still allows it.
+   * Stops the term: no new work; publishes under way finish and what the broker answered is
+   * settled (published marks, failure records, dead letters), up to `timeoutMs`, then what is
+   * left is abandoned and stays pending; then the checkpoint is saved if the lease still allows
+   * it. Writes are refused once it returns (the caller releases the lease next), and at any
+   * time the lease is no longer valid.
    */
   async end(timeoutMs: number): Promise<boolean> {
     const leaseWasValid = this.active && this.lease.isValid();
-    this.active = false;
+    this.stopTakingWork();
     for (const timer of this.timers) timer.cancel();
-    await this.follower.stop();
-    const finished = await this.engine.close(timeoutMs);
-    await this.running?.catch(() => undefined);
-    await this.sweeping?.catch(() => undefined);
-    if (leaseWasValid) {
-      this.finalSave = true;
-      await this.checkpointer.maybeSave(true);
-      this.finalSave = false;
+    try {
+      await this.follower.stop();
+      const finished = await this.engine.close(timeoutMs);
+      await this.running?.catch(() => undefined);
+      await this.sweeping?.catch(() => undefined);
+      if (leaseWasValid) {
+        this.finalSave = true;
+        await this.checkpointer.maybeSave(true);
+        this.finalSave = false;
+      }
+      return finished;
+    } finally {
+      this.settling = false;
     }
-    return finished;
   }
 
   status(): Pick<

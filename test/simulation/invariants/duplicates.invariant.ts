@@ -1,18 +1,30 @@
-import type { AppendFact } from '../world/sim.history';
+import type { AppendFact, LeaseFact } from '../world/sim.history';
+import { SIM_EPOCH_MS } from '../process/sim-process';
+import { GRACEFUL_EXIT } from '../world/sim-world';
 import type { SimWorld } from '../world/sim-world';
 import { capped } from './invariant';
 import type { InvariantChecker, InvariantResult } from './invariant';
 
 /** Why an event may legitimately reach Kafka more than once. */
 export type DuplicateCause =
-  'crash' | 'leader change' | 'ambiguous ack' | 'partial failure' | 'failed mark';
+  | 'crash'
+  | 'leader change'
+  | 'stop timed out'
+  | 'ambiguous ack'
+  | 'partial failure'
+  | 'failed mark';
 
 /**
  * (e) Duplicates: every second (or later) append of an event has a cause between its first
- * append and this one: a crash, a leadership change (a new fencing number), an ambiguous ack
- * of that event (appended, then an error), a send call containing it that failed in part
- * (kafkajs resends the whole request), or a `markPublished` of it that failed or was never
- * answered. Counts duplicates by cause.
+ * append and this one: a crash, a leadership change after a lease ran out (a new fencing
+ * number on a lease its holder did not release while it was valid), a stop that abandoned
+ * publishes after `shutdownTimeoutMs`, an ambiguous ack of that event (appended, then an
+ * error), a send call containing it that failed in part (kafkajs resends the whole request),
+ * or a `markPublished` of it that failed or was never answered. Counts duplicates by cause.
+ *
+ * A graceful stop (`stop()`, then the process exits) and a hand-over with a valid lease (the
+ * holder released it before it ran out, the next holder acquired it) are no cause: the term
+ * settles what the broker acknowledged before it releases the lease.
  */
 export class DuplicatesInvariant implements InvariantChecker {
   readonly id = 'e';
@@ -38,8 +50,8 @@ export class DuplicatesInvariant implements InvariantChecker {
         else {
           violations.push(
             `${eventId} appended again at ${append.at} by ${append.node} (call ${append.callId}); first at ` +
-              `${first.at} by ${first.node} (call ${first.callId}); no crash, leader change, ambiguous ack, ` +
-              `partial failure or failed mark in between`,
+              `${first.at} by ${first.node} (call ${first.callId}); no crash, take-over of a lease not released in ` +
+              `time, stop that abandoned publishes, ambiguous ack, partial failure or failed mark in between`,
           );
         }
       }
@@ -57,9 +69,15 @@ export class DuplicatesInvariant implements InvariantChecker {
   ): DuplicateCause | undefined {
     const history = world.history;
     const within = (at: number): boolean => at >= first.at && at <= again.at;
-    if (history.processes.some((fact) => fact.kind === 'crash' && within(fact.at))) return 'crash';
-    if (history.leases.some((lease) => lease.kind === 'acquire' && within(lease.at)))
-      return 'leader change';
+    const crashed = history.processes.some(
+      (fact) => fact.kind === 'crash' && fact.detail !== GRACEFUL_EXIT && within(fact.at),
+    );
+    if (crashed) return 'crash';
+    if (this.takeOvers(world).some(within)) return 'leader change';
+    const abandoned = history.logs.some(
+      (log) => log.message.includes(ABANDONED_AT_STOP) && within(log.at),
+    );
+    if (abandoned) return 'stop timed out';
     if (appends.some((append) => append.ambiguous && append.at >= first.at && append.at < again.at))
       return 'ambiguous ack';
     const calls = history.sendCalls.filter(
@@ -81,4 +99,39 @@ export class DuplicatesInvariant implements InvariantChecker {
     );
     return failedMark ? 'failed mark' : undefined;
   }
+
+  private takeOverTimes?: number[];
+
+  /** When a lease was acquired other than from a holder that released it while it was valid. */
+  private takeOvers(world: SimWorld): number[] {
+    this.takeOverTimes ??= takeOvers(world.history.leases);
+    return this.takeOverTimes;
+  }
+}
+
+/** What the relay logs when `stop()` abandons publishes after `shutdownTimeoutMs`. */
+const ABANDONED_AT_STOP = 'were abandoned';
+
+/**
+ * Acquires of a lease scope that are not a graceful hand-over: the scope's previous holder did
+ * not release it before it ran out by the server's clock (it crashed, paused, was cut off, or
+ * it is the scope's first holder: the events of a layout switch were published under another
+ * scope).
+ */
+export function takeOvers(leases: readonly LeaseFact[]): number[] {
+  const scopes = new Map<string, { expiresAt: number; releasedInTime: boolean }>();
+  const times: number[] = [];
+  for (const lease of leases) {
+    const scope = lease.scope ?? '';
+    const holder = scopes.get(scope);
+    if (lease.kind === 'acquire') {
+      if (!holder?.releasedInTime) times.push(lease.at);
+      scopes.set(scope, { expiresAt: lease.expiresAt, releasedInTime: false });
+    } else if (lease.kind === 'renew') {
+      scopes.set(scope, { expiresAt: lease.expiresAt, releasedInTime: false });
+    } else if (holder) {
+      holder.releasedInTime = lease.at < holder.expiresAt - SIM_EPOCH_MS;
+    }
+  }
+  return times;
 }

@@ -25,6 +25,9 @@ import type { CheckpointFact } from './sim.history';
 import { SimHistory } from './sim.history';
 import type { RelayFactory, RelayUnderTest } from './relay-under-test';
 
+/** The `crash` detail of a process that exits after its graceful `stop()` returned (not a crash). */
+export const GRACEFUL_EXIT = 'left the group (graceful stop, then exit)';
+
 /** Watches a run: called on checkpoint writes that land and after every step. */
 export interface SimMonitor {
   onCheckpoint?(world: SimWorld, fact: CheckpointFact): void;
@@ -533,7 +536,7 @@ export class SimWorld {
       if (node.stopped || node.process.incarnation !== incarnation || !node.process.isAlive) return;
       if (partitions > 0) node.partitions = partitions;
       node.restartDelayMs = restartMs;
-      node.process.crash('left the group (graceful stop, then exit)');
+      node.process.crash(GRACEFUL_EXIT);
     });
   }
 
