@@ -40,6 +40,8 @@ export interface DeadLetter {
 export interface ProcessedEventStore {
   /** Rejects with a duplicate-key error (code 11000) when the pair exists. */
   insert(consumer: string, eventId: string): Promise<void>;
+  /** Whether `(consumer, eventId)` was applied (read outside any transaction). */
+  wasApplied(consumer: string, eventId: string): Promise<boolean>;
 }
 
 /** Failure counts and dead letters; every call runs outside the handler's transaction. */

@@ -42,6 +42,8 @@ class FakeDb {
   };
 
   processedStore = {
+    wasApplied: async (consumer: string, eventId: string): Promise<boolean> =>
+      this.processed.has(`${consumer}|${eventId}`),
     insert: async (consumer: string, eventId: string): Promise<void> => {
       const key = `${consumer}|${eventId}`;
       if (!this.staged) throw new Error('insert outside a transaction');
@@ -481,6 +483,23 @@ describe('idempotent consume flow', () => {
         lastError: 'Error: rejected by a pipe',
       });
       expect(metrics.snapshot()).toMatchObject({ failures: 3, deadLettered: 1 });
+    });
+
+    it('a redelivery of an event already applied is a duplicate, not a failure, whatever rejects it', async () => {
+      const m = event('r-4');
+      await expect(consumeIdempotently(deliver(m), settings(), applyOrder, deps)).resolves.toEqual({
+        kind: 'applied',
+        result: 'handler result',
+      });
+      // A pipe made stricter by a deploy rejects the same message delivered again.
+      for (let i = 0; i < 3; i++) {
+        await expect(
+          consumeRejected(deliver(m), settings(), new Error('stricter pipe'), deps),
+        ).resolves.toEqual({ kind: 'duplicate', eventId: 'r-4' });
+      }
+      expect(store.failures.size).toBe(0);
+      expect(store.deadLetters).toHaveLength(0);
+      expect(metrics.snapshot()).toMatchObject({ applied: 1, duplicates: 3, failures: 0 });
     });
 
     it('an UnrecoverableEventError from a pipe dead-letters at once', async () => {

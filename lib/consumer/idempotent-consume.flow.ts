@@ -175,6 +175,12 @@ export async function consumeRejected(
   const admitted = await admit(message, settings, deps);
   if ('ended' in admitted) return admitted.ended;
   const { eventId } = admitted;
+  // A copy of an event already applied (a redelivery, a relay duplicate) is skipped as the
+  // handler path skips it: whatever rejects it now must not count it, nor dead-letter it.
+  if (await alreadyApplied(settings, deps, eventId)) {
+    deps.metrics.duplicates++;
+    return { kind: 'duplicate', eventId };
+  }
   deps.metrics.failures++;
   const failures = await countFailure(message, settings, deps, eventId, error);
   if (isUnrecoverableEventError(error) || failures >= settings.maxFailures) {
@@ -190,6 +196,28 @@ export async function consumeRejected(
     delay,
     error,
   );
+}
+
+/**
+ * Whether the event was applied. A database that is unavailable ends the delivery
+ * unacknowledged (as on the handler path); any other error of the read counts the rejection as
+ * before (its failure count and dead letter still bound it).
+ */
+async function alreadyApplied(
+  settings: ConsumeSettings,
+  deps: ConsumeDeps,
+  eventId: string,
+): Promise<boolean> {
+  try {
+    const applied = await deps.processed.wasApplied(settings.consumer, eventId);
+    deps.sink.databaseAccepted();
+    return applied;
+  } catch (error) {
+    if (isDatabaseUnavailable(error)) {
+      throw unavailable(settings, deps, eventId, deps.sink.databaseUnavailable(error));
+    }
+    return false;
+  }
 }
 
 /**

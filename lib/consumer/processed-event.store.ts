@@ -32,6 +32,11 @@ export class MongoProcessedEventStore implements ProcessedEventStore {
       session ? { session } : {},
     );
   }
+
+  async wasApplied(consumer: string, eventId: string): Promise<boolean> {
+    const found = await this.collection.findOne({ consumer, eventId }, { projection: { _id: 1 } });
+    return found !== null;
+  }
 }
 
 /**

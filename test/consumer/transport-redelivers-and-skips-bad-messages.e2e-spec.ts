@@ -140,6 +140,7 @@ describeWith(
     const deps = (delivery: KafkaDelivery): ConsumeDeps => ({
       runner,
       processed: {
+        wasApplied: async (consumer, eventId) => applied.has(`${consumer}|${eventId}`),
         insert: async (consumer, eventId) => {
           const key = `${consumer}|${eventId}`;
           if (applied.has(key) || staged?.has(key))

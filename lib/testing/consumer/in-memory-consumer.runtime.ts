@@ -119,6 +119,7 @@ export class InMemoryConsumerRuntime implements HandlerServingRuntime {
 
   private processedStore(): ProcessedEventStore {
     return {
+      wasApplied: async (consumer, eventId) => this.processed.has(`${consumer}\u0000${eventId}`),
       insert: async (consumer, eventId) => {
         const key = `${consumer}\u0000${eventId}`;
         if (this.processed.has(key)) {
