@@ -9,6 +9,8 @@ export async function settle<T>(scheduler: SimScheduler, promise: Promise<T>): P
   const tracked = promise.finally(() => {
     settled = true;
   });
+  // Handled here too: it may reject while the scheduler runs, before the caller awaits it.
+  tracked.catch(() => undefined);
   await scheduler.run({ until: Number.POSITIVE_INFINITY, done: () => settled });
   if (!settled) throw new Error('the simulated call was never answered (no task left to run)');
   return tracked;
@@ -42,7 +44,7 @@ export function driven<T extends object>(scheduler: SimScheduler, port: T): T {
   return new Proxy(port, {
     get(target, key) {
       const value = Reflect.get(target, key, target) as unknown;
-      if (typeof value !== 'function') return value;
+      if (typeof value !== 'function') return drivenValue(scheduler, value);
       return (...args: unknown[]) => {
         const result = (value as (...a: unknown[]) => unknown).apply(target, args);
         if (result instanceof Promise) {

@@ -283,12 +283,16 @@ export class SimDatabase {
     }
   }
 
-  /** Stamps `slot` (by `slotOf`) on up to `limit` documents without one; returns how many. */
+  /**
+   * Stamps `slot` (by `slotOf`) on up to `limit` pending or dead-marked documents without one
+   * (published ones need no relay any more); returns their eventIds.
+   */
   stampMissingSlots(limit: number, slotOf: (doc: SimOutboxDoc) => number): string[] {
     const stamped: string[] = [];
     for (const stored of this.docs.values()) {
       if (stamped.length >= limit) break;
       if (stored.pos > this.majorityPos || stored.doc.slot !== undefined) continue;
+      if (stored.doc.status === 'published') continue;
       stored.doc.slot = slotOf(stored.doc);
       stamped.push(stored.doc.eventId);
     }
