@@ -12,14 +12,23 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/lib/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/lib/**/*.spec.ts',
+        '<rootDir>/scripts/**/*.spec.ts',
+        // The contract suites on the simulated ports need no server.
+        '<rootDir>/test/contracts/*.sim.spec.ts',
+      ],
     },
     {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
       // The compatibility apps run with their own Jest, in their own install (npm run compat).
-      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/compat/'],
+      testPathIgnorePatterns: [
+        '/node_modules/',
+        '<rootDir>/test/compat/',
+        '<rootDir>/test/contracts/[^/]*\\.sim\\.spec\\.ts$',
+      ],
     },
   ],
 };

@@ -1,4 +1,6 @@
 import type { OutboxEventRecord } from '../../../lib/common/envelope';
+import { eventSlot } from '../../../lib/events/event-slot';
+import type { OutboxDeadLetter } from '../../../lib/relay/mongo/mongo-outbox-relay.store';
 import type {
   AggregateRef,
   DeadLetterRecord,
@@ -80,7 +82,8 @@ export class SimDatabase {
   private lastMajorityAt = 0;
   private electionUntil = 0;
   private readonly sequences = new Map<string, number>();
-  readonly deadLetters = new Map<string, SimOutboxDoc>();
+  /** The dead-letter collection, by eventId, in the production adapter's document shape. */
+  readonly deadLetters = new Map<string, OutboxDeadLetter>();
   lease: LeaseGrant | undefined;
   checkpoint: StoredCheckpoint & { fencing?: number } = {};
   /** Partition scopes (the single scope is `lease` and `checkpoint` above). */
@@ -280,12 +283,16 @@ export class SimDatabase {
     }
   }
 
-  /** Stamps `slot` (by `slotOf`) on up to `limit` documents without one; returns how many. */
+  /**
+   * Stamps `slot` (by `slotOf`) on up to `limit` pending or dead-marked documents without one
+   * (published ones need no relay any more); returns their eventIds.
+   */
   stampMissingSlots(limit: number, slotOf: (doc: SimOutboxDoc) => number): string[] {
     const stamped: string[] = [];
     for (const stored of this.docs.values()) {
       if (stamped.length >= limit) break;
       if (stored.pos > this.majorityPos || stored.doc.slot !== undefined) continue;
+      if (stored.doc.status === 'published') continue;
       stored.doc.slot = slotOf(stored.doc);
       stamped.push(stored.doc.eventId);
     }
@@ -321,9 +328,11 @@ export class SimDatabase {
   }
 
   findPendingPage(after: OutboxEventRecord | undefined, limit: number): OutboxEventRecord[] {
+    // A partition's pages come slot first (the adapter's `SLOT_DRAIN_ORDER`).
+    const bySlot = this.slotRange !== undefined;
     return this.pending()
-      .sort(compareDrainOrder)
-      .filter((stored) => !after || compareDrainKeys(stored.doc, after) > 0)
+      .sort((a, b) => compareDrainKeys(a.doc, b.doc, bySlot))
+      .filter((stored) => !after || compareDrainKeys(stored.doc, after, bySlot) > 0)
       .slice(0, limit)
       .map((stored) => asRecord(stored.doc));
   }
@@ -332,7 +341,8 @@ export class SimDatabase {
     after: AggregateRef | undefined,
     limit: number,
   ): Array<AggregateRef & { retryAt: Date }> {
-    const byAggregate = new Map<string, AggregateRef & { retryAt: Date }>();
+    const bySlot = this.slotRange !== undefined;
+    const byAggregate = new Map<string, AggregateRef & { retryAt: Date; slot?: number }>();
     for (const { doc } of this.pending()) {
       if (!doc.nextAttemptAt) continue;
       const key = aggregateKey(doc);
@@ -342,13 +352,15 @@ export class SimDatabase {
           aggregateType: doc.aggregateType,
           aggregateId: doc.aggregateId,
           retryAt: new Date(doc.nextAttemptAt.getTime()),
+          slot: doc.slot,
         });
       }
     }
     return [...byAggregate.values()]
-      .sort(compareRefs)
-      .filter((ref) => !after || compareRefs(ref, after) > 0)
-      .slice(0, limit);
+      .sort((a, b) => compareRefs(a, b, bySlot))
+      .filter((ref) => !after || compareRefs(ref, after, bySlot) > 0)
+      .slice(0, limit)
+      .map(({ slot: _slot, ...ref }) => ref);
   }
 
   findStaleEvents(afterId: unknown, olderThan: Date, dueBy: Date, limit: number): StaleEvent[] {
@@ -372,8 +384,9 @@ export class SimDatabase {
   pendingStats(): { count: number; oldestOccurredAt?: Date } {
     const pending = this.pending();
     if (pending.length === 0) return { count: 0 };
-    const oldest = Math.min(...pending.map(({ doc }) => doc.occurredAt.getTime()));
-    return { count: pending.length, oldestOccurredAt: new Date(oldest) };
+    // The occurredAt of the first pending event by _id, as the adapter reads it.
+    const first = pending.reduce((a, b) => (compareKeys(b.key, a.key) < 0 ? b : a));
+    return { count: pending.length, oldestOccurredAt: new Date(first.doc.occurredAt.getTime()) };
   }
 
   findMarkedDead(limit: number): MarkedDead[] {
@@ -432,7 +445,8 @@ export class SimDatabase {
     return this.fencedWrite(
       ids,
       fence,
-      (doc) => doc.status === 'pending',
+      // A failed event's own retry time stays (the adapter's `nextAttemptAt: { $exists: false }`).
+      (doc) => doc.status === 'pending' && doc.nextAttemptAt === undefined,
       (doc) => {
         doc.nextAttemptAt = new Date(retryAt.getTime());
       },
@@ -478,9 +492,32 @@ export class SimDatabase {
     return landed;
   }
 
+  /** The adapter's upsert by eventId: the event's fields on insert, the dead-letter fields always. */
   copyToDeadLetters(event: MarkedDead): void {
+    const {
+      _id,
+      status: _status,
+      errorHistory,
+      deadLetter,
+      relayFence: _fence,
+      nextAttemptAt: _next,
+      lastError: _lastError,
+      attempts: _attempts,
+      ...rest
+    } = copyDoc(event as unknown as SimOutboxDoc);
+    const record = deadLetter as DeadLetterRecord;
     const existing = this.deadLetters.get(event.eventId);
-    this.deadLetters.set(event.eventId, { ...(existing ?? {}), ...copyDoc(event as never) });
+    this.deadLetters.set(event.eventId, {
+      ...(existing ?? { ...rest, outboxId: _id }),
+      reason: record.reason,
+      attempts: record.attempts,
+      lastError: record.error,
+      errors: [
+        ...(errorHistory ?? []),
+        { at: record.at, attempt: record.attempts, error: record.error },
+      ].slice(-20),
+      deadLetteredAt: record.at,
+    });
   }
 
   removeDead(id: unknown, fence: RelayFence): LandedWrite[] {
@@ -659,8 +696,22 @@ function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function compareRefs(a: AggregateRef, b: AggregateRef): number {
-  return compareKeys(a.aggregateType, b.aggregateType) || compareKeys(a.aggregateId, b.aggregateId);
+/** An aggregate's slot: stored on its events, and a function of the aggregate alone. */
+function slotOf(ref: AggregateRef & { slot?: number }): number {
+  return ref.slot ?? eventSlot(ref.aggregateType, ref.aggregateId);
+}
+
+/** By type, then id; a partition's reads by slot first. */
+function compareRefs(
+  a: AggregateRef & { slot?: number },
+  b: AggregateRef & { slot?: number },
+  bySlot = false,
+): number {
+  return (
+    (bySlot ? slotOf(a) - slotOf(b) : 0) ||
+    compareKeys(a.aggregateType, b.aggregateType) ||
+    compareKeys(a.aggregateId, b.aggregateId)
+  );
 }
 
 /** `AGGREGATE_ORDER`: sequence (a missing one sorts first, as in MongoDB), then _id. */
@@ -679,14 +730,11 @@ function compareAggregateOrder(a: Stored, b: Stored): number {
 }
 
 function compareDrainKeys(
-  a: AggregateRef & { sequence?: number; _id: unknown },
-  b: AggregateRef & { sequence?: number; _id: unknown },
+  a: AggregateRef & { slot?: number; sequence?: number; _id: unknown },
+  b: AggregateRef & { slot?: number; sequence?: number; _id: unknown },
+  bySlot: boolean,
 ): number {
-  return compareRefs(a, b) || compareSequenceThenId(a, b);
-}
-
-function compareDrainOrder(a: Stored, b: Stored): number {
-  return compareDrainKeys(a.doc, b.doc);
+  return compareRefs(a, b, bySlot) || compareSequenceThenId(a, b);
 }
 
 function copyDate(date: Date | undefined): Date | undefined {

@@ -24,12 +24,18 @@ export class SimOutboxStore implements OutboxRelayStore {
     private readonly partition?: { range: SlotRange; leaseScope: string },
   ) {}
 
+  /** By `_id`: the same with or without a partition's range (as the adapter). */
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
-    return this.read('findPendingState', () => this.db.findPendingState(ids));
+    return this.read('findPendingState', () => this.db.findPendingState(ids), false);
   }
 
+  /** By aggregate: the same with or without a partition's range (as the adapter). */
   findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]> {
-    return this.read('findPendingOfAggregate', () => this.db.findPendingOfAggregate(ref, limit));
+    return this.read(
+      'findPendingOfAggregate',
+      () => this.db.findPendingOfAggregate(ref, limit),
+      false,
+    );
   }
 
   findPendingPage(
@@ -111,8 +117,9 @@ export class SimOutboxStore implements OutboxRelayStore {
     );
   }
 
-  private read<T>(name: string, apply: () => T): Promise<T> {
-    const range = this.partition?.range;
+  /** A read; `scoped`: a scan, limited to the partition's slot range. */
+  private read<T>(name: string, apply: () => T, scoped = true): Promise<T> {
+    const range = scoped ? this.partition?.range : undefined;
     return this.connection.op({ name, write: false }, () => this.db.scoped(range, apply));
   }
 

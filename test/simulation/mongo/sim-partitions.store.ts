@@ -45,19 +45,29 @@ export class SimPartitionPorts implements RelayPartitionPorts {
     this.membership = new SimMembershipStore(context.connection, context.db, context.history);
   }
 
+  /**
+   * A layout of one partition is the single relay exactly (as `MongoRelayPartitions`): the
+   * unfiltered outbox and stream, the single lease and checkpoint.
+   */
   scope(layout: RelayLayout, partition: number): PartitionScope {
     const { connection, db, history, streams, faults, random, node, onCheckpoint, stream } =
       this.context;
-    const range = slotsOfPartition(partition, layout.partitions);
-    const leaseScope = partitionScope(layout, partition);
+    const single = layout.partitions === 1;
+    const range = single ? undefined : slotsOfPartition(partition, layout.partitions);
+    const leaseScope = single ? undefined : partitionScope(layout, partition);
     return {
-      outbox: new SimOutboxStore(connection, db, history, { range, leaseScope }),
+      outbox: new SimOutboxStore(
+        connection,
+        db,
+        history,
+        range && leaseScope ? { range, leaseScope } : undefined,
+      ),
       changes: new SimChangeSource(
         connection,
         streams,
         history,
         faults,
-        random.fork(`changes:${leaseScope}`),
+        random.fork(`changes:${leaseScope ?? 'single'}`),
         { ...stream, range },
       ),
       state: new SimStateStore(connection, db, history, node, onCheckpoint, leaseScope),

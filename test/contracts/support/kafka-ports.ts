@@ -1,0 +1,57 @@
+import type { LoggerService } from '@nestjs/common';
+import { KafkajsSender } from '../../../lib/publisher/kafka/kafkajs.sender';
+import { createTopics, readTopic, testKafka, testServers, uniqueName } from '../../harness';
+import { CONTRACT_MESSAGE_MAX_BYTES } from '../kafka.sender.contract';
+import type { KafkaSenderFixture } from '../kafka.sender.contract';
+
+/** kafkajs' own warnings are expected here (unknown topics, oversize messages). */
+const quiet: LoggerService = {
+  log: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  debug: () => undefined,
+};
+
+/** What `topic` holds: each partition's `ce_id` headers in offset order. */
+async function storedOn(topic: string): Promise<Record<number, string[]>> {
+  const admin = testKafka('outbox-contract-admin').admin();
+  await admin.connect();
+  let count = 0;
+  try {
+    for (const offset of await admin.fetchTopicOffsets(topic)) count += Number(offset.high);
+  } finally {
+    await admin.disconnect();
+  }
+  const stored: Record<number, string[]> = {};
+  if (count === 0) return stored;
+  for (const record of await readTopic(topic, { count, timeoutMs: 20_000 })) {
+    (stored[record.partition] ??= []).push(record.headers.ce_id);
+  }
+  return stored;
+}
+
+/** `KafkajsSender` (lib/publisher/kafka) on the run's broker, with a fresh topic. */
+export async function kafkajsSenderFixture(): Promise<KafkaSenderFixture> {
+  const topic = uniqueName('contract-sender');
+  await createTopics([topic], 2, { 'max.message.bytes': String(CONTRACT_MESSAGE_MAX_BYTES) });
+  const sender = new KafkajsSender(
+    {
+      brokers: testServers().kafkaBrokers,
+      clientId: 'outbox-contract',
+      retry: { retries: 2, initialRetryTime: 50, maxRetryTime: 200 },
+    },
+    quiet,
+  );
+  return {
+    sender,
+    topic,
+    missingTopic: uniqueName('contract-missing'),
+    stored: storedOn,
+    close: async () => {
+      const admin = testKafka('outbox-contract-admin').admin();
+      await admin.connect();
+      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await admin.disconnect();
+    },
+  };
+}

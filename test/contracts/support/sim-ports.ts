@@ -1,0 +1,178 @@
+import type {
+  OutboxDeadLetter,
+  OutboxDoc,
+} from '../../../lib/relay/mongo/mongo-outbox-relay.store';
+import { SimRandom } from '../../simulation/core/sim.random';
+import { SimScheduler } from '../../simulation/core/sim.scheduler';
+import { SimTrace } from '../../simulation/core/sim.trace';
+import { SimKafkaCluster } from '../../simulation/kafka/sim-kafka.cluster';
+import { SimKafkaSender } from '../../simulation/kafka/sim-kafka.sender';
+import { SimChangeSource } from '../../simulation/mongo/sim-change.source';
+import { copyDoc } from '../../simulation/mongo/sim-database';
+import { SimOutboxStore } from '../../simulation/mongo/sim-outbox.store';
+import { SimPartitionPorts } from '../../simulation/mongo/sim-partitions.store';
+import { SimStateStore } from '../../simulation/mongo/sim-state.store';
+import { SimProcess } from '../../simulation/process/sim-process';
+import { ActiveFaults } from '../../simulation/schedule/active-faults';
+import { SimHistory } from '../../simulation/world/sim.history';
+import type { ChangeSourceFixture } from '../change-source.contract';
+import { CONTRACT_MESSAGE_MAX_BYTES } from '../kafka.sender.contract';
+import type { KafkaSenderFixture } from '../kafka.sender.contract';
+import type { OutboxStoreFixture } from '../outbox-relay.store.contract';
+import type { PartitionsFixture } from '../relay-partitions.store.contract';
+import type { StateStoreFixture } from '../relay-state.store.contract';
+import { driven } from './sim-driver';
+import { SimMongoWorld } from './sim-mongo.world';
+
+/** The simulated `OutboxRelayStore` (test/simulation/mongo/sim-outbox.store.ts). */
+export function simOutboxStoreFixture(): OutboxStoreFixture {
+  const world = new SimMongoWorld();
+  return {
+    store: (range) =>
+      driven(
+        world.scheduler,
+        new SimOutboxStore(
+          world.connection,
+          world.db,
+          world.history,
+          range ? { range, leaseScope: 'contract-partition' } : undefined,
+        ),
+      ),
+    insert: (events) => world.insert(events),
+    stored: (event) => {
+      const doc = world.db.inspect(event.eventId);
+      return Promise.resolve(doc ? (copyDoc(doc) as unknown as OutboxDoc) : undefined);
+    },
+    deadLetters: (eventId) => {
+      const letter = world.db.deadLetters.get(eventId);
+      return Promise.resolve(letter ? [letter as unknown as OutboxDeadLetter] : []);
+    },
+  };
+}
+
+/** The simulated `RelayStateStore` (test/simulation/mongo/sim-state.store.ts), the single scope. */
+export function simStateStoreFixture(): StateStoreFixture {
+  const world = new SimMongoWorld();
+  return {
+    store: () => driven(world.scheduler, simSingleState(world)),
+    token: (n) => ({ pos: n, index: 0, time: n }),
+  };
+}
+
+function simSingleState(world: SimMongoWorld): SimStateStore {
+  return new SimStateStore(world.connection, world.db, world.history, 'contract', () => undefined);
+}
+
+/** The simulated `RelayPartitionPorts` (test/simulation/mongo/sim-partitions.store.ts). */
+export function simPartitionsFixture(): PartitionsFixture {
+  const world = new SimMongoWorld();
+  return {
+    ports: () =>
+      driven(
+        world.scheduler,
+        new SimPartitionPorts({
+          connection: world.connection,
+          db: world.db,
+          history: world.history,
+          streams: world.streams,
+          faults: world.faults,
+          random: world.random.fork('partitions'),
+          node: 'contract',
+          onCheckpoint: () => undefined,
+          stream: { batchSize: 10, idleMs: 100 },
+        }),
+      ),
+    single: () => driven(world.scheduler, simSingleState(world)),
+    insert: (events) => world.insert(events),
+    stored: (event) => {
+      const doc = world.db.inspect(event.eventId);
+      return Promise.resolve(doc ? (copyDoc(doc) as unknown as OutboxDoc) : undefined);
+    },
+  };
+}
+
+/** The simulated `ChangeSource` (test/simulation/mongo/sim-change.source.ts). */
+export function simChangeSourceFixture(): ChangeSourceFixture {
+  const world = new SimMongoWorld();
+  const MAJORITY_LAG_MS = 50;
+  return {
+    source: (range) =>
+      driven(
+        world.scheduler,
+        new SimChangeSource(
+          world.connection,
+          world.streams,
+          world.history,
+          world.faults,
+          world.random.fork('changes'),
+          { batchSize: 10, idleMs: 100, range },
+        ),
+      ),
+    insert: (events) => world.insert(events),
+    insertNotYetMajority: (events) => world.insert(events, { majorityLagMs: MAJORITY_LAG_MS }),
+    reachMajority: () => world.runUntil(world.scheduler.now + MAJORITY_LAG_MS),
+    lostPosition: async () => {
+      // A position older than the oplog window: the oplog keeps 1 s, and 5 s pass.
+      const position = world.db.endOfOplog();
+      world.shrinkOplogWindow(1_000);
+      await world.runUntil(world.scheduler.now + 5_000);
+      return position;
+    },
+    endCursors: async () => {
+      world.db.stepdown(1);
+      await world.runUntil(world.db.electionEndsAt);
+    },
+  };
+}
+
+/** The simulated `KafkaSender` (test/simulation/kafka/sim-kafka.sender.ts) on a simulated cluster. */
+export function simKafkaSenderFixture(): KafkaSenderFixture {
+  const scheduler = new SimScheduler(new SimTrace());
+  const history = new SimHistory();
+  const random = new SimRandom(20261201);
+  const OUTAGE_AT = 1_000_000_000;
+  const always = { at: 0, duration: 999_999_999 }; // 999_999_999 % 3 = 0: NOT_ENOUGH_REPLICAS
+  const faults = new ActiveFaults([
+    { kind: 'kafka-partition-retriable', ...always, target: 1, param: 0 },
+    { kind: 'kafka-topic-unauthorized', ...always, target: 2, param: 0 },
+    { kind: 'broker-outage', at: OUTAGE_AT, duration: 1_000, target: 0, param: 0 },
+  ]);
+  const topics = ['contract.topic', 'contract.refusing', 'contract.unauthorized'];
+  const cluster = new SimKafkaCluster(
+    scheduler,
+    history,
+    faults,
+    random.fork('cluster'),
+    { messageMaxBytes: CONTRACT_MESSAGE_MAX_BYTES, requestMaxBytes: 1_000_000 },
+    topics.map((name, typeIndex) => ({ name, typeIndex, partitions: 2 })),
+  );
+  const process = new SimProcess('contract', scheduler, history, new SimTrace(), 0);
+  process.boot(0);
+  const sender = new SimKafkaSender(
+    scheduler,
+    cluster,
+    history,
+    faults,
+    process,
+    random.fork('sender'),
+    { latencyMs: 2, retries: 2, retryDelayMs: 100, holdsLease: () => true },
+  );
+  return {
+    sender: driven(scheduler, sender),
+    topic: topics[0],
+    missingTopic: 'contract.missing',
+    refusing: { topic: topics[1], partition: 0 },
+    unauthorizedTopic: topics[2],
+    stored: (topic) => {
+      const stored: Record<number, string[]> = {};
+      for (const append of history.appends.filter((entry) => entry.topic === topic)) {
+        (stored[append.partition] ??= []).push(append.eventId);
+      }
+      return Promise.resolve(stored);
+    },
+    brokerDown: async () => {
+      await scheduler.run({ until: OUTAGE_AT });
+    },
+    close: () => Promise.resolve(),
+  };
+}
