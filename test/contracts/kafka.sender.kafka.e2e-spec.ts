@@ -9,7 +9,5 @@ describeWith(['kafka'], 'KafkaSender contract: KafkajsSender on the broker', () 
     unauthorized: 'the test broker runs without ACLs (the simulated side shows it)',
     brokerDown:
       'the shared broker is not stopped by these tests (the simulated side shows it; test/publisher/broker-outage covers kafkajs)',
-    missingPartition:
-      'known disagreement, reported: kafkajs 2.2.4 drops a message for a partition missing from its metadata and resolves (findLeaderForPartitions skips it)',
   });
 });

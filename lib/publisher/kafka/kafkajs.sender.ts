@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
-import type { Admin, LogEntry, Producer } from 'kafkajs';
+import type { Admin, LogEntry, Producer, RecordMetadata } from 'kafkajs';
 import { asError } from '../../common/errors/describe-error';
 import type { KafkaPublisherOptions } from './kafka.publisher';
 import { throwIfSendAborted } from './kafka.sender';
@@ -58,11 +58,12 @@ export class KafkajsSender implements KafkaSender {
     // kafkajs' own retries of a request already sent (about a second, `retry`) cannot be
     // stopped from here.
     throwIfSendAborted(signal);
-    await producer.sendBatch({
+    const stored = await producer.sendBatch({
       acks: -1,
       compression: this.compression,
       topicMessages: batches.map((batch) => ({ topic: batch.topic, messages: batch.messages })),
     });
+    throwIfUnanswered(batches, stored);
   }
 
   async disconnect(): Promise<void> {
@@ -127,5 +128,27 @@ export class KafkajsSender implements KafkaSender {
     this.logger.debug?.(
       `kafkajs ${entry.namespace}: ${message}${error ? ` (${String(error)})` : ''}`,
     );
+  }
+}
+
+/**
+ * kafkajs 2.2.4 leaves out of the produce request a message whose partition its metadata does
+ * not know (a topic recreated with fewer partitions than the publisher last read), and resolves
+ * as if it were stored. Every partition a message was sent to must be in the broker's answer;
+ * one that is not is refused like an unknown partition, so the publisher reads the topic's
+ * partitions again and the event stays pending.
+ */
+function throwIfUnanswered(batches: readonly TopicBatch[], stored: RecordMetadata[]): void {
+  const answered = new Set(stored.map((entry) => `${entry.topicName}#${entry.partition}`));
+  for (const { topic, messages } of batches) {
+    for (const { partition } of messages) {
+      if (partition === undefined || answered.has(`${topic}#${partition}`)) continue;
+      throw Object.assign(
+        new Error(
+          `partition ${partition} of topic "${topic}" is not in the cluster metadata: nothing was stored there`,
+        ),
+        { name: 'KafkaJSProtocolError', type: 'UNKNOWN_TOPIC_OR_PARTITION', retriable: true },
+      );
+    }
   }
 }
