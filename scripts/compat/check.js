@@ -33,6 +33,7 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { engineWarnings, peerWarnings, readmeBlockKind } = require('./classify');
 const { ensureNode, selectNodeVersions } = require('./node-binaries');
 const { renderTestedWith, withTestedWith } = require('./tested-with');
 
@@ -119,15 +120,6 @@ function packTarball(into) {
 }
 
 /**
- * What a README block is: a Vitest test file (it imports from 'vitest'), a test file written with
- * the globals Jest and Vitest (with `globals: true`, as `nest new` sets it) both provide, or code.
- */
-function readmeBlockKind(code) {
-  if (/from 'vitest'/.test(code)) return 'vitest test';
-  return /^describe\(/m.test(code) ? 'test' : 'code';
-}
-
-/**
  * The ```ts blocks of the README as modules of the app: code is compiled, never run; a test file
  * is written as a spec (compiled and run by the app's tests) when the app's runner can run it,
  * and left out otherwise (a Vitest file in a Jest app). Returns how many of each.
@@ -150,27 +142,6 @@ function writeReadmeBlocks(appDir, runner) {
     counts[spec ? 'specs' : 'code']++;
   }
   return counts;
-}
-
-/** What npm said about peer dependencies while installing (its ERESOLVE explanations). */
-function peerWarnings(output) {
-  return output
-    .split('\n')
-    .filter((line) =>
-      /ERESOLVE|While resolving:|^npm warn peer |Conflicting peer|UNMET PEER/i.test(line),
-    );
-}
-
-/**
- * The packages npm warned EBADENGINE about (their `engines` do not list this Node.js), e.g.
- * `@nestjs/core@12.5.1`, once each.
- */
-function engineWarnings(output) {
-  const names = output
-    .split('\n')
-    .map((line) => /EBADENGINE\s+package: '([^']+)'/.exec(line)?.[1])
-    .filter(Boolean);
-  return [...new Set(names)];
 }
 
 /** Counts from a Jest `--json` report, or Vitest's JSON reporter (the same fields). */
@@ -272,12 +243,13 @@ function checkStack(name, node, tarball, options) {
     if (warnings.length > 0) {
       result.problems.push(`npm printed peer dependency warnings:\n${warnings.join('\n')}`);
     }
-    const engines = [...new Set(installs.flatMap(engineWarnings))];
-    const ours = engines.filter((spec) => spec.startsWith('nestjs-outbox@'));
-    if (ours.length > 0) {
-      result.problems.push(`npm warned that ${ours.join(', ')} does not support this Node.js`);
+    const engines = engineWarnings(installs.join('\n'), 'nestjs-outbox');
+    if (engines.ours.length > 0) {
+      result.problems.push(
+        `npm warned EBADENGINE: ${engines.ours.join(', ')} does not list this Node.js`,
+      );
     }
-    result.engineWarnings = engines.filter((spec) => !ours.includes(spec));
+    result.engineWarnings = engines.thirdParty;
     try {
       step('npm ls', () => run('npm ls --all', 'npm', ['ls', '--all'], inApp));
     } catch (error) {
@@ -408,6 +380,11 @@ async function main() {
   const args = parseArgs(process.argv.slice(2));
   const names = stackNames(args.stacks);
   if (args.lockfiles) return updateLockfiles(names);
+  if (args.readme && (args.stacks.length > 0 || args.nodes.length > 0)) {
+    throw new Error(
+      `--${args.readme}-readme needs every stack on every Node.js version: leave out --stack and --node`,
+    );
+  }
 
   const started = Date.now();
   const nodes = [];
@@ -454,6 +431,7 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`[compat] ${error.stack}\n`);
+  // A usage or set-up error whose message says what to do (a failing stack is reported above).
+  process.stderr.write(`[compat] ${error.message}\n`);
   process.exitCode = 1;
 });
