@@ -82,7 +82,7 @@ function run(what, command, args, options = {}) {
     maxBuffer: 64 * 1024 * 1024,
     timeout: 10 * 60_000,
     ...options,
-    env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false', ...options.env },
+    env: { ...(options.env ?? process.env), npm_config_fund: 'false', npm_config_audit: 'false' },
   });
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
   if (result.error || result.status !== 0) {
@@ -174,13 +174,20 @@ const REPORT_ARGS = {
   vitest: (report) => ['--reporter=default', '--reporter=json', `--outputFile.json=${report}`],
 };
 
-/** The environment of every command of a stack run: `node` (and npm's own Node) is `node`. */
+/**
+ * The environment of every command of a stack run: a user's shell with `node` first on PATH. What
+ * `npm run compat` hands down is left out: its settings (npm_config_*, npm_node_execpath, NODE;
+ * with them, npm would put its prefix's bin folder, holding the Node.js running us, first on
+ * PATH) and the repository's node_modules/.bin folders it put on PATH.
+ */
 function nodeEnv(node) {
-  return {
-    PATH: `${node.binDir}${path.delimiter}${process.env.PATH}`,
-    NODE: node.node,
-    npm_node_execpath: node.node,
-  };
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) && name !== 'NODE'),
+  );
+  const shellPath = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((dir) => dir && !dir.includes(`${path.sep}node_modules${path.sep}`));
+  return { ...env, PATH: [node.binDir, ...shellPath].join(path.delimiter) };
 }
 
 /** Every step for one stack on one Node.js; returns its result (never throws). */
