@@ -3,29 +3,38 @@
 /**
  * `npm run compat`: installs the packed package into small NestJS apps the way a user would, and
  * checks that it works there. One app per stack under test/compat/stacks (NestJS 11 + mongoose 8
- * as CommonJS, NestJS 12 + mongoose 9 as ES modules), each in a fresh folder outside the repository:
+ * as CommonJS with Jest; NestJS 12 + mongoose 9 as ES modules with Jest; the app `nest new` makes
+ * on NestJS 12: ES modules, TypeScript 6, Vitest), each on every Node.js version of
+ * scripts/compat/node-binaries.js (that Node first on PATH for npm, tsc, node and the tests), each
+ * in a fresh folder outside the repository:
  *
- *   1. the app (test/compat/app) with the stack's package.json, lockfile, tsconfig and Jest setup;
+ *   1. the app (test/compat/app) with the stack's package.json, lockfile, tsconfig and test setup;
  *      `npm ci` installs the pinned versions of NestJS, mongoose, kafkajs and the tools;
  *   2. `npm install <tarball>` (no --force, no --legacy-peer-deps): any peer warning fails, and so
- *      does any problem `npm ls --all` reports; then the package's other format is removed, so
- *      the app proves it loads its own (dist/cjs for CommonJS, dist/esm for ES modules);
- *   3. `tsc` (strict) compiles the app, its tests and every ```ts block of the README;
+ *      does any problem `npm ls --all` reports, and an EBADENGINE warning about this package
+ *      (third-party EBADENGINE warnings are reported, not failed: see CONTRIBUTING.md); then the
+ *      package's other format is removed, so the app proves it loads its own (dist/cjs for
+ *      CommonJS, dist/esm for ES modules);
+ *   3. `tsc` (strict) compiles the app, its tests and every ```ts block of the README (a test file
+ *      of the README is written as a spec and run in step 5 where its runner is the app's);
  *   4. Node loads the compiled app module in the app's own format (require or import);
  *   5. `npm test` (unit, no servers) and `npm run test:e2e` (with MONGODB_URI and KAFKA_BROKERS:
  *      boots the app, commits a @Transactional + @EmitsEvent call, sees the relay publish it to
- *      Kafka and an @IdempotentHandler apply it once), with the app's own Jest.
+ *      Kafka and an @IdempotentHandler apply it once), with the app's own Jest or Vitest.
  *
- * Prints one line per stack and the counts; exits non-zero when anything failed.
- * `npm run compat` runs it with servers (scripts/run-with-servers.js starts what is not given).
- * Options: --stack <name> (repeatable), --tarball <file> (check that tarball instead of building),
- * --keep (leave the app folders), --update-readme / --verify-readme (the "Tested with" table),
- * --update-lockfiles (re-resolve each stack's package.json into its lockfile, then exit).
+ * Prints one line per stack and Node.js version, and the counts; exits non-zero when anything
+ * failed. `npm run compat` runs it with servers (scripts/run-with-servers.js starts what is not
+ * given). Options: --stack <name> (repeatable), --node <major> (repeatable), --tarball <file>
+ * (check that tarball instead of building), --keep (leave the app folders), --update-readme /
+ * --verify-readme (the "Tested with" table), --update-lockfiles (re-resolve each stack's
+ * package.json into its lockfile, then exit).
  */
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { engineWarnings, peerWarnings, readmeBlockKind } = require('./classify');
+const { ensureNode, selectNodeVersions } = require('./node-binaries');
 const { renderTestedWith, withTestedWith } = require('./tested-with');
 
 const root = path.join(__dirname, '..', '..');
@@ -44,10 +53,18 @@ class StepError extends Error {
 }
 
 function parseArgs(argv) {
-  const args = { stacks: [], keep: false, tarball: undefined, readme: undefined, lockfiles: false };
+  const args = {
+    stacks: [],
+    nodes: [],
+    keep: false,
+    tarball: undefined,
+    readme: undefined,
+    lockfiles: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--stack') args.stacks.push(argv[++i]);
+    else if (arg === '--node') args.nodes.push(argv[++i]);
     else if (arg === '--tarball') args.tarball = path.resolve(argv[++i]);
     else if (arg === '--keep') args.keep = true;
     else if (arg === '--update-readme') args.readme = 'update';
@@ -65,7 +82,7 @@ function run(what, command, args, options = {}) {
     maxBuffer: 64 * 1024 * 1024,
     timeout: 10 * 60_000,
     ...options,
-    env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false', ...options.env },
+    env: { ...(options.env ?? process.env), npm_config_fund: 'false', npm_config_audit: 'false' },
   });
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
   if (result.error || result.status !== 0) {
@@ -102,31 +119,33 @@ function packTarball(into) {
   return path.join(into, filename);
 }
 
-/** The ```ts blocks of the README, each as a module of the app (compiled with it, never run). */
-function writeReadmeBlocks(appDir) {
+/**
+ * The ```ts blocks of the README as modules of the app: code is compiled, never run; a test file
+ * is written as a spec (compiled and run by the app's tests) when the app's runner can run it,
+ * and left out otherwise (a Vitest file in a Jest app). Returns how many of each.
+ */
+function writeReadmeBlocks(appDir, runner) {
   const text = fs.readFileSync(readmePath, 'utf8');
   const dir = path.join(appDir, 'src', 'readme');
   fs.mkdirSync(dir, { recursive: true });
   const fence = /^```ts\n([\s\S]*?)^```$/gm;
-  let count = 0;
+  const counts = { code: 0, specs: 0, otherRunner: 0 };
   for (let match = fence.exec(text); match; match = fence.exec(text)) {
     const line = text.slice(0, match.index).split('\n').length + 1;
-    fs.writeFileSync(path.join(dir, `readme-line-${line}.ts`), match[1]);
-    count++;
+    const kind = readmeBlockKind(match[1]);
+    if (kind === 'vitest test' && runner !== 'vitest') {
+      counts.otherRunner++;
+      continue;
+    }
+    const spec = kind !== 'code';
+    fs.writeFileSync(path.join(dir, `readme-line-${line}${spec ? '.spec' : ''}.ts`), match[1]);
+    counts[spec ? 'specs' : 'code']++;
   }
-  return count;
+  return counts;
 }
 
-/** What npm said about peer dependencies while installing (its ERESOLVE explanations). */
-function peerWarnings(output) {
-  return output
-    .split('\n')
-    .filter((line) =>
-      /ERESOLVE|While resolving:|^npm warn peer |Conflicting peer|UNMET PEER/i.test(line),
-    );
-}
-
-function jestCounts(file) {
+/** Counts from a Jest `--json` report, or Vitest's JSON reporter (the same fields). */
+function testCounts(file) {
   const report = JSON.parse(fs.readFileSync(file, 'utf8'));
   return {
     passed: report.numPassedTests,
@@ -147,21 +166,49 @@ const SHOWN_PACKAGES = [
   'mongoose',
   'kafkajs',
   'typescript',
-  'jest',
 ];
 
-/** Every step for one stack; returns its result (never throws). */
-function checkStack(name, tarball, options) {
+/** The arguments after `npm run <script> --` that make the runner write a JSON report. */
+const REPORT_ARGS = {
+  jest: (report) => ['--forceExit', '--json', `--outputFile=${report}`],
+  vitest: (report) => ['--reporter=default', '--reporter=json', `--outputFile.json=${report}`],
+};
+
+/**
+ * The environment of every command of a stack run: a user's shell with `node` first on PATH. What
+ * `npm run compat` hands down is left out: its settings (npm_config_*, npm_node_execpath, NODE;
+ * with them, npm would put its prefix's bin folder, holding the Node.js running us, first on
+ * PATH) and the repository's node_modules/.bin folders it put on PATH.
+ */
+function nodeEnv(node) {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) && name !== 'NODE'),
+  );
+  const shellPath = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((dir) => dir && !dir.includes(`${path.sep}node_modules${path.sep}`));
+  return { ...env, PATH: [node.binDir, ...shellPath].join(path.delimiter) };
+}
+
+/** Every step for one stack on one Node.js; returns its result (never throws). */
+function checkStack(name, node, tarball, options) {
   const stackDir = path.join(stacksDir, name);
   const pkg = JSON.parse(fs.readFileSync(path.join(stackDir, 'package.json'), 'utf8'));
   const esm = pkg.type === 'module';
-  const appDir = fs.mkdtempSync(path.join(os.tmpdir(), `nestjs-outbox-compat-${name}-`));
+  const runner = pkg.devDependencies?.vitest ? 'vitest' : 'jest';
+  const appDir = fs.mkdtempSync(
+    path.join(os.tmpdir(), `nestjs-outbox-compat-${name}-node${node.version}-`),
+  );
   const result = {
     name,
+    node: node.version,
     moduleType: esm ? 'ES module' : 'CommonJS',
+    runner,
     steps: [],
     tests: { passed: 0, failed: 0, skipped: 0 },
     versions: {},
+    /** Third-party packages npm warned EBADENGINE about on this Node.js (reported, not failed). */
+    engineWarnings: [],
     /** Checks that failed; the later steps still ran. */
     problems: [],
     /** A step that failed and stopped the stack. */
@@ -173,26 +220,45 @@ function checkStack(name, tarball, options) {
     result.steps.push(`${label} ${(ms / 1000).toFixed(1)}s`);
     return value;
   };
-  const say = (line) => log(`${name}: ${line}`);
+  const say = (line) => log(`${name} on Node.js ${node.version}: ${line}`);
+  const inApp = { cwd: appDir, env: nodeEnv(node) };
   try {
     fs.cpSync(path.join(compatDir, 'app'), appDir, { recursive: true });
     fs.cpSync(stackDir, appDir, { recursive: true });
-    const blocks = writeReadmeBlocks(appDir);
+    const blocks = writeReadmeBlocks(appDir, runner);
+
+    // npm, and what its scripts call `node`, must run on this Node.js, not on the one running us.
+    const seen = run(
+      'npm exec node',
+      'npm',
+      ['exec', '--', 'node', '-p', 'process.version'],
+      inApp,
+    );
+    if (seen.trim() !== `v${node.version}`) {
+      throw new StepError(`npm runs scripts on Node.js ${seen.trim()}, not v${node.version}`);
+    }
 
     say(`npm ci in ${appDir}`);
     const installs = [
-      step('npm ci', () => run('npm ci', 'npm', ['ci'], { cwd: appDir })),
+      step('npm ci', () => run('npm ci', 'npm', ['ci'], inApp)),
       step('install', () => {
         say(`npm install ${path.basename(tarball)}`);
-        return run('npm install <tarball>', 'npm', ['install', tarball], { cwd: appDir });
+        return run('npm install <tarball>', 'npm', ['install', tarball], inApp);
       }),
     ];
     const warnings = installs.flatMap(peerWarnings);
     if (warnings.length > 0) {
       result.problems.push(`npm printed peer dependency warnings:\n${warnings.join('\n')}`);
     }
+    const engines = engineWarnings(installs.join('\n'), 'nestjs-outbox');
+    if (engines.ours.length > 0) {
+      result.problems.push(
+        `npm warned EBADENGINE: ${engines.ours.join(', ')} does not list this Node.js`,
+      );
+    }
+    result.engineWarnings = engines.thirdParty;
     try {
-      step('npm ls', () => run('npm ls --all', 'npm', ['ls', '--all'], { cwd: appDir }));
+      step('npm ls', () => run('npm ls --all', 'npm', ['ls', '--all'], inApp));
     } catch (error) {
       // The tree is long: keep the lines that name a problem (invalid, missing, unmet peers).
       const named = (error.output ?? error.message)
@@ -200,7 +266,7 @@ function checkStack(name, tarball, options) {
         .filter((line) => /invalid|missing|extraneous|npm error|UNMET (?!OPTIONAL)/i.test(line));
       result.problems.push(`npm ls --all found problems:\n${named.join('\n')}`);
     }
-    for (const pkgName of SHOWN_PACKAGES) {
+    for (const pkgName of [...SHOWN_PACKAGES, runner]) {
       result.versions[pkgName] = installedVersion(appDir, pkgName);
     }
     // Each kind of app must load its own format only (one copy of the package, no dual-package
@@ -214,46 +280,45 @@ function checkStack(name, tarball, options) {
     );
     fs.rmSync(otherFormat, { recursive: true });
 
-    say(`tsc (strict): the app, its tests and ${blocks} README blocks`);
+    say(
+      `tsc (strict): the app, its tests and the README's ${blocks.code} code blocks and ` +
+        `${blocks.specs} test files (${blocks.otherRunner} for another runner left out)`,
+    );
     step('tsc', () =>
       run(
         'tsc',
-        process.execPath,
+        node.node,
         [require.resolve('typescript/bin/tsc', { paths: [appDir] }), '-p', 'tsconfig.json'],
-        { cwd: appDir },
+        inApp,
       ),
     );
     const load = esm
       ? ['--input-type=module', '-e', "await import('./dist/src/app.module.js')"]
       : ['-e', "require('./dist/src/app.module.js')"];
-    step('node load', () =>
-      run('loading the compiled app with node', process.execPath, load, { cwd: appDir }),
-    );
+    step('node load', () => run('loading the compiled app with node', node.node, load, inApp));
 
-    const jest = (label, script) => {
-      const report = path.join(appDir, `jest-${label}.json`);
-      say(`npm run ${script}`);
+    const tests = (label, script) => {
+      const report = path.join(appDir, `${runner}-${label}.json`);
+      say(`npm run ${script} (${runner})`);
       try {
         step(label, () =>
           run(
             `npm run ${script}`,
             'npm',
-            ['run', script, '--', '--forceExit', '--json', `--outputFile=${report}`],
-            {
-              cwd: appDir,
-            },
+            ['run', script, '--', ...REPORT_ARGS[runner](report)],
+            inApp,
           ),
         );
       } finally {
         if (fs.existsSync(report)) {
-          const counts = jestCounts(report);
+          const counts = testCounts(report);
           for (const key of Object.keys(counts)) result.tests[key] += counts[key];
         }
       }
     };
-    jest('unit', 'test');
+    tests('unit', 'test');
     if (process.env.MONGODB_URI && process.env.KAFKA_BROKERS) {
-      jest('e2e', 'test:e2e');
+      tests('e2e', 'test:e2e');
       result.e2eRan = true;
     } else {
       result.steps.push('e2e skipped: MONGODB_URI and KAFKA_BROKERS are not both set');
@@ -295,7 +360,7 @@ const passed = (result) =>
   !result.error && result.problems.length === 0 && result.tests.failed === 0;
 
 function applyReadme(mode, results) {
-  const table = renderTestedWith(results, process.versions.node.split('.')[0]);
+  const table = renderTestedWith(results);
   log(`tested with:\n${table}`);
   if (!mode) return true;
   if (!results.every((r) => passed(r) && r.e2eRan)) {
@@ -318,28 +383,39 @@ function applyReadme(mode, results) {
   return true;
 }
 
-function main() {
+async function main() {
   const args = parseArgs(process.argv.slice(2));
   const names = stackNames(args.stacks);
   if (args.lockfiles) return updateLockfiles(names);
+  if (args.readme && (args.stacks.length > 0 || args.nodes.length > 0)) {
+    throw new Error(
+      `--${args.readme}-readme needs every stack on every Node.js version: leave out --stack and --node`,
+    );
+  }
 
   const started = Date.now();
+  const nodes = [];
+  for (const version of selectNodeVersions(args.nodes)) nodes.push(await ensureNode(version, log));
   const packDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nestjs-outbox-pack-'));
-  let results;
+  const results = [];
   try {
     const tarball = args.tarball ?? packTarball(packDir);
-    results = names.map((name) => checkStack(name, tarball, args));
+    for (const name of names) {
+      for (const node of nodes) results.push(checkStack(name, node, tarball, args));
+    }
   } finally {
     fs.rmSync(packDir, { recursive: true, force: true });
   }
 
   for (const r of results) {
+    const label = `${r.name} (${r.moduleType}, ${r.runner}) on Node.js ${r.node}`;
     const counts = `tests: ${r.tests.passed} passed, ${r.tests.failed} failed, ${r.tests.skipped} skipped`;
-    log(
-      `${r.name} (${r.moduleType}): ${passed(r) ? 'ok' : 'FAILED'}; ${counts}; ${r.steps.join(', ')}`,
-    );
+    log(`${label}: ${passed(r) ? 'ok' : 'FAILED'}; ${counts}; ${r.steps.join(', ')}`);
+    if (r.engineWarnings.length > 0) {
+      log(`${label}: npm warned EBADENGINE (reported, not failed): ${r.engineWarnings.join(', ')}`);
+    }
     for (const problem of [...r.problems, ...(r.error ? [r.error] : [])]) {
-      log(`${r.name}: ${problem}`);
+      log(`${label}: ${problem}`);
     }
   }
   const readmeOk = applyReadme(args.readme, results);
@@ -353,11 +429,16 @@ function main() {
     { passed: 0, failed: 0, skipped: 0 },
   );
   log(
-    `compat: ${results.length - failed} of ${results.length} stacks passed; ` +
+    `compat: ${results.length - failed} of ${results.length} runs passed ` +
+      `(${names.length} stacks x ${nodes.length} Node.js versions); ` +
       `tests: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped ` +
       `(${((Date.now() - started) / 1000).toFixed(0)} s)`,
   );
   if (failed > 0 || !readmeOk) process.exitCode = 1;
 }
 
-main();
+main().catch((error) => {
+  // A usage or set-up error whose message says what to do (a failing stack is reported above).
+  process.stderr.write(`[compat] ${error.message}\n`);
+  process.exitCode = 1;
+});

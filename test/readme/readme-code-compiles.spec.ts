@@ -4,7 +4,8 @@ import ts from 'typescript';
 
 /**
  * Every ```ts block of the README type-checks against the library as it is, imported as a user
- * would (`from 'nestjs-outbox'`), with the project's compiler options.
+ * would (`from 'nestjs-outbox'`), with the project's compiler options. Its test files (Vitest and
+ * Jest) are also compiled and run by `npm run compat` in the apps of test/compat/stacks.
  */
 const root = join(__dirname, '..', '..');
 
@@ -33,6 +34,8 @@ describe('README', () => {
       paths: {
         'nestjs-outbox': ['lib/index.ts'],
         'nestjs-outbox/testing': ['lib/testing/index.ts'],
+        // The Vitest test files: their runner's API as Jest's types (see vitest.d.ts).
+        vitest: ['test/readme/vitest.d.ts'],
       },
     };
     const virtual = new Map<string, { line: number; code: string }>();
