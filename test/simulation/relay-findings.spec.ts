@@ -60,6 +60,12 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'the layout switch checks and closes the old layout leases in one step (an old relay took the single lease between check and switch)',
   },
+  {
+    file: 'pre-slot-event-pending-across-a-layout-switch-published-after-a-later-one.json',
+    invariant: 'b',
+    title:
+      'an event written without a slot and pending across a switch from 1 to 2 partitions goes out before a later event of its aggregate',
+  },
 ];
 
 describe('relay findings of the simulation', () => {

@@ -115,8 +115,8 @@ export interface SimWorldData {
   /** Majority-commit lag, ms. */
   majorityLagMs: number;
   /**
-   * Writers of a version before slots: their events carry no `slot` until the partitioned
-   * relay's backfill stamps it (their aggregates must be theirs alone: `aggregateSequence` off).
+   * Writers of a version before slots: their events carry no `slot` until a relay stamps it.
+   * With `aggregateSequence` they share aggregates with the current writers.
    */
   unslottedWriters?: number[];
 }
