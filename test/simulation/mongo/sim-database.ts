@@ -1,4 +1,5 @@
 import type { OutboxEventRecord } from '../../../lib/common/envelope';
+import { eventSlot } from '../../../lib/events/event-slot';
 import type {
   AggregateRef,
   DeadLetterRecord,
@@ -8,7 +9,7 @@ import type {
   RelayFence,
   StaleEvent,
 } from '../../../lib/relay/ports/outbox-relay.store';
-import { slotsOfPartition } from '../../../lib/relay/ports/partition-layout';
+import { inSlotRange, slotsOfPartition } from '../../../lib/relay/ports/partition-layout';
 import type { SlotRange } from '../../../lib/relay/ports/partition-layout';
 import type { RelayLayout, RelayMember } from '../../../lib/relay/ports/relay-partitions.store';
 import type { LeaseGrant, StoredCheckpoint } from '../../../lib/relay/ports/relay-state.store';
@@ -186,6 +187,7 @@ export class SimDatabase {
         oversize: this.config.isOversize(doc),
         poison: this.config.isPoison(doc),
         slot: doc.slot,
+        aggregateSlot: eventSlot(doc.aggregateType, doc.aggregateId),
       });
     });
     this.oplog.push(entry);
@@ -247,7 +249,8 @@ export class SimDatabase {
       for (const stored of entry.docs) {
         const position = { pos: entry.pos, index: stored.index, time: entry.time };
         if (!afterToken(position, token)) continue;
-        if (!this.inRange(stored.doc, range)) continue;
+        // A partition's stream: slot in range, or no slot and its aggregate's (MongoChangeSource).
+        if (range && !inSlotRange(range, stored.doc)) continue;
         result.push({ token: position, doc: insertedCopy(stored.doc) });
         if (result.length >= limit) return result;
       }
@@ -280,12 +283,16 @@ export class SimDatabase {
     }
   }
 
-  /** Stamps `slot` (by `slotOf`) on up to `limit` documents without one; returns how many. */
+  /**
+   * Stamps `slot` (by `slotOf`) on up to `limit` pending or dead-marked documents without one;
+   * returns their event ids.
+   */
   stampMissingSlots(limit: number, slotOf: (doc: SimOutboxDoc) => number): string[] {
     const stamped: string[] = [];
     for (const stored of this.docs.values()) {
       if (stamped.length >= limit) break;
       if (stored.pos > this.majorityPos || stored.doc.slot !== undefined) continue;
+      if (stored.doc.status === 'published') continue;
       stored.doc.slot = slotOf(stored.doc);
       stamped.push(stored.doc.eventId);
     }
@@ -296,12 +303,16 @@ export class SimDatabase {
     return this.visible().filter((stored) => stored.doc.status === 'pending');
   }
 
+  /** Pending and majority-committed, whatever the scope (reads by `_id` or by aggregate). */
+  private pendingInAnyScope(): Stored[] {
+    return this.scoped(undefined, () => this.pending());
+  }
+
   findPendingState(ids: readonly unknown[]): PendingState[] {
     const result: PendingState[] = [];
     for (const id of ids) {
       const stored = this.docs.get(String(id));
       if (!stored || stored.pos > this.majorityPos || stored.doc.status !== 'pending') continue;
-      if (!this.inRange(stored.doc)) continue;
       const { payload: _payload, headers: _headers, ...state } = copyDoc(stored.doc);
       result.push(state as PendingState);
     }
@@ -309,7 +320,7 @@ export class SimDatabase {
   }
 
   findPendingOfAggregate(ref: AggregateRef, limit: number): OutboxEventRecord[] {
-    return this.pending()
+    return this.pendingInAnyScope()
       .filter(
         (stored) =>
           stored.doc.aggregateType === ref.aggregateType &&
