@@ -119,6 +119,11 @@ export interface SimWorldData {
    * With `aggregateSequence` they share aggregates with the current writers.
    */
   unslottedWriters?: number[];
+  /**
+   * When the `unslottedWriters` are upgraded (virtual ms; absent: never): transactions they
+   * begin from then on carry slots, so their aggregates get events of both versions.
+   */
+  unslottedUntilMs?: number;
 }
 
 export interface SimRelayData {
