@@ -66,6 +66,18 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'a graceful stop with a valid lease marks what the broker acknowledged while it stops (nothing published twice after the hand-over)',
   },
+  {
+    file: 'pre-slot-event-pending-across-a-layout-switch-published-after-a-later-one.json',
+    invariant: 'b',
+    title:
+      'an event written without a slot and pending across a switch from 1 to 2 partitions goes out before a later event of its aggregate',
+  },
+  {
+    file: 'event-pending-from-before-its-writer-was-upgraded-published-after-a-later-one.json',
+    invariant: 'b',
+    title:
+      'an event a writer wrote before its upgrade to slots, pending across a switch from 1 to 2 partitions, goes out before the writer’s later event of the aggregate (no aggregateSequence)',
+  },
 ];
 
 describe('relay findings of the simulation', () => {

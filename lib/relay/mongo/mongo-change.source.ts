@@ -10,6 +10,7 @@ import type {
   OutboxChange,
   ResumeToken,
 } from '../ports/change-source';
+import { inSlotRange } from '../ports/partition-layout';
 import type { SlotRange } from '../ports/partition-layout';
 import type { OutboxDoc } from './mongo-outbox-relay.store';
 
@@ -39,6 +40,10 @@ const PIPELINE = [{ $match: { operationType: { $in: ['insert', ...ENDS_OF_STREAM
  * server (a `$match` stage of the change stream's pipeline:
  * https://www.mongodb.com/docs/manual/changeStreams/#modify-change-stream-output), so a relay
  * receives only its partitions' events; and the events that end the stream, as above.
+ * Inserts without a slot (a writer of a version before slots, during a rolling deploy) come to
+ * every partition, and each keeps those of its own aggregates (`inSlotRange`, the slot being a
+ * hash the server cannot compute): an aggregate's events then reach its partition in commit
+ * order, whichever version wrote them.
  */
 function pipelineFor(range: SlotRange | undefined): mongo.Document[] {
   if (!range) return PIPELINE;
@@ -47,6 +52,7 @@ function pipelineFor(range: SlotRange | undefined): mongo.Document[] {
       $match: {
         $or: [
           { operationType: 'insert', 'fullDocument.slot': { $gte: range.from, $lt: range.to } },
+          { operationType: 'insert', 'fullDocument.slot': { $exists: false } },
           { operationType: { $in: ENDS_OF_STREAM } },
         ],
       },
@@ -93,7 +99,7 @@ export class MongoChangeSource implements ChangeSource {
       batchSize: this.options.batchSize,
       ...start,
     });
-    const cursor = new MongoChangeCursor(stream, this.options);
+    const cursor = new MongoChangeCursor(stream, this.options, this.range);
     try {
       // The stream's position is fixed by its first round trip: do it now, so that whatever
       // the relay reads from the collection afterwards (the drain) overlaps with the stream.
@@ -139,6 +145,7 @@ class MongoChangeCursor implements ChangeCursor {
   constructor(
     private readonly stream: mongo.ChangeStream<OutboxDoc, StreamChange>,
     private readonly options: { batchSize: number; idleMs: number },
+    private readonly range?: SlotRange,
   ) {}
 
   async establish(): Promise<void> {
@@ -184,7 +191,9 @@ class MongoChangeCursor implements ChangeCursor {
       );
     }
     // An insert always carries its document; without one the sweep publishes the event.
-    if (change.fullDocument) this.queue.push({ token: change._id, event: change.fullDocument });
+    const event = change.fullDocument;
+    if (!event || (this.range && !inSlotRange(this.range, event))) return;
+    this.queue.push({ token: change._id, event });
   }
 
   private async read(): Promise<void> {

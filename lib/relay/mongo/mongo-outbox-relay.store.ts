@@ -13,6 +13,7 @@ import type {
 } from '../ports/outbox-relay.store';
 import { eventSlot } from '../../events/event-slot';
 import type { SlotRange } from '../ports/partition-layout';
+import { stampMissingSlots } from './missing-slots';
 import { relayCollection } from './relay-collections';
 import { SLOT_DRAIN_ORDER } from './relay-indexes';
 
@@ -103,14 +104,16 @@ function fenced(fence: RelayFence): { filter: mongo.Filter<OutboxDoc>; stamp: Pa
  * With a `range` (one relay partition), every read that scans the collection is limited to
  * events whose `slot` lies in it (`slot >= from && slot < to`), drain pages and retrying
  * aggregates come slot first (`SLOT_DRAIN_ORDER`, served by the `outbox_relay_slot_*`
- * indexes), and events without a slot are not seen (`stampMissingSlots` first). Reads by `_id`
- * or by aggregate and every write are the same with or without a range.
+ * indexes), and events without a slot are not seen until `stampMissingSlots` stamped them.
+ * Reads by `_id` or by aggregate and every write are the same with or without a range.
  */
 export class MongoOutboxRelayStore implements OutboxRelayStore {
   readonly outbox: mongo.Collection<OutboxDoc>;
   readonly deadLetters: mongo.Collection<OutboxDeadLetter>;
   private readonly inRange: mongo.Filter<OutboxDoc>;
   private readonly bySlot: boolean;
+  /** With a range only (see `OutboxRelayStore.stampMissingSlots`). */
+  readonly stampMissingSlots?: (limit: number) => Promise<number>;
 
   constructor(
     db: mongo.Db,
@@ -120,6 +123,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     this.outbox = relayCollection<OutboxDoc>(db, names.outbox);
     this.deadLetters = relayCollection<OutboxDeadLetter>(db, names.deadLetters);
     this.bySlot = range !== undefined;
+    if (range) this.stampMissingSlots = (limit) => stampMissingSlots(this.outbox, limit);
     this.inRange = range
       ? ({ slot: { $gte: range.from, $lt: range.to } } as mongo.Filter<OutboxDoc>)
       : {};

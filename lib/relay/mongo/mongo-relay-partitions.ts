@@ -1,11 +1,11 @@
 import type { mongo } from 'mongoose';
-import { eventSlot } from '../../events/event-slot';
 import { slotsOfPartition } from '../ports/partition-layout';
 import type {
   PartitionScope,
   RelayLayout,
   RelayPartitionPorts,
 } from '../ports/relay-partitions.store';
+import { stampMissingSlots } from './missing-slots';
 import { MongoChangeSource } from './mongo-change.source';
 import { MongoOutboxRelayStore } from './mongo-outbox-relay.store';
 import type { OutboxDoc } from './mongo-outbox-relay.store';
@@ -88,30 +88,8 @@ export class MongoRelayPartitions implements RelayPartitionPorts {
     };
   }
 
-  /**
-   * Pending events, and dead-marked ones still to be moved (both still need a relay), that
-   * were written without `slot` (by a version before slots) get it, `limit` at a time.
-   * Idempotent; writes that race with the relay's own (by `_id`, on other fields) are harmless.
-   * Events inserted without a slot later (an older writer still running) need another call.
-   */
-  async stampMissingSlots(limit: number): Promise<number> {
-    const docs = await this.outbox
-      .find(
-        { status: { $in: ['pending', 'dead'] }, slot: { $exists: false } },
-        { projection: { aggregateType: 1, aggregateId: 1 } },
-      )
-      .limit(limit)
-      .toArray();
-    if (docs.length === 0) return 0;
-    const result = await this.outbox.bulkWrite(
-      docs.map((doc) => ({
-        updateOne: {
-          filter: { _id: doc._id, slot: { $exists: false } },
-          update: { $set: { slot: eventSlot(doc.aggregateType, doc.aggregateId) } },
-        },
-      })),
-      { ordered: false },
-    );
-    return result.modifiedCount;
+  /** Stamps `slot` on events written without one (`stampMissingSlots`), `limit` at a time. */
+  stampMissingSlots(limit: number): Promise<number> {
+    return stampMissingSlots(this.outbox, limit);
   }
 }

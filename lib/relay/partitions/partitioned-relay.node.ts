@@ -34,7 +34,9 @@ const STAMP_ROUNDS = 10;
  * partitions' leases, and follows the fair-share plan (`planShare`): hands over extras
  * gracefully, takes free partitions by rendezvous preference. Each held partition runs its
  * own `RelayNode` (`PartitionRelay`) sharing the publisher and one in-flight budget. The
- * owner of partition 0 stamps `slot` on documents written without it, each sweep tick.
+ * owner of partition 0 stamps `slot` on documents written without it, each sweep tick, so that
+ * the partitions' sweeps and lag figures see them (their order does not wait for it: see
+ * `stampSlotsBeforeRangeReads` and `MongoChangeSource`).
  */
 export class PartitionedRelayNode {
   private readonly logger: RelayLogger;

@@ -89,6 +89,13 @@ export interface OutboxRelayStore {
     dueBy: Date,
     limit: number,
   ): Promise<StaleEvent[]>;
+  /**
+   * Only on a partition's store (reads limited to a slot range): stamps `slot` on up to `limit`
+   * events written without one (by a version before slots), which its range reads do not see
+   * until then, and returns how many it found. Run before reading from the collection what came
+   * before the stream's position (see `stampSlotsBeforeRangeReads`).
+   */
+  stampMissingSlots?(limit: number): Promise<number>;
   /** Count and `occurredAt` of the oldest pending event (the relay's lag). */
   pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }>;
   /** Events marked dead whose move to the dead-letter collection did not finish (a crash). */

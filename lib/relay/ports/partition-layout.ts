@@ -1,4 +1,4 @@
-import { SLOT_COUNT } from '../../events/event-slot';
+import { eventSlot, SLOT_COUNT } from '../../events/event-slot';
 
 /** Slots `from` (inclusive) to `to` (exclusive): what one relay partition covers. */
 export interface SlotRange {
@@ -21,4 +21,17 @@ export function slotsOfPartition(partition: number, partitions: number): SlotRan
 /** The partition of `partitions` whose range holds `slot`. */
 export function partitionOfSlot(slot: number, partitions: number): number {
   return Math.floor((slot * partitions) / SLOT_COUNT);
+}
+
+/**
+ * Whether `event` belongs to the partition of `range`: by its stored `slot`, or, for an event
+ * written by a version before slots (no `slot`), by its aggregate's (`eventSlot`), which is
+ * what the slot would have been.
+ */
+export function inSlotRange(
+  range: SlotRange,
+  event: { slot?: number; aggregateType: string; aggregateId: string },
+): boolean {
+  const slot = event.slot ?? eventSlot(event.aggregateType, event.aggregateId);
+  return slot >= range.from && slot < range.to;
 }

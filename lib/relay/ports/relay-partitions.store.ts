@@ -86,7 +86,7 @@ export interface RelayPartitionPorts {
   scope(layout: RelayLayout, partition: number): PartitionScope;
   /**
    * Stamps `slot` on up to `limit` pending events that lack it (written by a version before
-   * slots), returns how many. Run before relying on slot-filtered reads.
+   * slots), returns how many it found (see `OutboxRelayStore.stampMissingSlots`).
    */
   stampMissingSlots(limit: number): Promise<number>;
 }

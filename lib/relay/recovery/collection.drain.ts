@@ -3,6 +3,7 @@ import type { RelayEngine } from '../engine/relay.engine';
 import type { OutboxRelayStore } from '../ports/outbox-relay.store';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { CheckpointTracker } from '../stream/checkpoint.tracker';
+import { stampSlotsBeforeRangeReads } from './missing-slots.stamper';
 
 /**
  * Publishes every pending event from the collection (first start, or a lost stream position),
@@ -15,7 +16,7 @@ import type { CheckpointTracker } from '../stream/checkpoint.tracker';
  */
 export class CollectionDrain {
   constructor(
-    private readonly outbox: Pick<OutboxRelayStore, 'findPendingPage'>,
+    private readonly outbox: Pick<OutboxRelayStore, 'findPendingPage' | 'stampMissingSlots'>,
     private readonly engine: RelayEngine,
     private readonly batchSize: number,
     private readonly logger: RelayLogger,
@@ -23,6 +24,8 @@ export class CollectionDrain {
 
   /** Rejects on a read error (the caller reopens and drains again). */
   async run(tracker: CheckpointTracker, active: () => boolean): Promise<number> {
+    // A partition's pages see only slotted events: stamp the others first (the stream is open).
+    await stampSlotsBeforeRangeReads(this.outbox, active);
     const barrier = tracker.track(undefined);
     let outstanding = 1;
     const settleOne = (): void => {

@@ -1,18 +1,22 @@
 import type { RelayEngine } from '../engine/relay.engine';
 import type { AggregateRef, OutboxRelayStore } from '../ports/outbox-relay.store';
+import { stampSlotsBeforeRangeReads } from './missing-slots.stamper';
 
 const PAGE = 1000;
 
 /**
  * At the start of a term: every aggregate with a marked pending event (a failure waiting for
  * its retry, or events held back behind one) is read page by page and held in the engine, so
- * the stream cannot publish a newer event of it before the older ones. Returns how many.
+ * the stream cannot publish a newer event of it before the older ones. A partition first
+ * stamps the slots missing on events written before slots (`stampSlotsBeforeRangeReads`), so
+ * that it finds the marked ones among them. Returns how many.
  */
 export async function loadRetryingAggregates(
-  outbox: Pick<OutboxRelayStore, 'findRetryingAggregates'>,
+  outbox: Pick<OutboxRelayStore, 'findRetryingAggregates' | 'stampMissingSlots'>,
   engine: RelayEngine,
   active: () => boolean,
 ): Promise<number> {
+  await stampSlotsBeforeRangeReads(outbox, active);
   let after: AggregateRef | undefined;
   let total = 0;
   while (active()) {

@@ -23,12 +23,12 @@ export class CheckpointSafetyInvariant implements InvariantChecker {
     const token = asSimToken(fact.token);
     const appended = world.appendedIds();
     const unsafe: string[] = [];
-    // A partition's checkpoint covers only the events its stream could see: those whose slot,
-    // as inserted, lies in its range (an event stamped later by the backfill is the sweep's).
+    // A partition's checkpoint covers the events of its aggregates: those whose aggregate's
+    // slot lies in its range, also when they were written without a slot (its stream gets them).
     const range = fact.scope ? rangeOfScope(fact.scope) : undefined;
     for (const doc of world.db.eventsUpTo(token)) {
       if (range) {
-        const slot = world.history.commits.get(doc.eventId)?.slot;
+        const slot = world.history.commits.get(doc.eventId)?.aggregateSlot;
         if (slot === undefined || slot < range.from || slot >= range.to) continue;
       }
       if (appended.has(doc.eventId) || world.history.deadMarked.has(doc.eventId)) continue;

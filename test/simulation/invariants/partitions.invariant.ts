@@ -125,7 +125,7 @@ export class PartitionsInvariant implements InvariantChecker {
     for (const call of history.sendCalls) {
       const layout = layoutAt(call.issuedAt);
       for (const eventId of call.eventIds) {
-        const slot = history.commits.get(eventId)?.slot;
+        const slot = history.commits.get(eventId)?.aggregateSlot;
         if (slot === undefined) continue;
         checked++;
         const scope =

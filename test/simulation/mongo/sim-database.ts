@@ -10,7 +10,7 @@ import type {
   RelayFence,
   StaleEvent,
 } from '../../../lib/relay/ports/outbox-relay.store';
-import { slotsOfPartition } from '../../../lib/relay/ports/partition-layout';
+import { inSlotRange, slotsOfPartition } from '../../../lib/relay/ports/partition-layout';
 import type { SlotRange } from '../../../lib/relay/ports/partition-layout';
 import type { RelayLayout, RelayMember } from '../../../lib/relay/ports/relay-partitions.store';
 import type { LeaseGrant, StoredCheckpoint } from '../../../lib/relay/ports/relay-state.store';
@@ -189,6 +189,7 @@ export class SimDatabase {
         oversize: this.config.isOversize(doc),
         poison: this.config.isPoison(doc),
         slot: doc.slot,
+        aggregateSlot: eventSlot(doc.aggregateType, doc.aggregateId),
       });
     });
     this.oplog.push(entry);
@@ -250,7 +251,8 @@ export class SimDatabase {
       for (const stored of entry.docs) {
         const position = { pos: entry.pos, index: stored.index, time: entry.time };
         if (!afterToken(position, token)) continue;
-        if (!this.inRange(stored.doc, range)) continue;
+        // A partition's stream: slot in range, or no slot and its aggregate's (MongoChangeSource).
+        if (range && !inSlotRange(range, stored.doc)) continue;
         result.push({ token: position, doc: insertedCopy(stored.doc) });
         if (result.length >= limit) return result;
       }
@@ -303,12 +305,16 @@ export class SimDatabase {
     return this.visible().filter((stored) => stored.doc.status === 'pending');
   }
 
+  /** Pending and majority-committed, whatever the scope (reads by `_id` or by aggregate). */
+  private pendingInAnyScope(): Stored[] {
+    return this.scoped(undefined, () => this.pending());
+  }
+
   findPendingState(ids: readonly unknown[]): PendingState[] {
     const result: PendingState[] = [];
     for (const id of ids) {
       const stored = this.docs.get(String(id));
       if (!stored || stored.pos > this.majorityPos || stored.doc.status !== 'pending') continue;
-      if (!this.inRange(stored.doc)) continue;
       const { payload: _payload, headers: _headers, ...state } = copyDoc(stored.doc);
       result.push(state as PendingState);
     }
@@ -316,7 +322,7 @@ export class SimDatabase {
   }
 
   findPendingOfAggregate(ref: AggregateRef, limit: number): OutboxEventRecord[] {
-    return this.pending()
+    return this.pendingInAnyScope()
       .filter(
         (stored) =>
           stored.doc.aggregateType === ref.aggregateType &&

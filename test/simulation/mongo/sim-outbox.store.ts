@@ -1,4 +1,5 @@
 import type { OutboxEventRecord } from '../../../lib/common/envelope';
+import { eventSlot } from '../../../lib/events/event-slot';
 import type {
   AggregateRef,
   DeadLetterRecord,
@@ -14,15 +15,42 @@ import type { SimHistory, StoreOpFact } from '../world/sim.history';
 import type { LandedWrite, SimDatabase } from './sim-database';
 import type { DbOpSpec, SimMongoConnection } from './sim-mongo.connection';
 
+/**
+ * The slot backfill (`stampMissingSlots` of the Mongo partition ports and partition stores):
+ * pending and dead-marked events written without a slot get their aggregate's; returns how
+ * many it found.
+ */
+export function stampMissingSlotsOp(
+  connection: SimMongoConnection,
+  db: SimDatabase,
+  history: SimHistory,
+  limit: number,
+): Promise<number> {
+  return connection.op({ name: 'stampMissingSlots', write: false }, () => {
+    const stamped = db.stampMissingSlots(limit, (doc) =>
+      eventSlot(doc.aggregateType, doc.aggregateId),
+    );
+    if (stamped.length > 0) history.note(`slots stamped on ${stamped.length} event(s)`);
+    return stamped.length;
+  });
+}
+
 /** `OutboxRelayStore` over the simulated database (majority reads, fenced writes). */
 export class SimOutboxStore implements OutboxRelayStore {
+  /** A partition's store only, as on MongoDB. */
+  readonly stampMissingSlots?: (limit: number) => Promise<number>;
+
   constructor(
     private readonly connection: SimMongoConnection,
     private readonly db: SimDatabase,
     private readonly history: SimHistory,
     /** A partition's scope: reads see only its slot range, writes are made under its lease. */
     private readonly partition?: { range: SlotRange; leaseScope: string },
-  ) {}
+  ) {
+    if (partition) {
+      this.stampMissingSlots = (limit) => stampMissingSlotsOp(connection, db, history, limit);
+    }
+  }
 
   /** By `_id`: the same with or without a partition's range (as the adapter). */
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {

@@ -1,4 +1,3 @@
-import { eventSlot } from '../../../lib/events/event-slot';
 import { slotsOfPartition } from '../../../lib/relay/ports/partition-layout';
 import type {
   PartitionLease,
@@ -18,7 +17,7 @@ import type { SimChangeStreams } from './sim-change-streams';
 import { partitionScope, SINGLE_SCOPE } from './sim-database';
 import type { SimDatabase } from './sim-database';
 import type { SimMongoConnection } from './sim-mongo.connection';
-import { SimOutboxStore } from './sim-outbox.store';
+import { SimOutboxStore, stampMissingSlotsOp } from './sim-outbox.store';
 
 /** What one relay process needs to build its partitions' ports. */
 export interface SimPartitionContext {
@@ -76,13 +75,7 @@ export class SimPartitionPorts implements RelayPartitionPorts {
 
   stampMissingSlots(limit: number): Promise<number> {
     const { connection, db, history } = this.context;
-    return connection.op({ name: 'stampMissingSlots', write: false }, () => {
-      const stamped = db.stampMissingSlots(limit, (doc) =>
-        eventSlot(doc.aggregateType, doc.aggregateId),
-      );
-      if (stamped.length > 0) history.note(`slots stamped on ${stamped.length} event(s)`);
-      return stamped.length;
-    });
+    return stampMissingSlotsOp(connection, db, history, limit);
   }
 }
 

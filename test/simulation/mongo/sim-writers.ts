@@ -84,6 +84,12 @@ export class SimWriters {
     });
   }
 
+  private writesWithoutSlot(writer: number): boolean {
+    const { unslottedWriters, unslottedUntilMs } = this.world;
+    if (!unslottedWriters?.includes(writer)) return false;
+    return unslottedUntilMs === undefined || this.scheduler.now < unslottedUntilMs;
+  }
+
   private makeDoc(
     writer: number,
     event: SimTransactionData['events'][number],
@@ -119,10 +125,8 @@ export class SimWriters {
       occurredAt: new Date(wall),
       status: 'pending',
       attempts: 0,
-      // A writer of a version before slots (`unslottedWriters`) leaves it to the relay's backfill.
-      slot: this.world.unslottedWriters?.includes(writer)
-        ? undefined
-        : eventSlot(type, aggregateId),
+      // A writer of a version before slots (`unslottedWriters`, until it is upgraded) has none.
+      slot: this.writesWithoutSlot(writer) ? undefined : eventSlot(type, aggregateId),
     };
   }
 }

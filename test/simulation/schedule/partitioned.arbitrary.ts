@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { preSlotDeploySchedules } from './pre-slot.arbitrary';
 import { faultOf, normalize, scheduleArbitrary } from './schedule.arbitrary';
 import type { Fault, Schedule } from './schedule.types';
 
@@ -34,11 +35,23 @@ export function rollingDeploy(relays: number, at: number, gapMs: number, to: num
 }
 
 /**
- * Partitioned schedules: the ordinary ones (options, world, transactions, faults), with
- * `partitions` (default: 2 to 8), 2-3 relays and up to 4 churn faults on top; one in four is a layout switch
- * instead (start with one layout, roll every relay over to another while events flow).
+ * Partitioned schedules: mostly churn and layout switches (`churnSchedules`); one in five a
+ * rolling deploy from 1 to N partitions with a writer of a version before slots sharing
+ * aggregates with the current ones (`preSlotDeploySchedules`).
  */
 export function partitionedSchedules(partitions?: number): fc.Arbitrary<Schedule> {
+  return fc.oneof(
+    { weight: 4, arbitrary: churnSchedules(partitions) },
+    { weight: 1, arbitrary: preSlotDeploySchedules(partitions) },
+  );
+}
+
+/**
+ * The ordinary schedules (options, world, transactions, faults), with `partitions` (default:
+ * 2 to 8), 2-3 relays and up to 4 churn faults on top; one in four is a layout switch instead
+ * (start with one layout, roll every relay over to another while events flow).
+ */
+function churnSchedules(partitions?: number): fc.Arbitrary<Schedule> {
   return fc
     .record({
       base: scheduleArbitrary,

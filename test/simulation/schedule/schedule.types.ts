@@ -115,10 +115,15 @@ export interface SimWorldData {
   /** Majority-commit lag, ms. */
   majorityLagMs: number;
   /**
-   * Writers of a version before slots: their events carry no `slot` until the partitioned
-   * relay's backfill stamps it (their aggregates must be theirs alone: `aggregateSequence` off).
+   * Writers of a version before slots: their events carry no `slot` until a relay stamps it.
+   * With `aggregateSequence` they share aggregates with the current writers.
    */
   unslottedWriters?: number[];
+  /**
+   * When the `unslottedWriters` are upgraded (virtual ms; absent: never): transactions they
+   * begin from then on carry slots, so their aggregates get events of both versions.
+   */
+  unslottedUntilMs?: number;
 }
 
 export interface SimRelayData {

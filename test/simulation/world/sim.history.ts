@@ -26,6 +26,8 @@ export interface CommitFact {
   poison: boolean;
   /** Its slot (undefined: written without one). */
   slot?: number;
+  /** Its aggregate's slot (`eventSlot`): the partition it belongs to, slot or not. */
+  aggregateSlot: number;
 }
 
 export interface AppendFact {
