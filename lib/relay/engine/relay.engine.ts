@@ -14,6 +14,7 @@ import type { ReadTicket } from './acked-events';
 import { DestinationHolds } from './destination.holds';
 import { DurableWrites } from './durable.writes';
 import { eventSize } from './event-size';
+import { HeldBackMarker } from './held-back.marker';
 import { InFlightBudget } from './in-flight.budget';
 import type { Reservation } from './in-flight.budget';
 import { LaneTable } from './lane.table';
@@ -64,9 +65,6 @@ export interface Offer {
   settle: Settle;
 }
 
-/** `nextAttemptAt` of an event held back behind an earlier one of its aggregate (see `holdBack`). */
-export const HELD_BACK = 0;
-
 /** Catch-up requests from the sweep that may wait at once; more are refused (the sweep comes back). */
 const MAX_QUEUED_CATCHUPS = 1000;
 
@@ -90,8 +88,7 @@ export class RelayEngine {
   private readonly retries = new RetrySchedule<string>();
   private readonly holds: DestinationHolds;
   private readonly durable: DurableWrites;
-  private marks = new Map<number, { ids: unknown[]; settles: Settle[] }>();
-  private marksScheduled = false;
+  private readonly marker: HeldBackMarker;
   private readonly rescans: MarksRescan;
   private readonly tasks = new Set<Promise<void>>();
   /** Acknowledged by the broker, their published mark maybe not visible yet: not to be published again. */
@@ -129,6 +126,12 @@ export class RelayEngine {
       deps.logger,
       this.abandon.signal,
     );
+    this.marker = new HeldBackMarker({
+      durable: this.durable,
+      writes: deps.writes,
+      track: (task) => this.track(task),
+      markerWrite: (write) => this.rescans.markerWrite(write),
+    });
     this.readConcurrency = options.readConcurrency ?? 4;
   }
 
@@ -182,7 +185,7 @@ export class RelayEngine {
       }
       if (lane.mode !== 'live') {
         if (lane.mode === 'catchup') lane.more = true;
-        this.holdBack(event, settle);
+        this.marker.holdBack(event, settle);
         continue;
       }
       if (event.nextAttemptAt) {
@@ -293,7 +296,7 @@ export class RelayEngine {
     if (event.nextAttemptAt) settle();
     else {
       this.lanes.untracked.add(aggregateKey(event));
-      this.holdBack(event, settle);
+      this.marker.holdBack(event, settle);
     }
     const lane = this.lanes.admit(event, true);
     if (!lane) return;
@@ -357,55 +360,13 @@ export class RelayEngine {
     if (lane.ids.size === 0) this.lanes.delete(lane.key);
   }
 
-  /**
-   * Leaves an event pending in the collection; it settles once its marker is durable. The marker
-   * of a held-back event is `nextAttemptAt` = the epoch: "read my aggregate from the collection
-   * before publishing newer events of it", due at once (only a failed event's own `nextAttemptAt`
-   * says when it may be tried again).
-   */
-  private holdBack(event: OutboxEventRecord, settle: Settle): void {
-    if (event.nextAttemptAt) {
-      settle();
-      return;
-    }
-    const retryAt = HELD_BACK;
-    let group = this.marks.get(retryAt);
-    if (!group) {
-      group = { ids: [], settles: [] };
-      this.marks.set(retryAt, group);
-    }
-    group.ids.push(event._id);
-    group.settles.push(settle);
-    if (!this.marksScheduled) {
-      this.marksScheduled = true;
-      queueMicrotask(() => this.flushMarks());
-    }
-  }
-
-  private flushMarks(): void {
-    this.marksScheduled = false;
-    const marks = this.marks;
-    this.marks = new Map();
-    for (const [retryAt, { ids, settles }] of marks) {
-      const write = this.durable.run('markers of held-back events', () =>
-        this.deps.writes.markHeld(ids, new Date(retryAt)),
-      );
-      this.rescans.markerWrite(write);
-      this.track(
-        write.then((landed) => {
-          if (landed) settles.forEach((settle) => settle());
-        }),
-      );
-    }
-  }
-
   /** Removes the lane's queued events from memory; they stay pending, marked. */
   private dropQueue(lane: AggregateLane, items: readonly LaneItem[]): void {
     for (const item of [...items, ...lane.queue]) {
       lane.ids.delete(item.id);
       this.budget.release(1, item.bytes);
       const settles = item.settles;
-      this.holdBack(item.event, () => settles.forEach((settle) => settle()));
+      this.marker.holdBack(item.event, () => settles.forEach((settle) => settle()));
     }
     lane.queue = [];
   }
