@@ -78,6 +78,12 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'an event a writer wrote before its upgrade to slots, pending across a switch from 1 to 2 partitions, goes out before the writer’s later event of the aggregate (no aggregateSequence)',
   },
+  {
+    file: 'held-topic-keeps-a-lane-per-aggregate.json',
+    invariant: 'd',
+    title:
+      'a held topic does not keep a lane per waiting aggregate in memory (40 aggregates, maxInFlight 1: at most 2 lanes)',
+  },
 ];
 
 describe('relay findings of the simulation', () => {

@@ -13,6 +13,11 @@ interface Hold {
   waiting: Set<string>;
   /** The one aggregate allowed through to find out whether the destination accepts again. */
   probe?: string;
+  /**
+   * Aggregates that waited here and left memory (the engine's lane bound): their events are
+   * pending in the collection, marked, and are read again from there (sweep, rescan of marks).
+   */
+  parked: number;
 }
 
 /**
@@ -63,6 +68,7 @@ export class DestinationHolds {
         failures: 0,
         lastError: error,
         waiting: new Set(),
+        parked: 0,
       };
       this.holds.set(destination, hold);
       this.logger.error(
@@ -96,7 +102,8 @@ export class DestinationHolds {
       resumed.push(...hold.waiting);
       this.logger.log(
         `"${destination}" accepts events again after ${hold.failures} failed attempt(s) over ` +
-          `${Math.max(0, Math.round((now - hold.since) / 1000))} s; resuming ${hold.waiting.size} aggregate(s).`,
+          `${Math.max(0, Math.round((now - hold.since) / 1000))} s; resuming ${hold.waiting.size} aggregate(s)` +
+          (hold.parked > 0 ? ` (and ${hold.parked} more read again from the collection).` : '.'),
       );
     }
     return resumed;
@@ -114,6 +121,23 @@ export class DestinationHolds {
         freed = true;
       }
       hold.waiting.delete(lane);
+    }
+    return freed;
+  }
+
+  /**
+   * `lane` leaves memory (see `LaneTable`): a hold it waited for counts it as parked. Returns
+   * whether it was a probe (a hold then needs a new one).
+   */
+  park(lane: string): boolean {
+    let freed = false;
+    for (const hold of this.holds.values()) {
+      const probing = hold.probe === lane;
+      if (probing) {
+        hold.probe = undefined;
+        freed = true;
+      }
+      if (hold.waiting.delete(lane) || probing) hold.parked++;
     }
     return freed;
   }

@@ -280,6 +280,54 @@ describe('RelayEngine', () => {
     await engine.close(100);
   });
 
+  it('keeps at most 2 x maxInFlight aggregates in memory while a topic is held, and publishes each in order after', async () => {
+    // Defect 9 of issue 18: every aggregate blocked on a held destination kept its lane until the
+    // hold ended. Each aggregate's first event goes to the held topic, its second to one that
+    // flows (a router by event type): the second must still wait for the first.
+    const { store, publisher, engine, offer } = setup({
+      batchSize: 2,
+      maxInFlight: 2,
+      backoff: { initialMs: 10, maxMs: 20, jitter: 0 },
+    });
+    publisher.destinations = (event) => [event.eventType];
+    let topicDown = true;
+    publisher.script = (event) =>
+      topicDown && event.eventType === 'Held'
+        ? {
+            status: 'retriable',
+            error: new Error('UNKNOWN_TOPIC_OR_PARTITION'),
+            scope: 'destination',
+            destination: 'Held',
+          }
+        : { status: 'ok' };
+    let maxLanes = 0;
+    const sample = setInterval(() => {
+      maxLanes = Math.max(maxLanes, engine.trackedAggregates);
+    }, 1);
+    const firsts = Array.from({ length: 30 }, (_, i) =>
+      store.insert({ aggregateId: `h${i}` }, { eventType: 'Held' }),
+    );
+    for (let i = 0; i < firsts.length; i += 2) await offer(firsts.slice(i, i + 2));
+    await pause(50);
+    const seconds = firsts.map((first) =>
+      store.insert({ aggregateId: first.aggregateId }, { eventType: 'Flows' }),
+    );
+    for (let i = 0; i < seconds.length; i += 2) await offer(seconds.slice(i, i + 2));
+    await pause(50);
+    expect(publisher.accepted).toEqual([]);
+    maxLanes = Math.max(maxLanes, engine.trackedAggregates);
+    topicDown = false;
+    await until(() => store.pending().length === 0, 10_000).finally(() => clearInterval(sample));
+    for (const [index, first] of firsts.entries()) {
+      expect(publisher.acceptedByAggregate().get(first.aggregateId)).toEqual([
+        first.eventId,
+        seconds[index].eventId,
+      ]);
+    }
+    expect(maxLanes).toBeLessThanOrEqual(4);
+    await engine.close(100);
+  });
+
   it('bounds batches by bytes: one publish call never exceeds maxBatchBytes unless one event alone does', async () => {
     // Defect: 500 events of 200 KB made one request above the broker's limit, retried forever.
     const { store, publisher, engine, offer } = setup({ batchSize: 50, maxBatchBytes: 250_000 });
@@ -303,13 +351,21 @@ describe('RelayEngine', () => {
     publisher.delayMs = 10;
     for (let a = 0; a < 40; a++)
       for (let i = 0; i < 15; i++) store.insert({ aggregateId: `s${a}` });
-    for (let a = 0; a < 40; a++)
-      engine.requestCatchUp({ aggregateType: 'Order', aggregateId: `s${a}` });
+    // As the sweep does: an aggregate refused (no room for its lane) is asked for again later.
+    let asked = Array.from({ length: 40 }, (_, a) => `s${a}`);
+    let maxLanes = 0;
+    const sweep = setInterval(() => {
+      maxLanes = Math.max(maxLanes, engine.trackedAggregates);
+      asked = asked.filter(
+        (aggregateId) => !engine.requestCatchUp({ aggregateType: 'Order', aggregateId }),
+      );
+    }, 5);
     for (let page = 0; page < 5; page++)
       await offer(Array.from({ length: 10 }, (_, i) => store.insert({ aggregateId: `m${i}` })));
-    await until(() => store.pending().length === 0, 10_000);
+    await until(() => store.pending().length === 0, 10_000).finally(() => clearInterval(sweep));
     expect(maxHeld()).toBeGreaterThan(0);
     expect(maxHeld()).toBeLessThanOrEqual(30);
+    expect(maxLanes).toBeLessThanOrEqual(60);
     await engine.close(100);
   });
 

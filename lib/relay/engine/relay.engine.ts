@@ -7,15 +7,18 @@ import type { RelayLogger } from '../ports/relay-logger';
 import type { OutboxRelayMetrics } from '../relay.metrics';
 import type { ResolvedRelayOptions } from '../relay.options';
 import type { RelayWrites } from '../term/fenced.writes';
-import { aggregateKey, newLane } from './aggregate.lane';
+import { aggregateKey } from './aggregate.lane';
 import type { AggregateLane, LaneItem, Settle } from './aggregate.lane';
 import { AckedEvents } from './acked-events';
 import type { ReadTicket } from './acked-events';
 import { DestinationHolds } from './destination.holds';
 import { DurableWrites } from './durable.writes';
 import { eventSize } from './event-size';
+import { HeldBackMarker } from './held-back.marker';
 import { InFlightBudget } from './in-flight.budget';
 import type { Reservation } from './in-flight.budget';
+import { LaneTable } from './lane.table';
+import { MarksRescan } from './marks.rescan';
 import { judgeLane } from './outcome.judge';
 import type { LaneJudgement } from './outcome.judge';
 import { RetrySchedule } from './retry.schedule';
@@ -34,7 +37,7 @@ export interface RelayEngineOptions {
 }
 
 export interface RelayEngineDeps {
-  outbox: Pick<OutboxRelayStore, 'findPendingOfAggregate'>;
+  outbox: Pick<OutboxRelayStore, 'findPendingOfAggregate' | 'findRetryingAggregates'>;
   writes: RelayWrites;
   publisher: OutboxPublisher;
   clock: RelayClock;
@@ -62,9 +65,6 @@ export interface Offer {
   settle: Settle;
 }
 
-/** `nextAttemptAt` of an event held back behind an earlier one of its aggregate (see `holdBack`). */
-export const HELD_BACK = 0;
-
 /** Catch-up requests from the sweep that may wait at once; more are refused (the sweep comes back). */
 const MAX_QUEUED_CATCHUPS = 1000;
 
@@ -80,7 +80,7 @@ const MAX_QUEUED_CATCHUPS = 1000;
  */
 export class RelayEngine {
   readonly budget: InFlightBudget;
-  private readonly lanes = new Map<string, AggregateLane>();
+  private readonly lanes: LaneTable;
   private ready: AggregateLane[] = [];
   private readQueue: AggregateLane[] = [];
   private reads = 0;
@@ -88,8 +88,8 @@ export class RelayEngine {
   private readonly retries = new RetrySchedule<string>();
   private readonly holds: DestinationHolds;
   private readonly durable: DurableWrites;
-  private marks = new Map<number, { ids: unknown[]; settles: Settle[] }>();
-  private marksScheduled = false;
+  private readonly marker: HeldBackMarker;
+  private readonly rescans: MarksRescan;
   private readonly tasks = new Set<Promise<void>>();
   /** Acknowledged by the broker, their published mark maybe not visible yet: not to be published again. */
   private readonly acked = new AckedEvents();
@@ -107,6 +107,17 @@ export class RelayEngine {
     private readonly deps: RelayEngineDeps,
   ) {
     this.budget = deps.budget ?? new InFlightBudget(options.maxInFlight, options.maxInFlightBytes);
+    this.lanes = new LaneTable(() => this.budget.maxEvents);
+    this.rescans = new MarksRescan({
+      outbox: deps.outbox,
+      lanes: this.lanes,
+      now: deps.now,
+      holding: () => this.holds.size > 0,
+      holdUntil: (ref, retryAt) => this.holdUntil(ref, retryAt),
+      closed: () => this.closed,
+      track: (task) => this.track(task),
+      logger: deps.logger,
+    });
     this.holds = new DestinationHolds(options.backoff, deps.random, deps.holdsLogger);
     this.durable = new DurableWrites(
       deps.clock,
@@ -115,6 +126,12 @@ export class RelayEngine {
       deps.logger,
       this.abandon.signal,
     );
+    this.marker = new HeldBackMarker({
+      durable: this.durable,
+      writes: deps.writes,
+      track: (task) => this.track(task),
+      markerWrite: (write) => this.rescans.markerWrite(write),
+    });
     this.readConcurrency = options.readConcurrency ?? 4;
   }
 
@@ -154,7 +171,13 @@ export class RelayEngine {
         settle(); // acknowledged already; the read did not see its mark yet
         continue;
       }
-      const lane = this.laneOf(event);
+      const key = aggregateKey(event);
+      const tracked = this.lanes.get(key);
+      if (!tracked && (event.nextAttemptAt || this.lanes.untracked.mayHave(key))) {
+        this.offerUntracked(event, settle);
+        continue;
+      }
+      const lane = tracked ?? this.lanes.laneOf(event);
       const existing = lane.ids.get(id);
       if (existing) {
         existing.settles.push(settle);
@@ -162,7 +185,7 @@ export class RelayEngine {
       }
       if (lane.mode !== 'live') {
         if (lane.mode === 'catchup') lane.more = true;
-        this.holdBack(lane, event, settle);
+        this.marker.holdBack(event, settle);
         continue;
       }
       if (event.nextAttemptAt) {
@@ -196,11 +219,14 @@ export class RelayEngine {
     this.acked.closeRead(read);
   }
 
-  /** An aggregate known to wait for a retry (read at start-up). */
+  /**
+   * An aggregate known to have marked events (read at start-up and by `rescanMarks`): it waits
+   * until `retryAt`, then is read from the collection; noted as untracked when there is no room.
+   */
   holdUntil(ref: AggregateRef, retryAt: Date): void {
     if (this.closed) return;
-    const lane = this.laneOf(ref);
-    if (lane.mode === 'live' && lane.queue.length === 0 && !lane.busy) {
+    const lane = this.lanes.admit(ref, true);
+    if (lane?.mode === 'live' && lane.queue.length === 0 && !lane.busy) {
       this.blockUntil(lane, retryAt.getTime());
     }
   }
@@ -209,8 +235,15 @@ export class RelayEngine {
   requestCatchUp(ref: AggregateRef): boolean {
     if (this.closed || this.readQueue.length >= MAX_QUEUED_CATCHUPS) return false;
     if (this.lanes.has(aggregateKey(ref))) return false;
-    this.startCatchUp(this.laneOf(ref));
+    const lane = this.lanes.admit(ref, false);
+    if (!lane) return false;
+    this.startCatchUp(lane);
     return true;
+  }
+
+  /** Reads again the aggregates with marks it does not track (see `MarksRescan`). Called by the sweep. */
+  rescanMarks(): void {
+    this.rescans.start();
   }
 
   /** Resolves when nothing is queued, read or published (blocked aggregates may remain). */
@@ -234,6 +267,7 @@ export class RelayEngine {
     this.closed = true;
     this.timer?.cancel();
     this.budget.close();
+    this.lanes.stopWaiting();
     if (this.deps.leaseValid && !this.deps.leaseValid()) this.abandon.abort();
     let timer: RelayTimer | undefined;
     const finished = await Promise.race([
@@ -253,14 +287,29 @@ export class RelayEngine {
 
   // ---------------------------------------------------------------- lanes
 
-  private laneOf(ref: AggregateRef): AggregateLane {
-    const key = aggregateKey(ref);
-    let lane = this.lanes.get(key);
-    if (!lane) {
-      lane = newLane(ref);
-      this.lanes.set(key, lane);
+  /**
+   * An event of an aggregate without a lane that has (or may have) marked events: left pending
+   * with a marker, and the aggregate read from the collection in order (now, when a lane fits;
+   * else by the sweep or the rescan of the marks).
+   */
+  private offerUntracked(event: OutboxEventRecord, settle: Settle): void {
+    if (event.nextAttemptAt) settle();
+    else {
+      this.lanes.untracked.add(aggregateKey(event));
+      this.marker.holdBack(event, settle);
     }
-    return lane;
+    const lane = this.lanes.admit(event, true);
+    if (!lane) return;
+    const retryAt = event.nextAttemptAt ? new Date(event.nextAttemptAt).getTime() : 0;
+    if (retryAt > this.deps.now()) this.blockUntil(lane, retryAt);
+    else this.startCatchUp(lane);
+  }
+
+  /** A lane that waits leaves memory beyond the bound (see `LaneTable`); timers and holds forget it. */
+  private parkIfOver(lane: AggregateLane): void {
+    if (!this.lanes.park(lane)) return;
+    this.retries.delete(lane.key);
+    if (this.holds.park(lane.key)) this.armTimer();
   }
 
   private sizeOf(event: OutboxEventRecord): number {
@@ -311,55 +360,13 @@ export class RelayEngine {
     if (lane.ids.size === 0) this.lanes.delete(lane.key);
   }
 
-  /**
-   * Leaves an event pending in the collection; it settles once its marker is durable. The marker
-   * of a held-back event is `nextAttemptAt` = the epoch: "read my aggregate from the collection
-   * before publishing newer events of it", due at once (only a failed event's own `nextAttemptAt`
-   * says when it may be tried again).
-   */
-  private holdBack(_lane: AggregateLane, event: OutboxEventRecord, settle: Settle): void {
-    if (event.nextAttemptAt) {
-      settle();
-      return;
-    }
-    const retryAt = HELD_BACK;
-    let group = this.marks.get(retryAt);
-    if (!group) {
-      group = { ids: [], settles: [] };
-      this.marks.set(retryAt, group);
-    }
-    group.ids.push(event._id);
-    group.settles.push(settle);
-    if (!this.marksScheduled) {
-      this.marksScheduled = true;
-      queueMicrotask(() => this.flushMarks());
-    }
-  }
-
-  private flushMarks(): void {
-    this.marksScheduled = false;
-    const marks = this.marks;
-    this.marks = new Map();
-    for (const [retryAt, { ids, settles }] of marks) {
-      this.track(
-        this.durable
-          .run('markers of held-back events', () =>
-            this.deps.writes.markHeld(ids, new Date(retryAt)),
-          )
-          .then((landed) => {
-            if (landed) settles.forEach((settle) => settle());
-          }),
-      );
-    }
-  }
-
   /** Removes the lane's queued events from memory; they stay pending, marked. */
   private dropQueue(lane: AggregateLane, items: readonly LaneItem[]): void {
     for (const item of [...items, ...lane.queue]) {
       lane.ids.delete(item.id);
       this.budget.release(1, item.bytes);
       const settles = item.settles;
-      this.holdBack(lane, item.event, () => settles.forEach((settle) => settle()));
+      this.marker.holdBack(item.event, () => settles.forEach((settle) => settle()));
     }
     lane.queue = [];
   }
@@ -416,6 +423,7 @@ export class RelayEngine {
         `Could not read pending events of ${lane.ref.aggregateType}/${lane.ref.aggregateId} (retrying): ${describeError(error)}`,
       );
       this.blockUntil(lane, this.deps.now() + this.options.backoff.initialMs);
+      this.parkIfOver(lane);
       return;
     }
     lane.reading = false;
@@ -450,8 +458,10 @@ export class RelayEngine {
     }
     if (events.length >= reservation.events) lane.more = true;
     this.budget.settleReservation(reservation, queued, bytes);
-    if (blockAt !== undefined) this.blockUntil(lane, blockAt);
-    else if (queued === 0 && skipped.length > 0 && lane.queue.length === 0) {
+    if (blockAt !== undefined) {
+      this.blockUntil(lane, blockAt);
+      this.parkIfOver(lane);
+    } else if (queued === 0 && skipped.length > 0 && lane.queue.length === 0) {
       // Only events whose published mark is on its way: read again once it landed.
       lane.reading = true;
       await Promise.allSettled(this.acked.pendingMarks(skipped));
@@ -488,11 +498,13 @@ export class RelayEngine {
       const lane = this.lanes.get(key);
       if (lane?.mode === 'blocked' && lane.heldBy === undefined) this.startCatchUp(lane);
     }
+    const held = this.holds.size;
     for (const probe of this.holds.dueProbes(now)) {
       const lane = this.lanes.get(probe.lane);
       if (lane?.mode === 'blocked' && lane.heldBy !== undefined) this.startCatchUp(lane);
       else this.holds.probeEnded(probe.lane); // the timer is armed below
     }
+    if (this.holds.size < held) this.rescanMarks(); // a hold of parked aggregates only
     this.pump();
     this.armTimer();
   }
@@ -580,6 +592,7 @@ export class RelayEngine {
     this.retries.delete(lane.key);
     this.dropQueue(lane, []);
     this.armTimer();
+    this.parkIfOver(lane);
   }
 
   private async runBatch(
@@ -633,12 +646,14 @@ export class RelayEngine {
     }
     const destinationsOf = this.deps.publisher.destinationsOf?.bind(this.deps.publisher);
     if (destinationsOf && this.holds.size > 0) {
+      const held = this.holds.size;
       for (const item of items) {
         for (const key of this.holds.succeeded(destinationsOf(item.event), now)) {
           const lane = this.lanes.get(key);
           if (lane?.mode === 'blocked' && lane.heldBy !== undefined) this.startCatchUp(lane);
         }
       }
+      if (this.holds.size < held) this.rescanMarks();
     }
     const ids = items.map((item) => item.event._id);
     const keys = items.map((item) => item.id);
@@ -688,6 +703,7 @@ export class RelayEngine {
         this.retries.delete(lane.key);
         this.dropQueue(lane, after(verdict.from));
         this.armTimer();
+        this.parkIfOver(lane);
         break;
       }
       case 'failure': {
@@ -700,14 +716,17 @@ export class RelayEngine {
         );
         this.finish(lane, failed);
         this.blockUntil(lane, record.nextAttemptAt.getTime());
+        const write = this.durable.run('a failure record', () =>
+          this.deps.writes.recordFailure(failed.event, record),
+        );
+        this.rescans.markerWrite(write);
         this.track(
-          this.durable
-            .run('a failure record', () => this.deps.writes.recordFailure(failed.event, record))
-            .then((landed) => {
-              if (landed) failed.settles.forEach((settle) => settle());
-            }),
+          write.then((landed) => {
+            if (landed) failed.settles.forEach((settle) => settle());
+          }),
         );
         this.dropQueue(lane, after(verdict.at + 1));
+        this.parkIfOver(lane);
         break;
       }
       case 'dead': {

@@ -42,6 +42,7 @@ export class PendingSweeper {
         ? Math.max(0, now - stats.oldestOccurredAt.getTime())
         : 0;
       await this.finishDeadLetters();
+      engine.rescanMarks();
       if (draining || stats.count === 0) return;
       const limit = this.options.batchSize * 4;
       const stale = await outbox.findStaleEvents(

@@ -3,11 +3,12 @@ import { capped } from './invariant';
 import type { InvariantChecker, InvariantResult } from './invariant';
 
 /**
- * (d) Memory: after every step, each live relay holds at most `maxInFlight` events, and at
- * most `maxInFlightBytes` plus one read's worth (`batchSize` of the largest event) in bytes.
- * It also reports the most aggregates a relay tracked (lanes: publishing, blocked, catching
- * up) and the samples above `maxInFlight` of them; not judged yet (issue 18, defect 9: lanes
- * blocked on a held destination or a retry are kept per aggregate).
+ * (d) Memory: after every step, each live relay holds at most `maxInFlight` events, at most
+ * `maxInFlightBytes` plus one read's worth (`batchSize` of the largest event) in bytes, and
+ * tracks at most 2 x `maxInFlight` aggregates (lanes): those holding events are bounded by the
+ * events, and those holding none (waiting for a retry, a held destination or a read) by
+ * `maxInFlight`; beyond, an aggregate waits in the collection, not in memory (issue 18, defect
+ * 9). Each new high of lanes above the bound is a violation.
  */
 export class MemoryInvariant implements InvariantChecker {
   readonly id = 'd';
@@ -17,6 +18,8 @@ export class MemoryInvariant implements InvariantChecker {
   private maxBytes = 0;
   private maxLanes = 0;
   private lanesOverBound = 0;
+  /** The most aggregates tracked above the bound so far (each new high is a violation). */
+  private worstLanes = 0;
   private readonly violations: string[] = [];
 
   afterStep(world: SimWorld): void {
@@ -26,6 +29,13 @@ export class MemoryInvariant implements InvariantChecker {
       const { events, bytes } = status.inFlight;
       this.maxLanes = Math.max(this.maxLanes, status.trackedAggregates);
       if (status.trackedAggregates > options.maxInFlight) this.lanesOverBound++;
+      const laneBound = 2 * options.maxInFlight;
+      if (status.trackedAggregates > Math.max(laneBound, this.worstLanes)) {
+        this.worstLanes = status.trackedAggregates;
+        this.violations.push(
+          `${world.now}: ${node.process.name} tracks ${status.trackedAggregates} aggregates (bound ${laneBound} = 2 x maxInFlight)`,
+        );
+      }
       this.maxEvents = Math.max(this.maxEvents, events);
       this.maxBytes = Math.max(this.maxBytes, bytes);
       const byteBound = options.maxInFlightBytes + options.batchSize * this.largestEvent(world);
