@@ -47,6 +47,13 @@ export interface PublishContext {
    * publish these aggregates, and a late send would break their order.
    */
   signal?: AbortSignal;
+  /**
+   * Whether the relay may still send for this call (its lease is valid on its own clock). Read
+   * right before each produce request: a relay paused between its own check and the send (a GC
+   * pause, a stalled event loop) sends nothing once it returns with its lease run out, and the
+   * call is abandoned as if `signal` were aborted.
+   */
+  mayStillSend?: () => boolean;
 }
 
 /**

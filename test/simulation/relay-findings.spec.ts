@@ -84,6 +84,12 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'a held topic does not keep a lane per waiting aggregate in memory (40 aggregates, maxInFlight 1: at most 2 lanes)',
   },
+  {
+    file: 'paused-relay-sends-after-its-lease-ran-out.json',
+    invariant: 'p',
+    title:
+      'a relay paused between its lease check and its send sends nothing once its lease ran out on its own clock (another relay holds the partition)',
+  },
 ];
 
 describe('relay findings of the simulation', () => {

@@ -111,6 +111,28 @@ describe('KafkaPublisher (what fails is held back alone)', () => {
     });
   });
 
+  it('sends nothing once the relay may no longer send (read right before the send), and forgets the relay signal after the call', async () => {
+    const sender = new FakeSender({ Order: 2 });
+    const publisher = new KafkaPublisher({ brokers: ['x:1'] }, sender);
+    const relay = new AbortController();
+    const listeners = jest.spyOn(relay.signal, 'removeEventListener');
+    let allowed = true;
+    // The relay's check passes when the batch is taken; its lease runs out before the send.
+    const ready = sender.partitionCount.bind(sender);
+    sender.partitionCount = async (topic) => {
+      allowed = false;
+      return ready(topic);
+    };
+    const outcomes = await publisher.publish([event('Order', 'a'), event('Order', 'b')], {
+      signal: relay.signal,
+      mayStillSend: () => allowed,
+    });
+    expect(sender.calls).toHaveLength(0);
+    expect(outcomes.map((o) => o.status)).toEqual(['retriable', 'retriable']);
+    expect(outcomes[0]).toMatchObject({ error: { name: 'SendAbortedError' } });
+    expect(listeners).toHaveBeenCalledWith('abort', expect.any(Function));
+  });
+
   it('a connection failure is the broker, for every event', async () => {
     const sender = new FakeSender({ Order: 2 });
     sender.refuse = () =>

@@ -144,7 +144,7 @@ export class KafkaPublisher implements OutboxPublisher {
     events: readonly OutboxEventRecord[],
     context: PublishContext = {},
   ): Promise<PublishOutcome[]> {
-    const { signal } = context;
+    const call = new PublishCall(context);
     const outcomes = new Array<PublishOutcome>(events.length);
     const byTopic = new Map<string, Entry[]>();
     events.forEach((event, index) => {
@@ -174,7 +174,11 @@ export class KafkaPublisher implements OutboxPublisher {
         groups.push(...this.partitioned(topic, entries, count));
       }),
     );
-    if (groups.length > 0) await this.sendGroups(groups, outcomes, signal);
+    try {
+      if (groups.length > 0) await this.sendGroups(groups, outcomes, call);
+    } finally {
+      call.end();
+    }
     this.outageLog.observe(outcomes);
     return outcomes;
   }
@@ -269,53 +273,54 @@ export class KafkaPublisher implements OutboxPublisher {
   private async sendGroups(
     groups: Group[],
     outcomes: PublishOutcome[],
-    signal: AbortSignal | undefined,
+    call: PublishCall,
   ): Promise<void> {
-    if (this.abandoned(groups, outcomes, signal)) return;
+    if (this.abandoned(groups, outcomes, call)) return;
     try {
-      await this.sender.send(this.batchOf(groups), signal);
+      await this.sender.send(this.batchOf(groups), call.signal);
       for (const group of groups)
         for (const entry of group.entries) outcomes[entry.index] = { status: 'ok' };
       return;
     } catch (error) {
-      if (this.abandoned(groups, outcomes, signal)) return;
+      if (this.abandoned(groups, outcomes, call)) return;
       const cls = classifyKafkaError(error);
       if (groups.length === 1 || cls.scope === 'broker') {
-        if (groups.length === 1) await this.failed(groups[0], error, cls, outcomes, signal);
+        if (groups.length === 1) await this.failed(groups[0], error, cls, outcomes, call);
         else
           for (const group of groups) this.settle(outcomes, group.entries, error, cls, group.topic);
         return;
       }
     }
     // Some groups failed, maybe not all: each on its own, so each gets its own answer.
-    await Promise.all(groups.map((group) => this.sendGroup(group, outcomes, signal)));
+    await Promise.all(groups.map((group) => this.sendGroup(group, outcomes, call)));
   }
 
   private async sendGroup(
     group: Group,
     outcomes: PublishOutcome[],
-    signal: AbortSignal | undefined,
+    call: PublishCall,
   ): Promise<void> {
-    if (this.abandoned([group], outcomes, signal)) return;
+    if (this.abandoned([group], outcomes, call)) return;
     try {
-      await this.sender.send(this.batchOf([group]), signal);
+      await this.sender.send(this.batchOf([group]), call.signal);
       for (const entry of group.entries) outcomes[entry.index] = { status: 'ok' };
     } catch (error) {
-      if (this.abandoned([group], outcomes, signal)) return;
-      await this.failed(group, error, classifyKafkaError(error), outcomes, signal);
+      if (this.abandoned([group], outcomes, call)) return;
+      await this.failed(group, error, classifyKafkaError(error), outcomes, call);
     }
   }
 
   /**
-   * After the relay gave up on the call (`PublishContext.signal`), nothing more is sent: the
+   * After the relay gave up on the call (`PublishContext.signal`), or may no longer send for it
+   * (`PublishContext.mayStillSend`, read right before each send), nothing more is sent: the
    * groups' events are reported `retriable` (what an earlier send stored is a duplicate later).
    */
   private abandoned(
     groups: readonly Group[],
     outcomes: PublishOutcome[],
-    signal: AbortSignal | undefined,
+    call: PublishCall,
   ): boolean {
-    if (!signal?.aborted) return false;
+    if (!call.stopped()) return false;
     const error = new SendAbortedError();
     for (const group of groups)
       for (const entry of group.entries)
@@ -328,12 +333,12 @@ export class KafkaPublisher implements OutboxPublisher {
     error: unknown,
     cls: KafkaErrorClass,
     outcomes: PublishOutcome[],
-    signal: AbortSignal | undefined,
+    call: PublishCall,
   ): Promise<void> {
     // An error about the records (too large, malformed, or one the broker cannot place) that
     // refused a whole group: find the guilty messages, so innocent ones count no attempt.
     if ((cls.scope === 'size' || cls.scope === 'event') && group.entries.length > 1) {
-      await this.sendOneByOne(group, outcomes, signal);
+      await this.sendOneByOne(group, outcomes, call);
       return;
     }
     this.settle(outcomes, group.entries, error, cls, group.topic, group.partition);
@@ -343,7 +348,7 @@ export class KafkaPublisher implements OutboxPublisher {
   private async sendOneByOne(
     group: Group,
     outcomes: PublishOutcome[],
-    signal: AbortSignal | undefined,
+    call: PublishCall,
   ): Promise<void> {
     const held = new Map<string, PublishOutcome>();
     for (const entry of group.entries) {
@@ -354,15 +359,15 @@ export class KafkaPublisher implements OutboxPublisher {
         continue;
       }
       const single = { ...group, entries: [entry] };
-      if (this.abandoned([single], outcomes, signal)) {
+      if (this.abandoned([single], outcomes, call)) {
         held.set(aggregate, outcomes[entry.index]);
         continue;
       }
       try {
-        await this.sender.send(this.batchOf([single]), signal);
+        await this.sender.send(this.batchOf([single]), call.signal);
         outcomes[entry.index] = { status: 'ok' };
       } catch (error) {
-        if (this.abandoned([single], outcomes, signal)) {
+        if (this.abandoned([single], outcomes, call)) {
           held.set(aggregate, outcomes[entry.index]);
           continue;
         }
@@ -425,4 +430,34 @@ function rejected(error: unknown, type: string | undefined, topic: string, fatal
   );
   (result as Error & { cause?: unknown }).cause = cause;
   return result;
+}
+
+/**
+ * One `publish` call: the signal handed to the sender, aborted when the relay gave up on the
+ * call or may no longer send for it (read at each `stopped()`, right before a send).
+ */
+class PublishCall {
+  private readonly controller = new AbortController();
+  private readonly relayGaveUp = (): void => this.controller.abort();
+
+  constructor(private readonly context: PublishContext) {
+    if (context.signal?.aborted) this.controller.abort();
+    else context.signal?.addEventListener('abort', this.relayGaveUp, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  stopped(): boolean {
+    if (!this.controller.signal.aborted && this.context.mayStillSend?.() === false) {
+      this.controller.abort();
+    }
+    return this.controller.signal.aborted;
+  }
+
+  /** Forgets the relay's signal (it outlives the call). */
+  end(): void {
+    this.context.signal?.removeEventListener('abort', this.relayGaveUp);
+  }
 }

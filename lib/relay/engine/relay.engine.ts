@@ -601,7 +601,12 @@ export class RelayEngine {
     const events = entries.flatMap((entry) => entry.items.map((item) => item.event));
     let outcomes: PublishOutcome[];
     try {
-      outcomes = await this.deps.publisher.publish(events, { signal: this.abandon.signal });
+      outcomes = await this.deps.publisher.publish(events, {
+        signal: this.abandon.signal,
+        // Read by the publisher right before each send: a pause after this batch was taken
+        // must not end in a send once the lease ran out.
+        mayStillSend: this.deps.leaseValid,
+      });
       if (!Array.isArray(outcomes) || outcomes.length !== events.length) {
         throw new Error(
           `the publisher returned ${Array.isArray(outcomes) ? outcomes.length : typeof outcomes} outcomes for ${events.length} events`,
