@@ -66,6 +66,26 @@ describe('RelayNode.stop (a graceful stop costs nothing)', () => {
     expect(t.state.lease?.expiresAt.getTime()).toBe(0); // released
   });
 
+  it('keeps renewing its lease while it settles, so an acknowledgement slower than the lease is still marked', async () => {
+    // Defect: stop() stopped renewing the lease first; a publish acknowledged after the lease's
+    // local validity ran out (shutdownTimeoutMs longer than the lease) could not be marked and
+    // was published again by the next leader.
+    const t = setup({
+      batchSize: 2,
+      shutdownTimeoutMs: 2_000,
+      lease: { durationMs: 300, renewMs: 100 },
+    });
+    t.publisher.delayMs = 600;
+    await t.node.start();
+    t.commit('a0');
+    await until(() => t.publisher.calls.length > 0);
+    await t.node.stop();
+    expect(t.warnings).toEqual([]);
+    expect(t.publisher.accepted).toHaveLength(1);
+    expect(t.outbox.pending()).toEqual([]);
+    expect(t.state.lease?.expiresAt.getTime()).toBe(0); // released after
+  });
+
   it('refuses the writes of a stopping term once its lease ran out (fencing stays)', async () => {
     const t = setup({
       batchSize: 2,

@@ -176,6 +176,28 @@ export class RelayNode {
     }
   }
 
+  /** Renews the held lease every `lease.renewMs` until `stop()`, which waits for a renewal under way. */
+  private renewWhileEnding(): { stop(): Promise<void> } {
+    if (!this.options.lease.enabled) return { stop: async () => undefined };
+    let renewing: Promise<unknown> | undefined;
+    const timer = this.deps.clock.every(
+      `nestjs-outbox:relay:${this.options.name}:lease-while-stopping`,
+      this.options.lease.renewMs,
+      () => {
+        renewing ??= this.lease
+          .renew()
+          .catch(() => false)
+          .finally(() => (renewing = undefined));
+      },
+    );
+    return {
+      stop: async () => {
+        timer.cancel();
+        await renewing;
+      },
+    };
+  }
+
   private async endTerm(reason: string, timeoutMs: number, release: boolean): Promise<void> {
     const term = this.term;
     if (!term) return this.ending;
@@ -183,7 +205,15 @@ export class RelayNode {
     this.deps.metrics.leader = false;
     this.logger.log(`Relay leadership ends: ${reason}.`);
     this.ending = (async () => {
-      const finished = await term.end(timeoutMs);
+      // A graceful stop keeps renewing the lease while it settles, however long the lease is
+      // next to shutdownTimeoutMs: what the broker acknowledged is marked under a valid lease.
+      const renewal = release ? this.renewWhileEnding() : undefined;
+      let finished: boolean;
+      try {
+        finished = await term.end(timeoutMs);
+      } finally {
+        await renewal?.stop();
+      }
       if (!finished) {
         this.logger.warn(
           `Publishes still in flight after ${timeoutMs} ms were abandoned; their events stay pending and are sent again later.`,

@@ -89,6 +89,15 @@ export class LeaseKeeper {
     return 'acquired';
   }
 
+  /**
+   * Renews the lease this instance holds, never acquires one: a graceful stop keeps its lease
+   * valid while it settles. False when none is held or it was lost. Rejects on a database error.
+   */
+  async renew(): Promise<boolean> {
+    if (this.fencingNumber === undefined) return false;
+    return (await this.tick()) === 'renewed';
+  }
+
   /** Lets another instance take over at once. Rejects on a database error. */
   async release(): Promise<void> {
     const fencing = this.fencingNumber;

@@ -74,8 +74,13 @@ export class DuplicatesInvariant implements InvariantChecker {
     );
     if (crashed) return 'crash';
     if (this.takeOvers(world).some(within)) return 'leader change';
+    // A call issued before the stop gave up on it may still land after: its abandonment counts
+    // from the call's issue, not from its append.
+    const firstIssuedAt =
+      history.sendCalls.find((call) => call.callId === first.callId)?.issuedAt ?? first.at;
     const abandoned = history.logs.some(
-      (log) => log.message.includes(ABANDONED_AT_STOP) && within(log.at),
+      (log) =>
+        log.message.includes(ABANDONED_AT_STOP) && log.at >= firstIssuedAt && log.at <= again.at,
     );
     if (abandoned) return 'stop timed out';
     if (appends.some((append) => append.ambiguous && append.at >= first.at && append.at < again.at))
