@@ -139,6 +139,8 @@ export function replayCommand(seed: number, path: string): string {
  * Runs `runs` schedules generated from `seed` (fast-check), or replays the one at `path`;
  * on a failure, shrinks it (unless `shrink` is false) and reports the smallest schedule found.
  */
+const DEFAULT_SHRINK_LIMIT_MS = 60_000;
+
 export async function checkSchedules(options: {
   runs: number;
   seed: number;
@@ -152,13 +154,24 @@ export async function checkSchedules(options: {
   onRun?: (report: RunReport, stats: SimStats) => void;
   /** The schedules (default `scheduleArbitrary`; `partitionedScheduleArbitrary` for partitioned runs). */
   arbitrary?: fc.Arbitrary<Schedule>;
+  /**
+   * Wall-clock ms shrinking may take once a failure is found (default `SIM_SHRINK_MS` or 60 s);
+   * past it, the smallest failing schedule found so far is reported.
+   */
+  shrinkTimeLimitMs?: number;
 }): Promise<CheckResult> {
+  const shrinkLimit =
+    options.shrinkTimeLimitMs ?? (Number(process.env.SIM_SHRINK_MS) || DEFAULT_SHRINK_LIMIT_MS);
+  let failedAt = 0;
   const stats = new SimStats();
   const seen: SeenFailure[] = [];
   let failedOnce = false;
   let shrinkRuns = 0;
   let last: RunReport | undefined;
   const property = fc.asyncProperty(options.arbitrary ?? scheduleArbitrary, async (schedule) => {
+    // Past the shrink budget, every further candidate counts as passing without a run: the
+    // last failing schedule stays the answer.
+    if (failedOnce && Date.now() - failedAt > shrinkLimit) return;
     const full = await runSchedule(schedule, options.factory);
     const only = options.only;
     const report = only
@@ -171,6 +184,14 @@ export async function checkSchedules(options: {
     if (options.keepGoing) {
       seen.push({ path: String(stats.runs - 1), failed: report.failed });
       return;
+    }
+    if (!failedOnce) {
+      failedAt = Date.now();
+      // Said at once, before shrinking: a failure is never hidden behind a long shrink.
+      process.stderr.write(
+        `[simulation] run ${stats.runs - 1} (seed ${options.seed}) broke an invariant; shrinking for at most ${Math.round(shrinkLimit / 1000)} s:\n` +
+          `${describeFailure(report)}\n`,
+      );
     }
     failedOnce = true;
     last = report;
