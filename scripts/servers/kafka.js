@@ -187,7 +187,11 @@ async function createKafkaState() {
     state.propsFile,
     brokerProperties({ ...state, logDir: path.join(dataDir, 'data') }),
   );
-  const clusterId = crypto.randomBytes(16).toString('base64url');
+  // 16 random bytes in base64url, as Kafka's own ids; one starting with '-' would be read by
+  // the storage tool as an option (1 start in 64 failed with "expected one argument").
+  let clusterId;
+  do clusterId = crypto.randomBytes(16).toString('base64url');
+  while (clusterId.startsWith('-'));
   const format = spawnSync(
     java.bin,
     [
