@@ -1,10 +1,8 @@
 import { describeError } from '../../common/errors/describe-error';
 import type { AggregateRef, OutboxRelayStore } from '../ports/outbox-relay.store';
+import { forEachRetryingAggregate } from '../recovery/retrying-aggregates.pages';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { LaneTable } from './lane.table';
-
-/** Aggregates with marks read at once. */
-const PAGE = 1000;
 
 export interface MarksRescanDeps {
   outbox: Pick<OutboxRelayStore, 'findRetryingAggregates'>;
@@ -54,17 +52,15 @@ export class MarksRescan {
       while (this.markerWrites.size > 0) await Promise.allSettled([...this.markerWrites]);
       if (closed()) return;
       lanes.untracked.startRebuild();
-      let after: AggregateRef | undefined;
-      while (!closed()) {
-        const page = await this.deps.outbox.findRetryingAggregates(after, PAGE);
-        for (const aggregate of page) {
+      await forEachRetryingAggregate(
+        this.deps.outbox,
+        () => !closed(),
+        async (aggregate) => {
           const due = aggregate.retryAt.getTime() <= this.deps.now();
           if (due && !this.deps.holding()) await lanes.room();
           this.deps.holdUntil(aggregate, aggregate.retryAt);
-        }
-        if (page.length < PAGE) break;
-        after = page[page.length - 1];
-      }
+        },
+      );
       if (!closed()) lanes.untracked.finishRebuild();
     } catch (error) {
       this.deps.logger.warn(

@@ -1,8 +1,7 @@
 import type { RelayEngine } from '../engine/relay.engine';
-import type { AggregateRef, OutboxRelayStore } from '../ports/outbox-relay.store';
+import type { OutboxRelayStore } from '../ports/outbox-relay.store';
 import { stampSlotsBeforeRangeReads } from './missing-slots.stamper';
-
-const PAGE = 1000;
+import { forEachRetryingAggregate } from './retrying-aggregates.pages';
 
 /**
  * At the start of a term: every aggregate with a marked pending event (a failure waiting for
@@ -17,14 +16,7 @@ export async function loadRetryingAggregates(
   active: () => boolean,
 ): Promise<number> {
   await stampSlotsBeforeRangeReads(outbox, active);
-  let after: AggregateRef | undefined;
-  let total = 0;
-  while (active()) {
-    const page = await outbox.findRetryingAggregates(after, PAGE);
-    for (const aggregate of page) engine.holdUntil(aggregate, aggregate.retryAt);
-    total += page.length;
-    if (page.length < PAGE) break;
-    after = page[page.length - 1];
-  }
-  return total;
+  return forEachRetryingAggregate(outbox, active, (aggregate) =>
+    engine.holdUntil(aggregate, aggregate.retryAt),
+  );
 }
