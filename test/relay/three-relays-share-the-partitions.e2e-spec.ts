@@ -119,7 +119,7 @@ suite(
 // behaviour explains; the claim is not provable there.
 suite(
   ['real-mongodb', 'kafka'],
-  'three relay processes share 6 partitions, one writer (any replica set)',
+  'three relay processes share 6 partitions, one writer',
   { total: 900, aggregates: 60, workers: 1, label: 'one writer' },
   false,
 );
