@@ -34,7 +34,8 @@ function fences(text) {
   text.split('\n').forEach((line, i) => {
     if (!open) {
       const start = /^( *)(`{3,}|~{3,})(.*)$/.exec(line);
-      if (start) open = { line: i + 1, indent: start[1], fence: start[2], info: start[3], lines: [] };
+      if (start)
+        open = { line: i + 1, indent: start[1], fence: start[2], info: start[3], lines: [] };
       return;
     }
     const end = /^ *(`{3,}|~{3,})\s*$/.exec(line);

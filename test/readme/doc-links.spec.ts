@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 
 /**
  * The relative links of the README, the docs/ pages and CONTRIBUTING.md lead somewhere: to a
@@ -61,7 +61,7 @@ function brokenLinks(file: string): string[] {
       const resolved = path === '' ? file : normalize(join(dirname(file), path));
       const where = `${file}:${line}: ${target}`;
       if (resolved.startsWith('..') || !existsSync(join(root, resolved))) {
-        broken.push(`${where}: no ${relative('.', resolved)}`);
+        broken.push(`${where}: no ${resolved}`);
       } else if (anchor !== undefined) {
         if (statSync(join(root, resolved)).isDirectory() || !resolved.endsWith('.md')) {
           broken.push(`${where}: an anchor into something that is not a Markdown file`);
