@@ -26,9 +26,9 @@ function engineWarnings(output, own) {
 }
 
 /**
- * What a block of the README or docs/ is: a Vitest test file (it imports from 'vitest'), a test file written with
- * the globals Jest and Vitest (with `globals: true`, as `nest new` sets it) both provide (a
- * top-level `describe(`), or code.
+ * What a block of the README or docs/ is: a Vitest test file (it imports from 'vitest'), a test
+ * file written with the globals Jest and Vitest (with `globals: true`, as `nest new` sets it) both
+ * provide (a top-level `describe(`), or code.
  */
 function readmeBlockKind(code) {
   if (/from 'vitest'/.test(code)) return 'vitest test';
