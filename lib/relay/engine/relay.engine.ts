@@ -26,18 +26,13 @@ import { LaneTable } from './lane.table';
 import { MarksRescan } from './marks.rescan';
 import { OutcomeApplier } from './outcome.applier';
 
-export interface RelayEngineOptions {
-  batchSize: number;
-  maxBatchBytes: number;
-  maxInFlight: number;
-  maxInFlightBytes: number;
-  maxAttempts: number;
-  backoff: ResolvedRelayOptions['backoff'];
-  /** Publish calls in flight at once (never two with events of the same aggregate). */
-  publishConcurrency: number;
-  /** Catch-up pages read at once. Default 4. */
-  readConcurrency?: number;
-}
+/** The relay's options the engine reads (`publishConcurrency`: never two calls with one aggregate). */
+export type RelayEngineOptions = Pick<ResolvedRelayOptions, 'batchSize' | 'maxBatchBytes'> &
+  Pick<ResolvedRelayOptions, 'maxInFlight' | 'maxInFlightBytes' | 'maxAttempts' | 'backoff'> &
+  Pick<ResolvedRelayOptions, 'publishConcurrency'> & {
+    /** Catch-up pages read at once. Default 4. */
+    readConcurrency?: number;
+  };
 
 export interface RelayEngineDeps {
   outbox: Pick<OutboxRelayStore, 'findPendingOfAggregate' | 'findRetryingAggregates'>;
