@@ -23,7 +23,6 @@ export function isOptionObject(value: unknown): value is Record<string, unknown>
 /** A value as messages show it: strings quoted, objects as JSON, functions as 'a function'. */
 export function showOption(value: unknown): string {
   if (value === null) return 'null';
-  if (Array.isArray(value) && value.length === 0) return 'an empty array';
   if (typeof value === 'function') return 'a function';
   if (typeof value === 'bigint') return `${value}n`;
   try {
@@ -173,8 +172,9 @@ export class OptionChecker {
     if (problem !== undefined) this.fail(key, problem, fix);
   }
 
+  /** `<prefix><key>`; the section itself (`relay`) for key ''. */
   private path(key: string): string {
-    return `${this.prefix}${key}`;
+    return key === '' ? this.prefix.slice(0, -1) : `${this.prefix}${key}`;
   }
 }
 
