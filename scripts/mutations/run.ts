@@ -327,18 +327,27 @@ async function runChecks(
 
 // ---------------------------------------------------------------- compiling a mutated file
 
-let program: ts.Program | undefined;
+/** Parsed files other than the mutated one, kept from one compilation to the next. */
+const parsedFiles = new Map<string, ts.SourceFile>();
 
 /** Type errors of `file` (in the scratch copy) as it now is. */
 function compileErrors(dir: string, file: string): string[] {
   const config = ts.readConfigFile(join(dir, 'tsconfig.json'), ts.sys.readFile);
   const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, dir);
+  const options = { ...parsed.options, noEmit: true };
   const path = join(dir, file);
-  program = ts.createProgram({
-    rootNames: [path],
-    options: { ...parsed.options, noEmit: true },
-    oldProgram: program,
-  });
+  const host = ts.createCompilerHost(options);
+  const read = host.getSourceFile.bind(host);
+  host.getSourceFile = (name, language, onError, create) => {
+    if (name === path) return read(name, language, onError, create);
+    let source = parsedFiles.get(name);
+    if (!source) {
+      source = read(name, language, onError, create);
+      if (source) parsedFiles.set(name, source);
+    }
+    return source;
+  };
+  const program = ts.createProgram({ rootNames: [path], options, host });
   const source = program.getSourceFile(path);
   if (!source) return [`${file} is not part of the program`];
   return [
