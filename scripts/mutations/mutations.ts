@@ -116,8 +116,9 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'lib/relay/engine/outcome.judge.ts',
     edits: [
       {
-        find: "      if (scope === 'broker') {",
-        replace: "      if (scope === 'broker' || scope === 'destination') {",
+        find: "        verdict = { kind: 'destination', from: index, destination: outcome.destination, error };\n",
+        replace:
+          "        verdict = { kind: 'broker', from: index, error }; // retried as an outage\n",
       },
     ],
     checks: ['simulation'],

@@ -425,7 +425,7 @@ function printTable(outcomes: readonly Outcome[]): void {
     ...outcomes.map((o) => [o.id, o.status, o.by ?? '', o.after ?? '', seconds(o.ms)]),
   ];
   const widths = rows[0].map((_, column) =>
-    Math.min(column === 2 ? 70 : 60, Math.max(...rows.map((row) => row[column].length))),
+    Math.min(column === 2 ? 70 : 90, Math.max(...rows.map((row) => row[column].length))),
   );
   const cut = (text: string, width: number): string =>
     text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width);
