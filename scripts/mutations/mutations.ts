@@ -39,15 +39,15 @@ export const MUTATIONS: readonly Mutation[] = [
     id: 'catch-up-not-counted',
     description:
       'catch-up pages are settled as if empty: the events they bring into memory are never counted in the in-flight budget (count and bytes)',
-    file: 'lib/relay/engine/relay.engine.ts',
+    file: 'lib/relay/engine/catchup.reader.ts',
     edits: [
       {
         find:
           '    if (events.length >= reservation.events) lane.more = true;\n' +
-          '    this.budget.settleReservation(reservation, queued, bytes);\n',
+          '    deps.budget.settleReservation(reservation, queued, bytes);\n',
         replace:
           '    if (events.length >= reservation.events) lane.more = true;\n' +
-          '    this.budget.settleReservation(reservation, 0, 0);\n',
+          '    deps.budget.settleReservation(reservation, 0, 0);\n',
       },
     ],
     checks: ['simulation'],
@@ -93,7 +93,7 @@ export const MUTATIONS: readonly Mutation[] = [
     description:
       'the term gives the engine no lease check for the moment right before a send: a batch taken while the lease was valid is sent after it ran out (a pause between taking and sending)',
     file: 'lib/relay/term/relay.term.ts',
-    edits: [{ find: '        leaseValid: () => lease.isValid(),\n', replace: '' }],
+    edits: [{ find: '      leaseValid: () => lease.isValid(),\n', replace: '' }],
     checks: ['simulation'],
   },
   {
@@ -142,11 +142,11 @@ export const MUTATIONS: readonly Mutation[] = [
     id: 'catch-up-without-reservation',
     description:
       'a catch-up read takes a page of batchSize events without reserving room in the in-flight budget first',
-    file: 'lib/relay/engine/relay.engine.ts',
+    file: 'lib/relay/engine/catchup.reader.ts',
     edits: [
       {
-        find: '    const reservation = await this.budget.reserve(this.options.batchSize);\n',
-        replace: '    const reservation: Reservation = { events: this.options.batchSize };\n',
+        find: '    const reservation = await this.deps.budget.reserve(this.deps.batchSize);\n',
+        replace: '    const reservation: Reservation = { events: this.deps.batchSize };\n',
       },
     ],
     checks: ['simulation'],
