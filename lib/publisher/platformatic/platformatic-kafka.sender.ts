@@ -93,7 +93,8 @@ export class PlatformaticKafkaSender implements KafkaSender {
       await this.checkPartitions(producer, batches);
       // Its own retries of a request already sent (`retry`) cannot be stopped from here.
       throwIfSendAborted(signal);
-      await producer.send({ messages });
+      // `acks` per send: 1.35 does not read the producer's own and sends acks 1 without it.
+      await producer.send({ acks: -1, messages });
     } catch (error) {
       throw asKafkajsError(error);
     }
