@@ -1,8 +1,10 @@
 /* Relay benchmarks (`npm run bench -- relay`). Figures are printed; no timing is asserted, but
  * a lost, duplicated or still pending event fails the part.
- * 1. publisher level (Kafka only): KafkaPublisher vs the raw kafkajs producer, same messages,
- *    same batch size, same broker;
- *    then the relay core (RelayEngine + KafkaPublisher, no database) on the same messages;
+ * 1. publisher level (Kafka only): the raw kafkajs and @platformatic/kafka producers, then
+ *    KafkaPublisher with each client (`relay.kafka.client`), same messages, same batch size,
+ *    same broker; then the relay core (RelayEngine + KafkaPublisher, no database) with each
+ *    client on the same messages, as ratios to raw kafkajs (and to the client's own raw
+ *    producer). @platformatic/kafka is skipped, with the reason, where it cannot run;
  * 2. the relay, in its own process, draining a pre-filled outbox of 100k events (MongoDB +
  *    Kafka) vs the raw producer, with that process's peak RSS;
  * 3. end-to-end latency at 200 events/s, commit -> received by a consumer (an upper bound of
@@ -37,6 +39,8 @@ import type {
 } from '../lib/relay/ports/outbox-relay.store';
 import { relayCore as relayCoreOver } from '../test/relay/support/relay-core';
 import { KafkaPublisher, toKafkaMessage } from '../lib/publisher';
+import type { KafkaClientName } from '../lib/publisher/kafka/kafka.sender';
+import { loadPlatformaticKafka } from '../lib/publisher/platformatic/platformatic-kafka.loader';
 import type { DrainReport } from './relay-drain.child';
 import { handOverPause, partitionedDrain } from './relay-partitions.bench';
 import { eventSlot } from '../lib/events/event-slot';
@@ -118,33 +122,101 @@ export function line(label: string, value: string): void {
   process.stdout.write(`  ${label.padEnd(58)} ${value}\n`);
 }
 
-async function publisherLevel(ctx: BenchContext, kafka: Kafka): Promise<number> {
+/** The raw `@platformatic/kafka` producer on the same messages, batches and acks as kafkajs'. */
+async function rawPlatformaticRate(
+  ctx: BenchContext,
+  topic: string,
+  events: OutboxEventRecord[],
+): Promise<number> {
+  const { Producer, stringSerializers } = loadPlatformaticKafka();
+  const producer = new Producer<string, string, string, string>({
+    clientId: 'outbox-bench',
+    bootstrapBrokers: ctx.kafkaBrokers,
+    serializers: stringSerializers,
+    autocreateTopics: false,
+  });
+  // Connects and reads the topic, as kafkajs' connect() does before its clock starts.
+  await producer.metadata({ topics: [topic] });
+  const messages = events.map((event) => ({ topic, ...toKafkaMessage(event) }));
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < messages.length; i += BATCH) {
+    await producer.send({ acks: -1, messages: messages.slice(i, i + BATCH) });
+  }
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await producer.close();
+  return messages.length / seconds;
+}
+
+const CLIENT_LABEL: Record<KafkaClientName, string> = {
+  kafkajs: 'kafkajs',
+  platformatic: '@platformatic/kafka',
+};
+
+/** The clients this run measures: kafkajs, and @platformatic/kafka when it can run here. */
+function benchClients(): KafkaClientName[] {
+  try {
+    loadPlatformaticKafka();
+    return ['kafkajs', 'platformatic'];
+  } catch (error) {
+    line('@platformatic/kafka', `skipped: ${(error as Error).message}`);
+    return ['kafkajs'];
+  }
+}
+
+/** The raw producers' rates of this run (the publisher part), for the ratios of later parts. */
+const rawRates: Partial<Record<KafkaClientName, number>> = {};
+
+async function publisherLevel(ctx: BenchContext, kafka: Kafka): Promise<void> {
+  const clients = benchClients();
   const topic = `bench-pub-${suffix()}.Order`;
   await createTopic(kafka, topic);
   const events = Array.from({ length: eventCount(ctx) }, (_, i) => makeEvent(i));
-  const raw = await rawProducerRate(kafka, topic, events);
-  const publisher = new KafkaPublisher({ brokers: ctx.kafkaBrokers, topic: () => topic });
-  await publisher.connect();
-  const started = process.hrtime.bigint();
-  for (let i = 0; i < events.length; i += BATCH) {
-    const outcomes = await publisher.publish(events.slice(i, i + BATCH));
-    if (outcomes.some((o) => o.status !== 'ok')) throw new Error('publish failed during the bench');
+  rawRates.kafkajs = await rawProducerRate(kafka, topic, events);
+  if (clients.includes('platformatic')) {
+    rawRates.platformatic = await rawPlatformaticRate(ctx, topic, events);
   }
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  await publisher.disconnect();
-  const rate = events.length / seconds;
-  // Both wrote every event once into the same topic.
+  const rates: Partial<Record<KafkaClientName, number>> = {};
+  for (const client of clients) {
+    const publisher = new KafkaPublisher({
+      brokers: ctx.kafkaBrokers,
+      client,
+      topic: () => topic,
+    });
+    await publisher.connect();
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < events.length; i += BATCH) {
+      const outcomes = await publisher.publish(events.slice(i, i + BATCH));
+      if (outcomes.some((o) => o.status !== 'ok')) {
+        throw new Error(`publish with ${client} failed during the bench`);
+      }
+    }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    await publisher.disconnect();
+    rates[client] = events.length / seconds;
+  }
+  // Every producer wrote every event once into the same topic.
+  const sent = 2 * clients.length * events.length;
   const inKafka = await topicSize(kafka, topic);
+  const raw = rawRates.kafkajs;
   process.stdout.write('publisher level (Kafka only, no MongoDB involved):\n');
   line(
     `raw kafkajs sendBatch, ${events.length} msgs, batch ${BATCH}, acks -1`,
     `${raw.toFixed(0)} msg/s`,
   );
-  line('KafkaPublisher.publish, same messages and batch size', `${rate.toFixed(0)} msg/s`);
-  line('ratio KafkaPublisher / raw', (rate / raw).toFixed(2));
-  line('messages in Kafka / sent by both', `${inKafka} / ${2 * events.length}`);
-  check(inKafka >= 2 * events.length, `${2 * events.length - inKafka} messages lost`);
-  return raw;
+  if (rawRates.platformatic !== undefined) {
+    line(
+      'raw @platformatic/kafka send, same messages and batch size',
+      `${rawRates.platformatic.toFixed(0)} msg/s`,
+    );
+    line('ratio raw @platformatic/kafka / raw kafkajs', (rawRates.platformatic / raw).toFixed(2));
+  }
+  for (const client of clients) {
+    const rate = rates[client] as number;
+    line(`KafkaPublisher with ${CLIENT_LABEL[client]}, same messages`, `${rate.toFixed(0)} msg/s`);
+    line(`ratio KafkaPublisher (${CLIENT_LABEL[client]}) / raw kafkajs`, (rate / raw).toFixed(2));
+  }
+  line('messages in Kafka / sent by all', `${inKafka} / ${sent}`);
+  check(inKafka >= sent, `${sent - inKafka} messages lost`);
 }
 
 // ---------------------------------------------------------------- MongoDB-backed parts
@@ -353,11 +425,15 @@ class MarkOnlyStore implements OutboxRelayStore {
 }
 
 /** RelayEngine (lanes, batching, bookkeeping) + KafkaPublisher, no MongoDB: the relay's own cost. */
-async function relayCore(ctx: BenchContext, kafka: Kafka): Promise<number> {
+async function relayCore(
+  ctx: BenchContext,
+  kafka: Kafka,
+  client: KafkaClientName,
+): Promise<number> {
   const topic = `bench-core-${suffix()}.Order`;
   await createTopic(kafka, topic);
   const events = Array.from({ length: eventCount(ctx) }, (_, i) => makeEvent(i));
-  const publisher = new KafkaPublisher({ brokers: ctx.kafkaBrokers, topic: () => topic });
+  const publisher = new KafkaPublisher({ brokers: ctx.kafkaBrokers, client, topic: () => topic });
   await publisher.connect();
   const store = new MarkOnlyStore();
   const { engine, offer } = relayCoreOver(store, publisher, {
@@ -465,11 +541,9 @@ async function startUpWithRetryingAggregates(count: number): Promise<number> {
 const benchKafka = (ctx: BenchContext): Kafka =>
   new Kafka({ clientId: 'outbox-bench', brokers: ctx.kafkaBrokers, logLevel: logLevel.NOTHING });
 
-/** The raw producer's rate of this run (the publisher part), for the ratios of later parts. */
-let rawRate: number | undefined;
-
-function ratioToRaw(label: string, rate: number): void {
-  if (rawRate !== undefined) line(label, (rate / rawRate).toFixed(2));
+function ratioToRaw(label: string, rate: number, client: KafkaClientName = 'kafkajs'): void {
+  const raw = rawRates[client];
+  if (raw !== undefined) line(label, (rate / raw).toFixed(2));
 }
 
 export const parts: readonly BenchPart[] = [
@@ -489,19 +563,23 @@ export const parts: readonly BenchPart[] = [
     name: 'relay/publisher',
     needs: ['kafka'],
     run: async (ctx) => {
-      rawRate = await publisherLevel(ctx, benchKafka(ctx));
+      await publisherLevel(ctx, benchKafka(ctx));
     },
   },
   {
     name: 'relay/core',
     needs: ['kafka'],
     run: async (ctx) => {
-      const core = await relayCore(ctx, benchKafka(ctx));
-      line(
-        'relay core (engine + KafkaPublisher, no MongoDB), same messages',
-        `${core.toFixed(0)} ev/s`,
-      );
-      ratioToRaw('ratio relay core / raw kafkajs producer', core);
+      process.stdout.write('relay core (engine + KafkaPublisher, no MongoDB), same messages:\n');
+      for (const client of benchClients()) {
+        const label = CLIENT_LABEL[client];
+        const core = await relayCore(ctx, benchKafka(ctx), client);
+        line(`relay core with ${label}`, `${core.toFixed(0)} ev/s`);
+        ratioToRaw(`ratio relay core (${label}) / raw kafkajs`, core);
+        if (client !== 'kafkajs') {
+          ratioToRaw(`ratio relay core (${label}) / raw ${label}`, core, client);
+        }
+      }
     },
   },
   {

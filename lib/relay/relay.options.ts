@@ -71,6 +71,7 @@ const KAFKA_KEYS = {
   retry: true,
   idempotent: true,
   compression: true,
+  client: true,
 } as const satisfies OptionKeys<KafkaConnectionOptions>;
 const BACKOFF_KEYS = {
   initialMs: true,
@@ -112,6 +113,14 @@ function resolveKafka(check: OptionChecker, value: unknown): KafkaConnectionOpti
   at.bool('idempotent', kafka.idempotent, false);
   if (kafka.compression !== undefined) {
     at.oneOf('compression', kafka.compression, ['none', 'gzip'], 'Default: "none".');
+  }
+  if (kafka.client !== undefined) {
+    at.oneOf(
+      'client',
+      kafka.client,
+      ['kafkajs', 'platformatic'],
+      'Default: "kafkajs"; "platformatic" needs the @platformatic/kafka package installed.',
+    );
   }
   if (kafka.retry !== undefined && (kafka.retry === null || typeof kafka.retry !== 'object')) {
     at.fail(

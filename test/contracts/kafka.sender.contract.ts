@@ -22,6 +22,8 @@ export interface KafkaSenderFixture {
   unauthorizedTopic?: string;
   /** Makes the broker unreachable. */
   brokerDown?(): Promise<void>;
+  /** Another sender of the same client, whose only broker address nobody listens on. */
+  unreachable?(): Promise<KafkaSender>;
   close(): Promise<void>;
 }
 
@@ -43,6 +45,8 @@ export const KAFKA_SENDER_CASES = {
   brokerDown: 'an unreachable broker rejects, classified broker',
   missingPartition:
     'a message for a partition the topic does not have is never reported as stored (send rejects)',
+  unreachable:
+    'a sender whose brokers do not answer rejects connect, partitionCount and send, each classified broker',
 } as const;
 
 export type KafkaSenderCase = keyof typeof KAFKA_SENDER_CASES;
@@ -167,6 +171,21 @@ export function kafkaSenderContract(
         () => 'rejected',
       );
     expect(outcome).toBe('rejected');
+    expect(await f.stored(f.topic)).toEqual({});
+  });
+
+  test('unreachable', async () => {
+    const sender = await f.unreachable!();
+    try {
+      expect(classifyKafkaError(await rejection(sender.connect())).scope).toBe('broker');
+      expect(classifyKafkaError(await rejection(sender.partitionCount(f.topic))).scope).toBe(
+        'broker',
+      );
+      const error = await rejection(sender.send([{ topic: f.topic, messages: [message('x', 0)] }]));
+      expect(classifyKafkaError(error).scope).toBe('broker');
+    } finally {
+      await sender.disconnect();
+    }
     expect(await f.stored(f.topic)).toEqual({});
   });
 }

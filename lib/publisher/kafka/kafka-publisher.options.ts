@@ -1,5 +1,6 @@
 import type { KafkaConfig, RetryOptions } from 'kafkajs';
 import type { CloudEventSource } from '../kafka-message.mapper';
+import type { KafkaClientName } from './kafka.sender';
 import type { TopicRouter } from '../topic-name';
 
 /** Connection settings of the default publisher (a subset of kafkajs' `KafkaConfig`). */
@@ -28,6 +29,11 @@ export interface KafkaConnectionOptions {
   idempotent?: boolean;
   /** Default `none`. */
   compression?: 'none' | 'gzip';
+  /**
+   * The Kafka client that produces: `kafkajs` (default) or `platformatic` (`@platformatic/kafka`,
+   * an optional peer dependency: install it; Node.js >= 20.19.4, 22.22 for its 2.x).
+   */
+  client?: KafkaClientName;
 }
 
 export interface KafkaPublisherOptions extends KafkaConnectionOptions {

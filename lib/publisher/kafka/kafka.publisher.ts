@@ -18,7 +18,7 @@ import type { KafkaErrorClass } from './kafka-error.classifier';
 import { BrokerOutageLog } from './broker-outage.log';
 import { SendAbortedError } from './kafka.sender';
 import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
-import { KafkajsSender } from './kafkajs.sender';
+import { createKafkaSender } from './kafka-sender.factory';
 import { failedSendOutcome } from './kafka-send.outcome';
 import type { KafkaPublisherOptions } from './kafka-publisher.options';
 import { PublishCall } from './publish.call';
@@ -80,7 +80,7 @@ export class KafkaPublisher implements OutboxPublisher {
     private readonly now: () => number = Date.now,
   ) {
     this.route = createTopicRouter({ route: options.topic, prefix: options.topicPrefix });
-    this.sender = instrumentKafkaSender(sender ?? new KafkajsSender(options, this.logger), now);
+    this.sender = instrumentKafkaSender(sender ?? createKafkaSender(options, this.logger), now);
     this.outageLog = new BrokerOutageLog(this.logger, now);
   }
 

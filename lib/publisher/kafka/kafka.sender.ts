@@ -5,6 +5,9 @@ export interface PartitionedMessage extends OutboxKafkaMessage {
   partition?: number;
 }
 
+/** The client behind the relay's `KafkaSender` (`relay.kafka.client`). */
+export type KafkaClientName = 'kafkajs' | 'platformatic';
+
 /** Messages of one produce call, grouped by topic. */
 export interface TopicBatch {
   topic: string;

@@ -12,8 +12,11 @@ const quiet: LoggerService = {
   debug: () => undefined,
 };
 
+/** A broker address nobody listens on (connections are refused at once). */
+export const UNREACHABLE_BROKER = '127.0.0.1:1';
+
 /** What `topic` holds: each partition's `ce_id` headers in offset order. */
-async function storedOn(topic: string): Promise<Record<number, string[]>> {
+export async function storedOn(topic: string): Promise<Record<number, string[]>> {
   const admin = testKafka('outbox-contract-admin').admin();
   await admin.connect();
   let count = 0;
@@ -47,6 +50,18 @@ export async function kafkajsSenderFixture(): Promise<KafkaSenderFixture> {
     topic,
     missingTopic: uniqueName('contract-missing'),
     stored: storedOn,
+    unreachable: () =>
+      Promise.resolve(
+        new KafkajsSender(
+          {
+            brokers: [UNREACHABLE_BROKER],
+            clientId: 'outbox-contract',
+            connectionTimeout: 300,
+            retry: { retries: 1, initialRetryTime: 50, maxRetryTime: 100 },
+          },
+          quiet,
+        ),
+      ),
     close: async () => {
       const admin = testKafka('outbox-contract-admin').admin();
       await admin.connect();
