@@ -24,7 +24,8 @@ export type { TransactionalOptions } from './transaction';
 export { EmitsEvent, OutboxEmitter } from './events';
 export type { EmitsEventOptions, EventValue } from './events';
 export { KAFKA_HEADERS } from './common';
-export type { OutboxEventInput, OutboxEventRecord, OutboxEventStatus } from './common';
+export type { OutboxEventInput } from './common';
+export type { OutboxEventRecord, OutboxEventStatus } from './documents/outbox-event.document';
 
 // Relay and publishing
 export { OutboxRelay, OutboxRelayMetrics } from './relay';

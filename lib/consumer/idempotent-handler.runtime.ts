@@ -3,6 +3,8 @@ import type { mongo } from 'mongoose';
 import { describeError } from '../common/errors/describe-error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import type { ConsumerDeadLetterDocument } from '../documents/consumer-dead-letter.document';
+import type { ProcessedEventDocument } from '../documents/processed-event.document';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import type { ConsumeOutcome } from './consume.ports';
@@ -10,7 +12,6 @@ import { OutboxConsumerMetrics } from './consumer.metrics';
 import {
   ensureConsumerDeadLetterIndexes,
   MongoConsumerFailureStore,
-  type ConsumerDeadLetterDocument,
 } from './consumer-failure.store';
 import { ConsumerSink } from './consumer-sink';
 import { isProducerLike, ProducerDeadLetterPublisher } from './dead-letter.publisher';
@@ -28,7 +29,6 @@ import {
   ensureProcessedEventIndexes,
   hasProcessedUniqueIndex,
   MongoProcessedEventStore,
-  type ProcessedEventDocument,
 } from './processed-event.store';
 
 /**

@@ -1,18 +1,10 @@
 import type { ClientSession, mongo } from 'mongoose';
+import {
+  PROCESSED_TTL_INDEX,
+  PROCESSED_UNIQUE_INDEX,
+  type ProcessedEventDocument,
+} from '../documents/processed-event.document';
 import type { ProcessedEventStore } from './consume.ports';
-
-/** One `(consumer, eventId)` an `@IdempotentHandler` applied. Expires `processedRetentionSeconds` after `processedAt`. */
-export interface ProcessedEventDocument {
-  consumer: string;
-  eventId: string;
-  processedAt: Date;
-}
-
-/** The unique index the dedupe relies on. */
-export const PROCESSED_UNIQUE_INDEX = {
-  key: { consumer: 1, eventId: 1 },
-  name: 'consumer_1_eventId_1',
-};
 
 /**
  * Inserts processed records in the handler's transaction: the session is the runner's
@@ -48,21 +40,17 @@ export async function ensureProcessedEventIndexes(
   db: mongo.Db,
   retentionSeconds: number,
 ): Promise<void> {
-  await collection.createIndex(PROCESSED_UNIQUE_INDEX.key, {
-    unique: true,
-    name: PROCESSED_UNIQUE_INDEX.name,
-  });
+  const { key, ...unique } = PROCESSED_UNIQUE_INDEX;
+  await collection.createIndex(key, unique);
+  const ttl = { name: PROCESSED_TTL_INDEX.name, expireAfterSeconds: retentionSeconds };
   try {
-    await collection.createIndex(
-      { processedAt: 1 },
-      { expireAfterSeconds: retentionSeconds, name: 'processedAt_ttl' },
-    );
+    await collection.createIndex(PROCESSED_TTL_INDEX.key, ttl);
   } catch (error) {
     const code = (error as { code?: number }).code;
     if (code !== 85 && code !== 86) throw error;
     await db.command({
       collMod: collection.collectionName,
-      index: { name: 'processedAt_ttl', expireAfterSeconds: retentionSeconds },
+      index: ttl,
     });
   }
 }

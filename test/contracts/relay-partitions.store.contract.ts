@@ -1,6 +1,6 @@
-import type { OutboxEventRecord } from '../../lib/common/envelope';
+import type { OutboxEventRecord } from '../../lib/documents/outbox-event.document';
 import { eventSlot } from '../../lib/events/event-slot';
-import type { OutboxDoc } from '../../lib/relay/mongo/mongo-outbox-relay.store';
+import type { OutboxDoc } from '../../lib/documents/outbox-event.document';
 import { partitionOfSlot } from '../../lib/relay/ports/partition-layout';
 import type {
   RelayLayout,

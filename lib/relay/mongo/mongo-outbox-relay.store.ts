@@ -1,6 +1,7 @@
 import type { mongo } from 'mongoose';
-import type { OutboxEventRecord } from '../../common/envelope';
-import { AGGREGATE_ORDER } from '../ports/outbox-relay.store';
+import type { OutboxDeadLetter } from '../../documents/dead-letter.document';
+import { AGGREGATE_ORDER, SLOT_DRAIN_ORDER } from '../../documents/outbox-event.document';
+import type { OutboxDoc, OutboxEventRecord } from '../../documents/outbox-event.document';
 import type {
   AggregateRef,
   DeadLetterRecord,
@@ -15,35 +16,6 @@ import { eventSlot } from '../../events/event-slot';
 import type { SlotRange } from '../ports/partition-layout';
 import { stampMissingSlots } from './missing-slots';
 import { relayCollection } from './relay-collections';
-import { SLOT_DRAIN_ORDER } from './relay-indexes';
-
-/** One entry of an outbox document's `errorHistory` (the last 20 are kept). */
-export interface PublishErrorEntry {
-  at: Date;
-  attempt: number;
-  error: string;
-}
-
-/** The outbox document as the relay writes it: the event plus relay bookkeeping. */
-export type OutboxDoc = Omit<OutboxEventRecord, 'status'> & {
-  status: OutboxEventRecord['status'] | 'dead';
-  errorHistory?: PublishErrorEntry[];
-  /** The fencing number of the last relay leader that wrote this document. */
-  relayFence?: number;
-  /** Set with status `dead`, until the move to the dead-letter collection finishes. */
-  deadLetter?: DeadLetterRecord;
-};
-
-/** A document of the dead-letter collection. */
-export interface OutboxDeadLetter extends Omit<OutboxEventRecord, '_id' | 'status'> {
-  /** `_id` of the event in the outbox collection. */
-  outboxId: unknown;
-  reason: DeadLetterRecord['reason'];
-  attempts: number;
-  lastError: string;
-  errors: PublishErrorEntry[];
-  deadLetteredAt: Date;
-}
 
 const ERROR_HISTORY = 20;
 
@@ -318,7 +290,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
       lastError: _lastError,
       attempts: _attempts,
       ...rest
-    } = event as MarkedDead & { relayFence?: number };
+    } = event as MarkedDead & Pick<OutboxDoc, 'relayFence'>;
     const errors = [
       ...(errorHistory ?? []),
       { at: deadLetter.at, attempt: deadLetter.attempts, error: deadLetter.error },

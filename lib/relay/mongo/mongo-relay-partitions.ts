@@ -1,4 +1,5 @@
 import type { mongo } from 'mongoose';
+import type { OutboxDoc } from '../../documents/outbox-event.document';
 import { slotsOfPartition } from '../ports/partition-layout';
 import type {
   PartitionScope,
@@ -8,7 +9,6 @@ import type {
 import { stampMissingSlots } from './missing-slots';
 import { MongoChangeSource } from './mongo-change.source';
 import { MongoOutboxRelayStore } from './mongo-outbox-relay.store';
-import type { OutboxDoc } from './mongo-outbox-relay.store';
 import { MongoPartitionStateStore } from './mongo-partition-state.store';
 import { MongoRelayMembershipStore } from './mongo-relay-membership.store';
 import { MongoRelayStateStore } from './mongo-relay-state.store';
