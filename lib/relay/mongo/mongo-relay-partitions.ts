@@ -1,5 +1,7 @@
 import type { mongo } from 'mongoose';
 import type { OutboxDoc } from '../../documents/outbox-event.document';
+import { partitionedRelayIds } from '../../documents/relay-partitions.document';
+import type { PartitionedRelayIds } from '../../documents/relay-partitions.document';
 import { slotsOfPartition } from '../ports/partition-layout';
 import type {
   PartitionScope,
@@ -14,8 +16,6 @@ import { MongoRelayMembershipStore } from './mongo-relay-membership.store';
 import { MongoRelayStateStore } from './mongo-relay-state.store';
 import { relayCollection } from './relay-collections';
 import { RelayFencingGate } from './relay-fencing.gate';
-import { partitionedRelayIds } from './relay-partition-ids';
-import type { PartitionedRelayIds } from './relay-partition-ids';
 
 export interface MongoRelayPartitionsOptions {
   collections: { outbox: string; deadLetters: string; relayState: string };

@@ -1,18 +1,9 @@
 import { mongo } from 'mongoose';
+import { relayStateIds } from '../../documents/relay-state.document';
+import type { RelayStateDoc } from '../../documents/relay-state.document';
 import type { ResumeToken } from '../ports/change-source';
 import type { LeaseGrant, RelayStateStore, StoredCheckpoint } from '../ports/relay-state.store';
 import { relayCollection } from './relay-collections';
-import { relayStateIds } from './stored-checkpoint.reader';
-
-export interface StateDoc {
-  _id: string;
-  owner?: string;
-  fencing?: number;
-  expiresAt?: Date;
-  acquiredAt?: Date;
-  token?: unknown;
-  savedAt?: Date;
-}
 
 const DUPLICATE_KEY = 11000;
 
@@ -46,7 +37,7 @@ export async function insertUnlessPresent<T extends { _id: string }>(
  * exists, so nothing is written where another instance holds the document.
  */
 export class MongoRelayStateStore implements RelayStateStore {
-  protected readonly state: mongo.Collection<StateDoc>;
+  protected readonly state: mongo.Collection<RelayStateDoc>;
   protected readonly leaseId: string;
   private readonly checkpointId: string;
 
@@ -59,7 +50,7 @@ export class MongoRelayStateStore implements RelayStateStore {
     collection: string,
     relay: string | { lease: string; checkpoint: string },
   ) {
-    this.state = relayCollection<StateDoc>(db, collection);
+    this.state = relayCollection<RelayStateDoc>(db, collection);
     const ids = typeof relay === 'string' ? relayStateIds(relay) : relay;
     this.leaseId = ids.lease;
     this.checkpointId = ids.checkpoint;
@@ -149,13 +140,13 @@ export class MongoRelayStateStore implements RelayStateStore {
     return this.writeCheckpoint(fencing, { $set: { fencing, savedAt: at }, $unset: { token: '' } });
   }
 
-  private notNewerThan(fencing: number): mongo.Filter<StateDoc> {
+  private notNewerThan(fencing: number): mongo.Filter<RelayStateDoc> {
     return { $or: [{ fencing: { $lte: fencing } }, { fencing: { $exists: false } }] };
   }
 
   private async writeCheckpoint(
     fencing: number,
-    update: { $set: Partial<StateDoc>; $unset?: Record<string, ''> },
+    update: { $set: Partial<RelayStateDoc>; $unset?: Record<string, ''> },
   ): Promise<boolean> {
     const result = await this.state.updateOne(
       { _id: this.checkpointId, ...this.notNewerThan(fencing) },

@@ -1,14 +1,15 @@
 import type { mongo } from 'mongoose';
+import type {
+  FencingCounterDoc,
+  PartitionedRelayIds,
+} from '../../documents/relay-partitions.document';
+import type { RelayLeaseDoc } from '../../documents/relay-state.document';
 import { insertUnlessPresent } from './mongo-relay-state.store';
-import type { StateDoc } from './mongo-relay-state.store';
-import type { PartitionedRelayIds } from './relay-partition-ids';
 
 /** Who holds the single relay lease while a layout of several partitions is stored. */
 export const CLOSED_BY_LAYOUT = 'closed-by-partitioned-layout';
 /** Its expiry: never, for relays that only know the single lease (older versions). */
 const CLOSED_UNTIL = new Date('9999-12-31T00:00:00Z');
-
-type GateDoc = StateDoc & { value?: number; layoutGeneration?: number };
 
 /**
  * The global fencing counter, and the single relay lease as a gate between layouts.
@@ -20,7 +21,7 @@ type GateDoc = StateDoc & { value?: number; layoutGeneration?: number };
  */
 export class RelayFencingGate {
   constructor(
-    private readonly state: mongo.Collection<GateDoc>,
+    private readonly state: mongo.Collection<RelayLeaseDoc & FencingCounterDoc>,
     private readonly ids: PartitionedRelayIds,
   ) {}
 

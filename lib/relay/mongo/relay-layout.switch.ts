@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { mongo } from 'mongoose';
+import type {
+  PartitionedRelayIds,
+  RelayLayoutDoc,
+  SwitchClaim,
+} from '../../documents/relay-partitions.document';
+import type { RelayLeaseDoc } from '../../documents/relay-state.document';
 import type { RelayLayout } from '../ports/relay-partitions.store';
 import { insertUnlessPresent } from './mongo-relay-state.store';
-import type { StateDoc } from './mongo-relay-state.store';
 import { relayCollection } from './relay-collections';
 import type { RelayFencingGate } from './relay-fencing.gate';
-import type { PartitionedRelayIds } from './relay-partition-ids';
 
 /** Who holds a lease of the old layout that a layout switch closed. */
 export const CLOSED_BY_SWITCH = 'closed-by-layout-switch';
@@ -14,33 +18,8 @@ const CLOSED_UNTIL = new Date('9999-12-31T00:00:00Z');
 /** A claim older than this (server time) belongs to a switcher that died or stalled. */
 export const SWITCH_CLAIM_STALE_MS = 30_000;
 
-/** The claim of the instance that is switching the layout away from `generation`. */
-interface SwitchClaim {
-  token: string;
-  /** The server's time when it was claimed. */
-  at: Date;
-  partitions: number;
-}
-
-/**
- * `layout:<name>`. `generation: 0` without `partitions` stands for "no layout stored" (a
- * document that only carries a claim, or the count of claims); `claims` counts every claim
- * ever made on it, so a claim's number is above every earlier claim's.
- */
-export interface LayoutDoc {
-  _id: string;
-  partitions?: number;
-  generation: number;
-  switchedAt?: Date;
-  claims?: number;
-  switching?: SwitchClaim;
-}
-
-/** A lease document; `switchClaim`: the number of the claim whose switch closed it. */
-type LeaseDoc = StateDoc & { partition?: number; switchClaim?: number };
-
 /** The stored layout that `doc` describes (undefined: none stored). */
-export function storedLayout(doc: LayoutDoc | null): RelayLayout | undefined {
+export function storedLayout(doc: RelayLayoutDoc | null): RelayLayout | undefined {
   if (!doc || doc.generation === 0 || typeof doc.partitions !== 'number') return undefined;
   return { partitions: doc.partitions, generation: doc.generation };
 }
@@ -87,8 +66,8 @@ async function serverTime(db: mongo.Db): Promise<Date> {
  * that comes back finds its claim gone, and its step 3 fails.
  */
 export class RelayLayoutSwitch {
-  private readonly layouts: mongo.Collection<LayoutDoc>;
-  private readonly leaseDocs: mongo.Collection<LeaseDoc>;
+  private readonly layouts: mongo.Collection<RelayLayoutDoc>;
+  private readonly leaseDocs: mongo.Collection<RelayLeaseDoc>;
 
   constructor(
     private readonly db: mongo.Db,
@@ -97,8 +76,8 @@ export class RelayLayoutSwitch {
     private readonly gate: RelayFencingGate,
     private readonly staleMs: number = SWITCH_CLAIM_STALE_MS,
   ) {
-    this.layouts = relayCollection<LayoutDoc>(db, collection);
-    this.leaseDocs = relayCollection<LeaseDoc>(db, collection);
+    this.layouts = relayCollection<RelayLayoutDoc>(db, collection);
+    this.leaseDocs = relayCollection<RelayLeaseDoc>(db, collection);
   }
 
   /** The `_id`s of `layout`'s leases: the single relay lease for none stored or one partition. */
@@ -148,7 +127,7 @@ export class RelayLayoutSwitch {
    * Run with every read of the layout document: a stale claim is removed, and leases of the
    * stored layout that a claim no longer live left closed are reopened (expired).
    */
-  async repair(doc: LayoutDoc | null): Promise<void> {
+  async repair(doc: RelayLayoutDoc | null): Promise<void> {
     if (!doc || !doc.claims) return;
     const layout = storedLayout(doc);
     const live = doc.switching;
@@ -227,7 +206,7 @@ export class RelayLayoutSwitch {
       );
       if (result.matchedCount === 1) continue;
       // Never taken: create it closed. Present: valid (or closed by a newer claim): give up.
-      const doc: LeaseDoc = { _id: id, ...closed, acquiredAt: now };
+      const doc: RelayLeaseDoc = { _id: id, ...closed, acquiredAt: now };
       if (expected && expected.partitions > 1) doc.partition = partition;
       if (!(await insertUnlessPresent(this.leaseDocs, doc))) return false;
     }
