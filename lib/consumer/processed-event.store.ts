@@ -4,6 +4,7 @@ import {
   PROCESSED_UNIQUE_INDEX,
   type ProcessedEventDocument,
 } from '../documents/processed-event.document';
+import { ensureTtlIndex } from '../documents/ttl-index';
 import type { ProcessedEventStore } from './consume.ports';
 
 /**
@@ -42,17 +43,7 @@ export async function ensureProcessedEventIndexes(
 ): Promise<void> {
   const { key, ...unique } = PROCESSED_UNIQUE_INDEX;
   await collection.createIndex(key, unique);
-  const ttl = { name: PROCESSED_TTL_INDEX.name, expireAfterSeconds: retentionSeconds };
-  try {
-    await collection.createIndex(PROCESSED_TTL_INDEX.key, ttl);
-  } catch (error) {
-    const code = (error as { code?: number }).code;
-    if (code !== 85 && code !== 86) throw error;
-    await db.command({
-      collMod: collection.collectionName,
-      index: ttl,
-    });
-  }
+  await ensureTtlIndex(collection, db, PROCESSED_TTL_INDEX, retentionSeconds);
 }
 
 /**
@@ -75,14 +66,11 @@ export async function hasProcessedUniqueIndex(
     if ((error as { code?: number }).code === 26) return false;
     throw error;
   }
-  return indexes.some((index) => {
-    const fields = Object.keys(index.key).sort();
-    return (
-      index.unique === true &&
-      index.partialFilterExpression === undefined &&
-      fields.length === 2 &&
-      fields[0] === 'consumer' &&
-      fields[1] === 'eventId'
-    );
-  });
+  const fields = (key: object) => Object.keys(key).sort().join();
+  return indexes.some(
+    ({ key, unique, partialFilterExpression }) =>
+      unique === true &&
+      partialFilterExpression === undefined &&
+      fields(key) === fields(PROCESSED_UNIQUE_INDEX.key),
+  );
 }

@@ -2,8 +2,7 @@ import type { mongo } from 'mongoose';
 import type { DeadLetterReason, FailureEntry } from '../consumer/consume.ports';
 import type { DeadLetterCopy } from '../consumer/dead-letter.copy';
 
-/** Default of `collections.consumerDeadLetters`. */
-export const CONSUMER_DEAD_LETTERS_COLLECTION = 'outbox_consumer_dead_letters';
+export const CONSUMER_DEAD_LETTERS_COLLECTION = 'outbox_consumer_dead_letters'; // the option's default
 
 /**
  * One document of `collections.consumerDeadLetters` per `(consumer, eventId)` that failed (or
@@ -45,11 +44,7 @@ export interface ConsumerDeadLetterDocument extends DeadLetterCopy {
   expiresAt?: Date;
 }
 
-/**
- * The indexes of `collections.consumerDeadLetters`, in creation order: one record per
- * `(consumer, eventId)`, lookups by Kafka position, listing by status, replays in Kafka order,
- * and the TTL of abandoned failure counts.
- */
+/** One record per `(consumer, eventId)`; by Kafka position; by status; replays; failing TTL. */
 export const CONSUMER_DEAD_LETTER_INDEXES = [
   {
     key: { consumer: 1, eventId: 1 },

@@ -5,8 +5,7 @@ import type {
   PublishErrorEntry,
 } from './outbox-event.document';
 
-/** Default of `collections.deadLetters`. */
-export const DEAD_LETTERS_COLLECTION = 'outbox_dead_letters';
+export const DEAD_LETTERS_COLLECTION = 'outbox_dead_letters'; // the option's default
 
 /** A document of the dead-letter collection: the event as it was, and why the relay gave up. */
 export interface OutboxDeadLetter extends Omit<OutboxEventRecord, '_id' | 'status'> {

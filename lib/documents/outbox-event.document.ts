@@ -1,8 +1,7 @@
 import type { mongo, Types } from 'mongoose';
 import type { OutboxEventInput } from '../common/envelope';
 
-/** Default of `collections.outbox`. */
-export const OUTBOX_COLLECTION = 'outbox';
+export const OUTBOX_COLLECTION = 'outbox'; // the option's default
 
 /** Lifecycle of one outbox document. `pending` documents are never removed by cleanup. */
 export const OUTBOX_EVENT_STATUSES = ['pending', 'published'] as const;
@@ -64,19 +63,21 @@ export type OutboxDoc = Omit<OutboxEventRecord, 'status'> & {
   deadLetter?: DeadLetterRecord;
 };
 
+/** An event marked dead in the outbox, waiting to be copied to the dead-letter collection. */
+export type MarkedDead = OutboxEventRecord &
+  Required<Pick<OutboxDoc, 'deadLetter'>> &
+  Pick<OutboxDoc, 'errorHistory'>;
+
 /**
  * An aggregate's events in order: by `sequence` when the write side stamps one
  * (`aggregateSequence`: commit order), then by `_id` (insertion order within one process).
  */
 export const AGGREGATE_ORDER = { sequence: 1, _id: 1 } as const;
 
-/** The drain order of a relay partition's reads: slot first, one index range per partition. */
-export const SLOT_DRAIN_ORDER = {
-  slot: 1,
-  aggregateType: 1,
-  aggregateId: 1,
-  ...AGGREGATE_ORDER,
-} as const;
+/** The drain's order: aggregate by aggregate; a relay partition's: slot first (one index range). */
+export const BY_AGGREGATE = { aggregateType: 1, aggregateId: 1 } as const;
+export const DRAIN_ORDER = { ...BY_AGGREGATE, ...AGGREGATE_ORDER } as const;
+export const SLOT_DRAIN_ORDER = { slot: 1, ...DRAIN_ORDER } as const;
 
 /** The write side's index (the schema's, created with `createIndexes`). */
 export const OUTBOX_EVENT_ID_INDEX = {
@@ -87,37 +88,20 @@ export const OUTBOX_EVENT_ID_INDEX = {
 
 const PENDING = { status: 'pending' };
 const MARKED = { status: 'pending', nextAttemptAt: { $exists: true } };
+const partial = (key: Record<string, 1>, name: string, filter: object) =>
+  ({ key, name, partialFilterExpression: filter }) as const;
 
 /**
  * The relay's indexes: pending events by `_id` (sweep, stats), by aggregate (catch-up, drain),
- * marked events by aggregate (start-up) and the retention TTL on `publishedAt` (pending events
- * have none, so cleanup never removes them; `expireAfterSeconds` is the option's).
- *
- * With `partitions > 1`, also the partitions' slot-range reads (`slot`): pending events by slot
- * then aggregate (drain pages, counts), marked events by slot then aggregate (start-up). Both
- * are partial on `status: 'pending'`, so a published event leaves them.
+ * marked events by aggregate (start-up), the retention TTL on `publishedAt` (pending events have
+ * none, so cleanup never removes them). With `partitions > 1` only, the same by slot first (a
+ * partition's reads); partial on `status: 'pending'`, so a published event leaves them.
  */
 export const RELAY_OUTBOX_INDEXES = {
   pending: { key: { status: 1, _id: 1 }, name: 'outbox_relay_pending' },
-  aggregateOrder: {
-    key: { aggregateType: 1, aggregateId: 1, ...AGGREGATE_ORDER },
-    name: 'outbox_relay_aggregate_order',
-    partialFilterExpression: PENDING,
-  },
-  marked: {
-    key: { aggregateType: 1, aggregateId: 1 },
-    name: 'outbox_relay_marked',
-    partialFilterExpression: MARKED,
-  },
-  slotOrder: {
-    key: SLOT_DRAIN_ORDER,
-    name: 'outbox_relay_slot_order',
-    partialFilterExpression: PENDING,
-  },
-  slotMarked: {
-    key: { slot: 1, aggregateType: 1, aggregateId: 1 },
-    name: 'outbox_relay_slot_marked',
-    partialFilterExpression: MARKED,
-  },
+  aggregateOrder: partial(DRAIN_ORDER, 'outbox_relay_aggregate_order', PENDING),
+  marked: partial(BY_AGGREGATE, 'outbox_relay_marked', MARKED),
+  slotOrder: partial(SLOT_DRAIN_ORDER, 'outbox_relay_slot_order', PENDING),
+  slotMarked: partial({ slot: 1, ...BY_AGGREGATE }, 'outbox_relay_slot_marked', MARKED),
   retention: { key: { publishedAt: 1 }, name: 'outbox_relay_retention' },
 } as const satisfies Record<string, mongo.IndexDescription>;

@@ -1,7 +1,6 @@
 import type { mongo } from 'mongoose';
 
-/** Default of `collections.processedEvents`. */
-export const PROCESSED_EVENTS_COLLECTION = 'outbox_processed_events';
+export const PROCESSED_EVENTS_COLLECTION = 'outbox_processed_events'; // the option's default
 
 /** One `(consumer, eventId)` an `@IdempotentHandler` applied. Expires `processedRetentionSeconds` after `processedAt`. */
 export interface ProcessedEventDocument {
@@ -18,7 +17,4 @@ export const PROCESSED_UNIQUE_INDEX = {
 } as const satisfies mongo.IndexDescription;
 
 /** The TTL that bounds the collection (`expireAfterSeconds`: `processedRetentionSeconds`). */
-export const PROCESSED_TTL_INDEX = {
-  key: { processedAt: 1 },
-  name: 'processedAt_ttl',
-} as const satisfies mongo.IndexDescription;
+export const PROCESSED_TTL_INDEX = { key: { processedAt: 1 }, name: 'processedAt_ttl' } as const;

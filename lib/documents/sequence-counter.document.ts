@@ -1,9 +1,7 @@
-/** Default of `collections.sequences`. */
-export const SEQUENCES_COLLECTION = 'outbox_sequences';
+export const SEQUENCES_COLLECTION = 'outbox_sequences'; // the option's default
 
 /** One aggregate's counter (option `aggregateSequence`): `_id` is `<aggregateType>/<aggregateId>`. */
 export interface SequenceCounterDoc {
   _id: string;
-  /** The last sequence number drawn. */
-  sequence: number;
+  sequence: number; // the last one drawn
 }

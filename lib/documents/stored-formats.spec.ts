@@ -168,4 +168,31 @@ describe('stored formats', () => {
       { key: { expiresAt: 1 }, options: { expireAfterSeconds: 0, name: 'expiresAt_ttl' } },
     ]);
   });
+
+  it('updates a TTL index whose expiry changed in place (relay retention, processed records)', async () => {
+    const commands: unknown[] = [];
+    const db = { command: (command: unknown) => (commands.push(command), Promise.resolve({})) };
+    const conflicting = (name: string) =>
+      ({
+        collectionName: name,
+        db,
+        createIndex: (key: Record<string, unknown>) =>
+          'publishedAt' in key || 'processedAt' in key
+            ? Promise.reject(Object.assign(new Error('conflict'), { code: 85 }))
+            : Promise.resolve('ok'),
+      }) as unknown as mongo.Collection<any>;
+    await ensureRelayIndexes(conflicting('outbox'), conflicting('dl'), 3600, logger);
+    await ensureProcessedEventIndexes(
+      conflicting('outbox_processed_events'),
+      db as unknown as mongo.Db,
+      7200,
+    );
+    expect(commands).toEqual([
+      { collMod: 'outbox', index: { name: 'outbox_relay_retention', expireAfterSeconds: 3600 } },
+      {
+        collMod: 'outbox_processed_events',
+        index: { name: 'processedAt_ttl', expireAfterSeconds: 7200 },
+      },
+    ]);
+  });
 });

@@ -3,17 +3,13 @@ import type { StoredCheckpoint } from '../relay/ports/relay-state.store';
 import { slotsOfPartition } from '../relay/ports/partition-layout';
 import { relayCollection } from '../relay/mongo/relay-collections';
 import type { OutboxDoc } from '../documents/outbox-event.document';
-import { partitionedRelayIds } from '../documents/relay-partitions.document';
-import type { RelayLayoutDoc } from '../documents/relay-partitions.document';
-import type { RelayLeaseDoc } from '../documents/relay-state.document';
+import { partitionedRelayIds } from '../documents/relay-state.document';
+import type { RelayLayoutDoc, RelayLeaseDoc } from '../documents/relay-state.document';
 import { readStoredCheckpoints } from '../relay/mongo/stored-checkpoint.reader';
 
 /** A partition's lease as stored (expired or released ones included). */
-export interface StoredPartitionLease {
-  owner: string;
-  fencing?: number;
-  expiresAt: Date;
-}
+export type StoredPartitionLease = Required<Pick<RelayLeaseDoc, 'owner' | 'expiresAt'>> &
+  Pick<RelayLeaseDoc, 'fencing'>;
 
 /** What the database says of one partition of the stored layout. */
 export interface StoredPartition {

@@ -3,8 +3,6 @@ export { OutboxRelay } from './outbox.relay';
 export * from './relay.metrics';
 export type { RelayStatus, HeldDestination, StreamState, PartitionStatus } from './relay.status';
 export { POSITION_LOST_CODES } from './mongo/mongo-change.source';
-export type { OutboxDeadLetter } from '../documents/dead-letter.document';
-export type { PublishErrorEntry } from '../documents/outbox-event.document';
 export type {
   AggregateRef,
   DeadLetterRecord,

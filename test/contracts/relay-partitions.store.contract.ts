@@ -1,6 +1,5 @@
-import type { OutboxEventRecord } from '../../lib/documents/outbox-event.document';
+import type { OutboxEventRecord, OutboxDoc } from '../../lib/documents/outbox-event.document';
 import { eventSlot } from '../../lib/events/event-slot';
-import type { OutboxDoc } from '../../lib/documents/outbox-event.document';
 import { partitionOfSlot } from '../../lib/relay/ports/partition-layout';
 import type {
   RelayLayout,

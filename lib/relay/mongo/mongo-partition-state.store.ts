@@ -1,5 +1,5 @@
 import type { mongo } from 'mongoose';
-import type { PartitionedRelayIds } from '../../documents/relay-partitions.document';
+import type { PartitionedRelayIds } from '../../documents/relay-state.document';
 import type { LeaseGrant } from '../ports/relay-state.store';
 import { insertUnlessPresent, MongoRelayStateStore } from './mongo-relay-state.store';
 import type { RelayFencingGate } from './relay-fencing.gate';

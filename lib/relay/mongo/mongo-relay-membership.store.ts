@@ -1,10 +1,11 @@
 import { mongo } from 'mongoose';
+import { CLOSED_BY_LAYOUT } from '../../documents/relay-state.document';
 import type {
   PartitionedRelayIds,
   RelayLayoutDoc,
+  RelayLeaseDoc,
   RelayMemberDoc,
-} from '../../documents/relay-partitions.document';
-import type { RelayLeaseDoc } from '../../documents/relay-state.document';
+} from '../../documents/relay-state.document';
 import type {
   PartitionLease,
   RelayLayout,
@@ -12,7 +13,7 @@ import type {
   RelayMembershipStore,
 } from '../ports/relay-partitions.store';
 import { relayCollection } from './relay-collections';
-import { CLOSED_BY_LAYOUT, RelayFencingGate } from './relay-fencing.gate';
+import { RelayFencingGate } from './relay-fencing.gate';
 import { RelayLayoutSwitch, SWITCH_CLAIM_STALE_MS, storedLayout } from './relay-layout.switch';
 
 function escapeRegExp(text: string): string {
@@ -111,22 +112,7 @@ export class MongoRelayMembershipStore implements RelayMembershipStore {
    * partitions (its own count; `partitions` is not needed then) that were ever taken.
    */
   async leases(layout: RelayLayout | undefined, _partitions: number): Promise<PartitionLease[]> {
-    if (!layout || layout.partitions === 1) {
-      const single = await this.leaseDocs.findOne({ _id: this.ids.single.lease });
-      if (!single || single.owner === undefined || typeof single.fencing !== 'number') return [];
-      return [
-        {
-          partition: 0,
-          owner: single.owner,
-          fencing: single.fencing,
-          expiresAt: single.expiresAt ?? new Date(0),
-        },
-      ];
-    }
-    const ids = Array.from(
-      { length: layout.partitions },
-      (_, p) => this.ids.partition(layout.generation, p).lease,
-    );
+    const ids = this.switcher.leaseIds(layout); // the single lease has no `partition`: index 0
     const docs = await this.leaseDocs.find({ _id: { $in: ids } }).toArray();
     return docs
       .filter((doc) => typeof doc.fencing === 'number' && doc.owner !== undefined)

@@ -1,7 +1,7 @@
 import type { mongo } from 'mongoose';
 import type { OutboxDoc } from '../../documents/outbox-event.document';
-import { partitionedRelayIds } from '../../documents/relay-partitions.document';
-import type { PartitionedRelayIds } from '../../documents/relay-partitions.document';
+import { partitionedRelayIds } from '../../documents/relay-state.document';
+import type { PartitionedRelayIds } from '../../documents/relay-state.document';
 import { slotsOfPartition } from '../ports/partition-layout';
 import type {
   PartitionScope,

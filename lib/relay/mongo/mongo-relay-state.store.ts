@@ -1,15 +1,8 @@
 import { mongo } from 'mongoose';
-import { relayStateIds } from '../../documents/relay-state.document';
-import type { RelayStateDoc } from '../../documents/relay-state.document';
+import { relayStateIds, type RelayStateDoc } from '../../documents/relay-state.document';
 import type { ResumeToken } from '../ports/change-source';
 import type { LeaseGrant, RelayStateStore, StoredCheckpoint } from '../ports/relay-state.store';
-import { relayCollection } from './relay-collections';
-
-const DUPLICATE_KEY = 11000;
-
-export function isDuplicateKey(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === DUPLICATE_KEY;
-}
+import { relayCollection, serverTime } from './relay-collections';
 
 /**
  * Inserts `doc` unless a document with its `_id` exists; false when one does. With an update
@@ -25,7 +18,7 @@ export async function insertUnlessPresent<T extends { _id: string }>(
     await collection.insertOne(doc as mongo.OptionalUnlessRequiredId<T>);
     return true;
   } catch (error) {
-    if (isDuplicateKey(error)) return false;
+    if ((error as { code?: unknown } | null)?.code === 11000) return false; // duplicate key
     throw error;
   }
 }
@@ -56,19 +49,9 @@ export class MongoRelayStateStore implements RelayStateStore {
     this.checkpointId = ids.checkpoint;
   }
 
-  /**
-   * `hello.localTime` of the primary: "the local server time in UTC"
-   * (https://www.mongodb.com/docs/manual/reference/command/hello/#mongodb-data-hello.localTime).
-   */
-  async serverTime(): Promise<Date> {
-    const hello = await this.db.command(
-      { hello: 1 },
-      { readPreference: mongo.ReadPreference.primary },
-    );
-    const time = hello.localTime as unknown;
-    if (!(time instanceof Date))
-      throw new Error('the server did not report its time (hello.localTime)');
-    return time;
+  /** The primary's clock (`serverTime`). */
+  serverTime(): Promise<Date> {
+    return serverTime(this.db);
   }
 
   async acquireLease(

@@ -1,12 +1,9 @@
 import type { mongo } from 'mongoose';
 import { DEAD_LETTER_EVENT_ID_INDEX } from '../../documents/dead-letter.document';
 import type { OutboxDeadLetter } from '../../documents/dead-letter.document';
-import { RELAY_OUTBOX_INDEXES } from '../../documents/outbox-event.document';
-import type { OutboxDoc } from '../../documents/outbox-event.document';
+import { RELAY_OUTBOX_INDEXES, type OutboxDoc } from '../../documents/outbox-event.document';
+import { ensureTtlIndex } from '../../documents/ttl-index';
 import type { RelayLogger } from '../ports/relay-logger';
-
-const INDEX_OPTIONS_CONFLICT = 85;
-const INDEX_KEY_SPECS_CONFLICT = 86;
 
 /**
  * Creates the relay's indexes (`RELAY_OUTBOX_INDEXES`, the slot ones only with `partitions > 1`,
@@ -20,23 +17,14 @@ export async function ensureRelayIndexes(
   logger: RelayLogger,
   partitions = 1,
 ): Promise<void> {
-  const { pending, aggregateOrder, marked, slotOrder, slotMarked, retention } =
-    RELAY_OUTBOX_INDEXES;
-  const indexes: Array<[string, () => Promise<unknown>]> = [
-    ...[pending, aggregateOrder, marked, ...(partitions > 1 ? [slotOrder, slotMarked] : [])].map(
-      ({ key, ...options }): [string, () => Promise<unknown>] => [
-        options.name,
-        () => outbox.createIndex(key, options),
-      ],
-    ),
-    [retention.name, () => ensureRetentionIndex(outbox, retentionSeconds)],
-    [
-      DEAD_LETTER_EVENT_ID_INDEX.name,
-      () => {
-        const { key, ...options } = DEAD_LETTER_EVENT_ID_INDEX;
-        return deadLetters.createIndex(key, options);
-      },
-    ],
+  const { slotOrder, slotMarked, retention, ...always } = RELAY_OUTBOX_INDEXES;
+  const plain = [...Object.values(always), ...(partitions > 1 ? [slotOrder, slotMarked] : [])];
+  const create = (on: mongo.Collection<any>, { key, ...options }: mongo.IndexDescription) =>
+    [options.name as string, () => on.createIndex(key, options)] as const;
+  const indexes = [
+    ...plain.map((index) => create(outbox, index)),
+    [retention.name, () => ensureTtlIndex(outbox, outbox.db, retention, retentionSeconds)] as const,
+    create(deadLetters, DEAD_LETTER_EVENT_ID_INDEX),
   ];
   for (const [name, create] of indexes) {
     try {
@@ -47,23 +35,5 @@ export async function ensureRelayIndexes(
           (name === retention.name ? ', and published events are not cleaned up.' : '.'),
       );
     }
-  }
-}
-
-async function ensureRetentionIndex(
-  outbox: mongo.Collection<OutboxDoc>,
-  retentionSeconds: number,
-): Promise<void> {
-  const { key, name } = RELAY_OUTBOX_INDEXES.retention;
-  try {
-    await outbox.createIndex(key, { name, expireAfterSeconds: retentionSeconds });
-  } catch (error) {
-    const code = (error as { code?: unknown } | null)?.code;
-    if (code !== INDEX_OPTIONS_CONFLICT && code !== INDEX_KEY_SPECS_CONFLICT) throw error;
-    // The retention changed since the index was created: update it in place.
-    await outbox.db.command({
-      collMod: outbox.collectionName,
-      index: { name, expireAfterSeconds: retentionSeconds },
-    });
   }
 }

@@ -1,20 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { mongo } from 'mongoose';
+import type { mongo } from 'mongoose';
+import { CLOSED_BY_SWITCH, LEASE_CLOSED_UNTIL } from '../../documents/relay-state.document';
 import type {
   PartitionedRelayIds,
   RelayLayoutDoc,
+  RelayLeaseDoc,
   SwitchClaim,
-} from '../../documents/relay-partitions.document';
-import type { RelayLeaseDoc } from '../../documents/relay-state.document';
+} from '../../documents/relay-state.document';
 import type { RelayLayout } from '../ports/relay-partitions.store';
 import { insertUnlessPresent } from './mongo-relay-state.store';
-import { relayCollection } from './relay-collections';
+import { relayCollection, serverTime } from './relay-collections';
 import type { RelayFencingGate } from './relay-fencing.gate';
 
-/** Who holds a lease of the old layout that a layout switch closed. */
-export const CLOSED_BY_SWITCH = 'closed-by-layout-switch';
-/** Until when: never, for relays of the old layout (and of versions that know no layouts). */
-const CLOSED_UNTIL = new Date('9999-12-31T00:00:00Z');
 /** A claim older than this (server time) belongs to a switcher that died or stalled. */
 export const SWITCH_CLAIM_STALE_MS = 30_000;
 
@@ -22,20 +19,6 @@ export const SWITCH_CLAIM_STALE_MS = 30_000;
 export function storedLayout(doc: RelayLayoutDoc | null): RelayLayout | undefined {
   if (!doc || doc.generation === 0 || typeof doc.partitions !== 'number') return undefined;
   return { partitions: doc.partitions, generation: doc.generation };
-}
-
-/**
- * `hello.localTime` of the primary: "the local server time in UTC"
- * (https://www.mongodb.com/docs/manual/reference/command/hello/#mongodb-data-hello.localTime).
- * Read before the writes that compare with it, so it is never later than the server's time
- * when they apply: a lease counted as expired at it is expired then too.
- */
-async function serverTime(db: mongo.Db): Promise<Date> {
-  const hello = await db.command({ hello: 1 }, { readPreference: mongo.ReadPreference.primary });
-  const time = hello.localTime as unknown;
-  if (!(time instanceof Date))
-    throw new Error('the server did not report its time (hello.localTime)');
-  return time;
 }
 
 /**
@@ -188,7 +171,7 @@ export class RelayLayoutSwitch {
     for (const [partition, id] of this.leaseIds(expected).entries()) {
       const closed = {
         owner: CLOSED_BY_SWITCH,
-        expiresAt: CLOSED_UNTIL,
+        expiresAt: LEASE_CLOSED_UNTIL,
         fencing: await this.gate.next(),
         switchClaim: claim,
       };

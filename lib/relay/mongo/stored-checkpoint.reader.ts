@@ -1,7 +1,6 @@
 import type { mongo } from 'mongoose';
 import type { StoredCheckpoint } from '../ports/relay-state.store';
-import { relayStateIds } from '../../documents/relay-state.document';
-import type { RelayCheckpointDoc } from '../../documents/relay-state.document';
+import { relayStateIds, type RelayCheckpointDoc } from '../../documents/relay-state.document';
 import { relayCollection } from './relay-collections';
 
 /**

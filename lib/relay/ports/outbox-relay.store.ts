@@ -1,11 +1,10 @@
 import type {
   DeadLetterRecord,
-  OutboxDoc,
+  MarkedDead,
   OutboxEventRecord,
 } from '../../documents/outbox-event.document';
 
-export { AGGREGATE_ORDER } from '../../documents/outbox-event.document';
-export type { DeadLetterRecord } from '../../documents/outbox-event.document';
+export type { DeadLetterRecord, MarkedDead } from '../../documents/outbox-event.document';
 
 /** An outbox document without its body (`payload`, `headers`). */
 export type PendingState = Omit<OutboxEventRecord, 'payload' | 'headers'>;
@@ -31,11 +30,6 @@ export interface FailureRecord {
   error: string;
   at: Date;
 }
-
-/** An event marked dead in the outbox, waiting to be copied to the dead-letter collection. */
-export type MarkedDead = OutboxEventRecord &
-  Required<Pick<OutboxDoc, 'deadLetter'>> &
-  Pick<OutboxDoc, 'errorHistory'>;
 
 /** An event the sweep looks at: pending for too long, not waiting for a retry. */
 export interface StaleEvent extends AggregateRef {
