@@ -3,8 +3,9 @@ import type { ClientSession } from 'mongoose';
 import type { NewOutboxEvent } from '../documents/outbox-event.document';
 import { getOutboxEventModel } from '../documents/outbox-event.schema';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OUTBOX_EVENTS_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
+import type { OutboxStorageOptions } from '../common/outbox-storage.options';
+import type { OutboxEventsOptions } from './outbox-events.options';
 import { AggregateSequencer } from './aggregate-sequencer';
 import { eventSlot } from './event-slot';
 
@@ -40,7 +41,8 @@ export const OUTBOX_EVENT_WRITER = Symbol('outbox:event_writer');
 export class MongooseOutboxEventWriter implements OutboxEventWriter {
   constructor(
     private readonly host: OutboxConnectionHost,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_EVENTS_OPTIONS) private readonly options: OutboxEventsOptions,
+    @Inject(OUTBOX_STORAGE_OPTIONS) private readonly storage: OutboxStorageOptions,
   ) {}
 
   async insert(events: NewOutboxEvent[], session: ClientSession): Promise<void> {
@@ -67,11 +69,11 @@ export class MongooseOutboxEventWriter implements OutboxEventWriter {
   private sequencer(): AggregateSequencer {
     return (this.sequencerInstance ??= new AggregateSequencer(
       this.host.connection,
-      this.options.collections.sequences,
+      this.storage.collections.sequences,
     ));
   }
 
   private model() {
-    return getOutboxEventModel(this.host.connection, this.options.collections.outbox);
+    return getOutboxEventModel(this.host.connection, this.storage.collections.outbox);
   }
 }

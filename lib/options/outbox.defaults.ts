@@ -1,20 +1,4 @@
-import { CONSUMER_DEAD_LETTERS_COLLECTION } from '../documents/consumer-dead-letter.document';
-import { DEAD_LETTERS_COLLECTION } from '../documents/dead-letter.document';
-import { OUTBOX_COLLECTION } from '../documents/outbox-event.document';
-import { PROCESSED_EVENTS_COLLECTION } from '../documents/processed-event.document';
-import { RELAY_STATE_COLLECTION } from '../documents/relay-state.document';
-import { SEQUENCES_COLLECTION } from '../documents/sequence-counter.document';
-import type { OutboxCollections } from './outbox-options.interface';
-
-/** Default collection names (each declared with its document, in lib/documents). */
-export const OUTBOX_DEFAULT_COLLECTIONS: Readonly<Required<OutboxCollections>> = Object.freeze({
-  outbox: OUTBOX_COLLECTION,
-  deadLetters: DEAD_LETTERS_COLLECTION,
-  relayState: RELAY_STATE_COLLECTION,
-  processedEvents: PROCESSED_EVENTS_COLLECTION,
-  consumerDeadLetters: CONSUMER_DEAD_LETTERS_COLLECTION,
-  sequences: SEQUENCES_COLLECTION,
-});
+export { OUTBOX_DEFAULT_COLLECTIONS } from '../common/outbox-storage.options';
 
 /** Defaults of the top-level options (relay and consumer defaults live in their own folders). */
 export const OUTBOX_DEFAULTS = Object.freeze({
