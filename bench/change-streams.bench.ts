@@ -10,7 +10,7 @@
  * every insert fails the part (after the other stream counts ran). */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mongo as driver } from 'mongoose';
-import type { OutboxEventRecord } from '../lib/common/envelope';
+import type { OutboxEventRecord } from '../lib/documents/outbox-event.document';
 import { partitionOfSlot, slotsOfPartition } from '../lib/relay/ports/partition-layout';
 import type { ChangeCursor } from '../lib/relay/ports/change-source';
 import { MongoChangeSource } from '../lib/relay/mongo/mongo-change.source';

@@ -14,7 +14,7 @@ import { Schema } from 'mongoose';
 import type { Connection, Model } from 'mongoose';
 import { v7 as uuidv7 } from 'uuid';
 import { EmitsEvent, OutboxModule } from '../lib';
-import { getOutboxEventModel } from '../lib/events/outbox-event.schema';
+import { getOutboxEventModel } from '../lib/documents/outbox-event.schema';
 import { check } from './bench-part';
 import type { BenchContext, BenchPart } from './bench-part';
 

@@ -24,16 +24,20 @@ export type { TransactionalOptions } from './transaction';
 export { EmitsEvent, OutboxEmitter } from './events';
 export type { EmitsEventOptions, EventValue } from './events';
 export { KAFKA_HEADERS } from './common';
-export type { OutboxEventInput, OutboxEventRecord, OutboxEventStatus } from './common';
+export type { OutboxEventInput } from './common';
+export type { OutboxDeadLetter } from './documents/dead-letter.document';
+export type {
+  OutboxEventRecord,
+  OutboxEventStatus,
+  PublishErrorEntry,
+} from './documents/outbox-event.document';
 
 // Relay and publishing
 export { OutboxRelay, OutboxRelayMetrics } from './relay';
 export type {
   HeldDestination,
-  OutboxDeadLetter,
   OutboxRelayMetricsSnapshot,
   PartitionStatus,
-  PublishErrorEntry,
   RelayBackoffOptions,
   RelayCheckpointOptions,
   RelayLeaseOptions,

@@ -2,11 +2,11 @@ import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
-import type { ConsumerDeadLetterDocument } from '../consumer/consumer-failure.store';
+import type { ConsumerDeadLetterDocument } from '../documents/consumer-dead-letter.document';
 import { KAFKA_HEADERS } from '../common/envelope';
 import { OutboxConsumerDeadLetters } from '../operations/outbox-consumer-dead-letters.service';
 import { OutboxDeadLetters } from '../operations/outbox-dead-letters.service';
-import type { OutboxDeadLetter } from '../relay/mongo/mongo-outbox-relay.store';
+import type { OutboxDeadLetter } from '../documents/dead-letter.document';
 import { OutboxModule } from '../outbox.module';
 import type { DeadLettersCommand } from './cli.args';
 

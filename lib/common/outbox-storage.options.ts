@@ -1,5 +1,11 @@
 import type { OptionChecker } from './options/option.checker';
 import { showOption } from './options/option.checker';
+import { CONSUMER_DEAD_LETTERS_COLLECTION } from '../documents/consumer-dead-letter.document';
+import { DEAD_LETTERS_COLLECTION } from '../documents/dead-letter.document';
+import { OUTBOX_COLLECTION } from '../documents/outbox-event.document';
+import { PROCESSED_EVENTS_COLLECTION } from '../documents/processed-event.document';
+import { RELAY_STATE_COLLECTION } from '../documents/relay-state.document';
+import { SEQUENCES_COLLECTION } from '../documents/sequence-counter.document';
 
 /** Collection names used by the library. Every name can be changed; defaults below. */
 export interface OutboxCollections {
@@ -27,14 +33,14 @@ export interface OutboxStorageOptions {
   createIndexes: boolean;
 }
 
-/** Default collection names. */
+/** Default collection names (each declared with its document, in lib/documents). */
 export const OUTBOX_DEFAULT_COLLECTIONS: Readonly<Required<OutboxCollections>> = Object.freeze({
-  outbox: 'outbox',
-  deadLetters: 'outbox_dead_letters',
-  relayState: 'outbox_relay_state',
-  processedEvents: 'outbox_processed_events',
-  consumerDeadLetters: 'outbox_consumer_dead_letters',
-  sequences: 'outbox_sequences',
+  outbox: OUTBOX_COLLECTION,
+  deadLetters: DEAD_LETTERS_COLLECTION,
+  relayState: RELAY_STATE_COLLECTION,
+  processedEvents: PROCESSED_EVENTS_COLLECTION,
+  consumerDeadLetters: CONSUMER_DEAD_LETTERS_COLLECTION,
+  sequences: SEQUENCES_COLLECTION,
 });
 
 /** Bytes; MongoDB allows 255 for `<db>.<collection>`, leave room for the database name. */

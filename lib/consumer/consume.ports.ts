@@ -1,4 +1,5 @@
 import type { ClientSession } from 'mongoose';
+import type { PublishErrorEntry } from '../documents/outbox-event.document';
 import type { ConsumedMessage } from './consumed-message';
 import type { BadPayloadReason } from './payload.decoder';
 
@@ -11,14 +12,11 @@ import type { BadPayloadReason } from './payload.decoder';
 export type DeadLetterReason =
   BadPayloadReason | 'missing-event-id' | 'invalid-event-id' | 'max-failures' | 'unrecoverable';
 
-/** One failure of one event, as stored in a dead letter's `errors` (same shape as the relay's). */
-export interface FailureEntry {
-  at: Date;
-  /** 1, 2, ...: the failure's number (0 for a message refused before any attempt). */
-  attempt: number;
-  /** `Name: message`, at most 2000 characters. */
-  error: string;
-}
+/**
+ * One failure of one event, as stored in a dead letter's `errors`: the relay's entry, whose
+ * `attempt` is 0 for a message refused before any attempt.
+ */
+export type FailureEntry = PublishErrorEntry;
 
 /** A message the consumer gives up on. */
 export interface DeadLetter {

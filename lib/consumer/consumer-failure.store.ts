@@ -1,53 +1,16 @@
 import type { mongo } from 'mongoose';
+import {
+  CONSUMER_DEAD_LETTER_INDEXES,
+  type ConsumerDeadLetterDocument,
+} from '../documents/consumer-dead-letter.document';
 import type { ConsumedMessage } from './consumed-message';
 import {
   isDuplicateKeyError,
   type ConsumerFailureStore,
   type DeadLetter,
-  type DeadLetterReason,
   type FailureEntry,
 } from './consume.ports';
-import { deadLetterCopy, type DeadLetterCopy } from './dead-letter.copy';
-
-/**
- * One document of `collections.consumerDeadLetters` per `(consumer, eventId)` that failed (or
- * per message without a usable event id). It has the shape of the relay's dead letters
- * (`eventId`, `reason`, `attempts`, `lastError`, `errors: [{ at, attempt, error }]`,
- * `deadLetteredAt`) plus what is needed to apply the message later: the consumer, where it was
- * (`topic`, `partition`, `offset`), its key, headers and value (or a truncated copy of the value,
- * with its size and SHA-256), and what happened to the copy sent to a dead-letter topic.
- *
- * `status: 'failing'` documents count the failures of an event still being retried; they expire
- * with `expiresAt` and are removed when the event then succeeds. `status: 'dead'` documents are
- * the dead letters, kept until someone removes them: list them with `{ status: 'dead' }`.
- */
-export interface ConsumerDeadLetterDocument extends DeadLetterCopy {
-  consumer: string;
-  eventId: string | null;
-  status: 'failing' | 'dead';
-  /** Set once dead-lettered. */
-  reason?: DeadLetterReason;
-  attempts: number;
-  lastError: string;
-  /** The most recent failures (`consumer.errorHistoryLimit`), oldest first. */
-  errors: FailureEntry[];
-  deadLetteredAt?: Date;
-  topic: string;
-  partition: number;
-  offset: string;
-  /**
-   * The offset as a sortable text (`offsetSortKey`): replays sort on it, since the offset's own
-   * text sorts "102" before "98". Missing on letters of versions before it, until a requeue adds it.
-   */
-  offsetKey?: string;
-  timestamp?: string;
-  /** The copy sent to the dead-letter topic, when one is configured. */
-  topicCopy?: { topic: string; published: boolean; error?: string };
-  firstFailedAt: Date;
-  lastFailedAt: Date;
-  /** Only on `failing` documents: when an abandoned failure count is removed (first failure + `processedRetentionSeconds`). */
-  expiresAt?: Date;
-}
+import { deadLetterCopy } from './dead-letter.copy';
 
 /** Digits of the largest Kafka offset (an int64: 9223372036854775807), plus one. */
 const OFFSET_KEY_DIGITS = 20;
@@ -71,28 +34,9 @@ export interface ConsumerFailureStoreOptions {
 export async function ensureConsumerDeadLetterIndexes(
   collection: mongo.Collection<ConsumerDeadLetterDocument>,
 ): Promise<void> {
-  await collection.createIndex(
-    { consumer: 1, eventId: 1 },
-    {
-      unique: true,
-      name: 'consumer_1_eventId_1',
-      partialFilterExpression: { eventId: { $type: 'string' } },
-    },
-  );
-  await collection.createIndex(
-    { consumer: 1, topic: 1, partition: 1, offset: 1 },
-    { name: 'consumer_1_topic_1_partition_1_offset_1' },
-  );
-  await collection.createIndex(
-    { status: 1, deadLetteredAt: 1 },
-    { name: 'status_1_deadLetteredAt_1' },
-  );
-  // Replays page through a consumer's dead letters in Kafka order.
-  await collection.createIndex(
-    { topic: 1, partition: 1, offsetKey: 1, _id: 1 },
-    { name: 'topic_1_partition_1_offsetKey_1__id_1' },
-  );
-  await collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expiresAt_ttl' });
+  for (const { key, ...options } of CONSUMER_DEAD_LETTER_INDEXES) {
+    await collection.createIndex(key, options);
+  }
 }
 
 /**

@@ -4,13 +4,14 @@ import { describeError } from '../common/errors/describe-error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_CONSUMER_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
+import type { ConsumerDeadLetterDocument } from '../documents/consumer-dead-letter.document';
+import type { ProcessedEventDocument } from '../documents/processed-event.document';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import type { ConsumeOutcome } from './consume.ports';
 import { OutboxConsumerMetrics } from './consumer.metrics';
 import {
   ensureConsumerDeadLetterIndexes,
   MongoConsumerFailureStore,
-  type ConsumerDeadLetterDocument,
 } from './consumer-failure.store';
 import { ConsumerSink } from './consumer-sink';
 import { isProducerLike, ProducerDeadLetterPublisher } from './dead-letter.publisher';
@@ -29,7 +30,6 @@ import {
   ensureProcessedEventIndexes,
   hasProcessedUniqueIndex,
   MongoProcessedEventStore,
-  type ProcessedEventDocument,
 } from './processed-event.store';
 
 /**

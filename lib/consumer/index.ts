@@ -9,9 +9,9 @@ export type {
 } from './payload.validator';
 export { DEFAULT_DTO_VALIDATOR_OPTIONS } from './payload.validator';
 export type { DeadLetterReason, FailureEntry } from './consume.ports';
-export type { ConsumerDeadLetterDocument } from './consumer-failure.store';
+export type { ConsumerDeadLetterDocument } from '../documents/consumer-dead-letter.document';
 export type { DeadLetterCopy } from './dead-letter.copy';
-export type { ProcessedEventDocument } from './processed-event.store';
+export type { ProcessedEventDocument } from '../documents/processed-event.document';
 export { DEAD_LETTER_HEADERS } from './dead-letter.publisher';
 export { IdempotentHandler } from './idempotent-handler.decorator';
 export type { IdempotentHandlerOptions } from './idempotent-handler.options';

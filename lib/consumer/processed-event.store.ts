@@ -1,18 +1,11 @@
 import type { ClientSession, mongo } from 'mongoose';
+import {
+  PROCESSED_TTL_INDEX,
+  PROCESSED_UNIQUE_INDEX,
+  type ProcessedEventDocument,
+} from '../documents/processed-event.document';
+import { ensureTtlIndex } from '../documents/ttl-index';
 import type { ProcessedEventStore } from './consume.ports';
-
-/** One `(consumer, eventId)` an `@IdempotentHandler` applied. Expires `processedRetentionSeconds` after `processedAt`. */
-export interface ProcessedEventDocument {
-  consumer: string;
-  eventId: string;
-  processedAt: Date;
-}
-
-/** The unique index the dedupe relies on. */
-export const PROCESSED_UNIQUE_INDEX = {
-  key: { consumer: 1, eventId: 1 },
-  name: 'consumer_1_eventId_1',
-};
 
 /**
  * Inserts processed records in the handler's transaction: the session is the runner's
@@ -48,23 +41,9 @@ export async function ensureProcessedEventIndexes(
   db: mongo.Db,
   retentionSeconds: number,
 ): Promise<void> {
-  await collection.createIndex(PROCESSED_UNIQUE_INDEX.key, {
-    unique: true,
-    name: PROCESSED_UNIQUE_INDEX.name,
-  });
-  try {
-    await collection.createIndex(
-      { processedAt: 1 },
-      { expireAfterSeconds: retentionSeconds, name: 'processedAt_ttl' },
-    );
-  } catch (error) {
-    const code = (error as { code?: number }).code;
-    if (code !== 85 && code !== 86) throw error;
-    await db.command({
-      collMod: collection.collectionName,
-      index: { name: 'processedAt_ttl', expireAfterSeconds: retentionSeconds },
-    });
-  }
+  const { key, ...unique } = PROCESSED_UNIQUE_INDEX;
+  await collection.createIndex(key, unique);
+  await ensureTtlIndex(collection, db, PROCESSED_TTL_INDEX, retentionSeconds);
 }
 
 /**
@@ -87,14 +66,11 @@ export async function hasProcessedUniqueIndex(
     if ((error as { code?: number }).code === 26) return false;
     throw error;
   }
-  return indexes.some((index) => {
-    const fields = Object.keys(index.key).sort();
-    return (
-      index.unique === true &&
-      index.partialFilterExpression === undefined &&
-      fields.length === 2 &&
-      fields[0] === 'consumer' &&
-      fields[1] === 'eventId'
-    );
-  });
+  const fields = (key: object) => Object.keys(key).sort().join();
+  return indexes.some(
+    ({ key, unique, partialFilterExpression }) =>
+      unique === true &&
+      partialFilterExpression === undefined &&
+      fields(key) === fields(PROCESSED_UNIQUE_INDEX.key),
+  );
 }

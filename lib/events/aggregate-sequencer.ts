@@ -1,12 +1,8 @@
 import type { ClientSession, Connection } from 'mongoose';
-import type { NewOutboxEvent } from './outbox-event.writer';
+import type { NewOutboxEvent } from '../documents/outbox-event.document';
+import type { SequenceCounterDoc } from '../documents/sequence-counter.document';
 
 const NAMESPACE_EXISTS = 48;
-
-interface CounterDoc {
-  _id: string;
-  sequence: number;
-}
 
 /**
  * Draws per-aggregate sequence numbers (option `aggregateSequence`) from one counter document
@@ -37,7 +33,7 @@ export class AggregateSequencer {
       const key = counterKey(event);
       counts.set(key, (counts.get(key) ?? 0) + 1);
     }
-    const counters = this.connection.collection<CounterDoc>(this.collection);
+    const counters = this.connection.collection<SequenceCounterDoc>(this.collection);
     const next = new Map<string, number>();
     for (const [key, count] of counts) {
       const doc = await counters.findOneAndUpdate(

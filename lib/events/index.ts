@@ -8,7 +8,8 @@ export {
   MAX_HEADERS,
   MAX_HEADER_VALUE_LENGTH,
 } from './event.validator';
-export { OutboxEventSchema, getOutboxEventModel } from './outbox-event.schema';
+export { OutboxEventSchema, getOutboxEventModel } from '../documents/outbox-event.schema';
 export { OUTBOX_EVENT_WRITER } from './outbox-event.writer';
-export type { NewOutboxEvent, OutboxEventWriter } from './outbox-event.writer';
+export type { NewOutboxEvent } from '../documents/outbox-event.document';
+export type { OutboxEventWriter } from './outbox-event.writer';
 export * from './outbox.emitter';

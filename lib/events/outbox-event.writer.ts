@@ -1,16 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ClientSession } from 'mongoose';
-import type { OutboxEventRecord } from '../common/envelope';
+import type { NewOutboxEvent } from '../documents/outbox-event.document';
+import { getOutboxEventModel } from '../documents/outbox-event.schema';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_EVENTS_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import type { OutboxEventsOptions } from './outbox-events.options';
 import { AggregateSequencer } from './aggregate-sequencer';
 import { eventSlot } from './event-slot';
-import { getOutboxEventModel } from './outbox-event.schema';
-
-/** A new outbox row, as the write side inserts it. */
-export type NewOutboxEvent = Omit<OutboxEventRecord, '_id'>;
 
 /** Where the write side puts outbox rows. The seam unit tests replace. */
 export interface OutboxEventWriter {

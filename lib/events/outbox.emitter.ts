@@ -9,7 +9,7 @@ import { TransactionRunner } from '../transaction/transaction.runner';
 import { withEmitTraceContext } from '../telemetry/emit-trace-context';
 import { eventSlot } from './event-slot';
 import { validateOutboxEvent } from './event.validator';
-import type { NewOutboxEvent } from './outbox-event.writer';
+import type { NewOutboxEvent } from '../documents/outbox-event.document';
 
 /**
  * Emits events decided in a method body. Must be called inside a transaction (a `@Transactional()`

@@ -4,7 +4,7 @@ import { fakeTransactionRunner } from '../testing/fakes/fake-connection';
 import { eventSlot } from './event-slot';
 import { OutboxEmitter } from './outbox.emitter';
 import { withSlots } from './outbox-event.writer';
-import type { NewOutboxEvent } from './outbox-event.writer';
+import type { NewOutboxEvent } from '../documents/outbox-event.document';
 
 const input = (aggregateType: string, aggregateId: string): OutboxEventInput => ({
   eventType: 'Happened',

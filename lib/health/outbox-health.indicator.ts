@@ -3,6 +3,7 @@ import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_RELAY_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import type { ResolvedRelayOptions } from '../relay/relay.options';
+import type { OutboxDoc } from '../documents/outbox-event.document';
 import { readStoredCheckpoint } from '../relay/mongo/stored-checkpoint.reader';
 import { relayCollection } from '../relay/mongo/relay-collections';
 import { OutboxRelay } from '../relay/outbox.relay';
@@ -83,10 +84,10 @@ export class OutboxHealthIndicator {
       if (status.role === 'stopped') problems.push('The relay of this instance is not running.');
     }
 
-    const oldest = await relayCollection<{ occurredAt: Date; status: string }>(
-      db,
-      this.options.collections.outbox,
-    ).findOne({ status: 'pending' }, { sort: { _id: 1 }, projection: { occurredAt: 1 } });
+    const oldest = await relayCollection<OutboxDoc>(db, this.options.collections.outbox).findOne(
+      { status: 'pending' },
+      { sort: { _id: 1 }, projection: { occurredAt: 1 } },
+    );
     const oldestPendingAgeMs = oldest
       ? Math.max(0, serverNow.getTime() - new Date(oldest.occurredAt).getTime())
       : undefined;

@@ -2,15 +2,14 @@ import type { mongo } from 'mongoose';
 import type { StoredCheckpoint } from '../relay/ports/relay-state.store';
 import { slotsOfPartition } from '../relay/ports/partition-layout';
 import { relayCollection } from '../relay/mongo/relay-collections';
-import { partitionedRelayIds } from '../relay/mongo/relay-partition-ids';
+import type { OutboxDoc } from '../documents/outbox-event.document';
+import { partitionedRelayIds } from '../documents/relay-state.document';
+import type { RelayLayoutDoc, RelayLeaseDoc } from '../documents/relay-state.document';
 import { readStoredCheckpoints } from '../relay/mongo/stored-checkpoint.reader';
 
 /** A partition's lease as stored (expired or released ones included). */
-export interface StoredPartitionLease {
-  owner: string;
-  fencing?: number;
-  expiresAt: Date;
-}
+export type StoredPartitionLease = Required<Pick<RelayLeaseDoc, 'owner' | 'expiresAt'>> &
+  Pick<RelayLeaseDoc, 'fencing'>;
 
 /** What the database says of one partition of the stored layout. */
 export interface StoredPartition {
@@ -41,14 +40,10 @@ export async function readPartitionedRelay(
   relayName: string,
 ): Promise<StoredPartitionedRelay | undefined> {
   const ids = partitionedRelayIds(relayName);
-  const state = relayCollection<{
-    _id: string;
-    partitions?: number;
-    generation?: number;
-    owner?: string;
-    fencing?: number;
-    expiresAt?: Date;
-  }>(db, collections.relayState);
+  const state = relayCollection<RelayLeaseDoc & Partial<RelayLayoutDoc>>(
+    db,
+    collections.relayState,
+  );
   const layout = await state.findOne({ _id: ids.layout });
   const partitions = layout?.partitions;
   const generation = layout?.generation;
@@ -58,10 +53,7 @@ export async function readPartitionedRelay(
   const numbers = Array.from({ length: partitions }, (_, p) => p);
   const leaseIds = numbers.map((p) => ids.partition(generation, p).lease);
   const checkpointIds = numbers.map((p) => ids.partition(generation, p).checkpoint);
-  const outbox = relayCollection<{ occurredAt: Date; status: string; slot?: number }>(
-    db,
-    collections.outbox,
-  );
+  const outbox = relayCollection<OutboxDoc>(db, collections.outbox);
   const [leaseDocs, checkpoints, oldest] = await Promise.all([
     state.find({ _id: { $in: leaseIds } }).toArray(),
     readStoredCheckpoints(db, collections.relayState, checkpointIds),

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../common/envelope';
+import type { OutboxEventRecord } from '../documents/outbox-event.document';
 import { KAFKA_HEADERS } from '../common/envelope';
 
 /** The message of one event, in kafkajs' shape (`Message`). */

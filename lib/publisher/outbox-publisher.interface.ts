@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../common/envelope';
+import type { OutboxEventRecord } from '../documents/outbox-event.document';
 
 /** The broker accepted the event (for Kafka: acknowledged by all in-sync replicas). */
 export interface PublishOk {

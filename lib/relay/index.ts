@@ -3,7 +3,6 @@ export { OutboxRelay } from './outbox.relay';
 export * from './relay.metrics';
 export type { RelayStatus, HeldDestination, StreamState, PartitionStatus } from './relay.status';
 export { POSITION_LOST_CODES } from './mongo/mongo-change.source';
-export type { OutboxDeadLetter, PublishErrorEntry } from './mongo/mongo-outbox-relay.store';
 export type {
   AggregateRef,
   DeadLetterRecord,

@@ -1,4 +1,4 @@
-import type { NewOutboxEvent } from '../events/outbox-event.writer';
+import type { NewOutboxEvent } from '../documents/outbox-event.document';
 
 /** An event a committed transaction emitted, as `OutboxTesting` recorded it. */
 export interface EmittedEvent extends NewOutboxEvent {

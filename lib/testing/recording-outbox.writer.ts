@@ -1,5 +1,6 @@
 import type { ClientSession } from 'mongoose';
-import type { NewOutboxEvent, OutboxEventWriter } from '../events/outbox-event.writer';
+import type { NewOutboxEvent } from '../documents/outbox-event.document';
+import type { OutboxEventWriter } from '../events/outbox-event.writer';
 import type { EmittedEvent } from './emitted-event';
 import type { FakeSession } from './fakes/fake-connection';
 

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ClientSession, Connection } from 'mongoose';
-import type { NewOutboxEvent } from '../events/outbox-event.writer';
+import type { NewOutboxEvent } from '../documents/outbox-event.document';
 
 /**
  * One ATTEMPT of one transaction, as the outbox sees it. A new context (with an empty event

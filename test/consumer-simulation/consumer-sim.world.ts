@@ -11,7 +11,6 @@ import type {
 import {
   MongoConsumerFailureStore,
   restartFailureCount,
-  type ConsumerDeadLetterDocument,
 } from '../../lib/consumer/consumer-failure.store';
 import { OutboxConsumerMetrics } from '../../lib/consumer/consumer.metrics';
 import { ConsumerSink } from '../../lib/consumer/consumer-sink';
@@ -26,10 +25,9 @@ import {
   type Delivery,
 } from '../../lib/consumer/idempotent-consume.flow';
 import type { ClassValidation } from '../../lib/consumer/payload.validator';
-import {
-  MongoProcessedEventStore,
-  type ProcessedEventDocument,
-} from '../../lib/consumer/processed-event.store';
+import { MongoProcessedEventStore } from '../../lib/consumer/processed-event.store';
+import type { ConsumerDeadLetterDocument } from '../../lib/documents/consumer-dead-letter.document';
+import type { ProcessedEventDocument } from '../../lib/documents/processed-event.document';
 import type { Behaviour, FaultKind, Scenario, SimEventSpec } from './consumer-sim.scenario';
 import { expectedEnding } from './consumer-sim.scenario';
 import { SimCollection, SimSession, type Doc } from './sim-collection';

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../lib/common/envelope';
+import type { OutboxEventRecord } from '../../lib/documents/outbox-event.document';
 import { ChangeSourceError } from '../../lib/relay/ports/change-source';
 import type {
   ChangeCursor,

@@ -1,6 +1,6 @@
-import type { OutboxEventRecord } from '../../lib/common/envelope';
+import type { OutboxEventRecord, OutboxDoc } from '../../lib/documents/outbox-event.document';
 import { eventSlot } from '../../lib/events/event-slot';
-import type { OutboxDeadLetter, OutboxDoc } from '../../lib/relay/mongo/mongo-outbox-relay.store';
+import type { OutboxDeadLetter } from '../../lib/documents/dead-letter.document';
 import type { OutboxRelayStore } from '../../lib/relay/ports/outbox-relay.store';
 import type { SlotRange } from '../../lib/relay/ports/partition-layout';
 import { at, contractEvent, ids } from './support/contract-events';

@@ -1,6 +1,5 @@
-import type { OutboxEventRecord } from '../../lib/common/envelope';
+import type { OutboxEventRecord, OutboxDoc } from '../../lib/documents/outbox-event.document';
 import { eventSlot } from '../../lib/events/event-slot';
-import type { OutboxDoc } from '../../lib/relay/mongo/mongo-outbox-relay.store';
 import { partitionOfSlot } from '../../lib/relay/ports/partition-layout';
 import type {
   RelayLayout,

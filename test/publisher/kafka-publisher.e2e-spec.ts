@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Types } from 'mongoose';
-import type { OutboxEventRecord } from '../../lib/common/envelope';
+import type { OutboxEventRecord } from '../../lib/documents/outbox-event.document';
 import { KafkaPublisher } from '../../lib/publisher/kafka/kafka.publisher';
 import { createTopics, describeWith, readTopic, testServers, uniqueName } from '../harness';
 

@@ -6,8 +6,7 @@ import { MongoRelayPartitions } from '../../lib/relay/mongo/mongo-relay-partitio
 import { MongoRelayStateStore } from '../../lib/relay/mongo/mongo-relay-state.store';
 import { relayCollection } from '../../lib/relay/mongo/relay-collections';
 import { RelayFencingGate } from '../../lib/relay/mongo/relay-fencing.gate';
-import { CLOSED_BY_SWITCH } from '../../lib/relay/mongo/relay-layout.switch';
-import { partitionedRelayIds } from '../../lib/relay/mongo/relay-partition-ids';
+import { CLOSED_BY_SWITCH, partitionedRelayIds } from '../../lib/documents/relay-state.document';
 import type { RelayLayout } from '../../lib/relay/ports/relay-partitions.store';
 import type { RelayStateStore } from '../../lib/relay/ports/relay-state.store';
 import { describeWith, suiteDatabase, uniqueName } from '../harness';

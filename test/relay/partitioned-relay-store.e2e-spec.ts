@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import type { Connection } from 'mongoose';
-import type { OutboxEventRecord } from '../../lib/common/envelope';
+import type { OutboxEventRecord } from '../../lib/documents/outbox-event.document';
 import { eventSlot } from '../../lib/events/event-slot';
 import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/options/outbox.defaults';
 import { MongoRelayPartitions } from '../../lib/relay/mongo/mongo-relay-partitions';

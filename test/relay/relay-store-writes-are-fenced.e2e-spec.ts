@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import type { Connection } from 'mongoose';
-import type { OutboxEventRecord } from '../../lib/common/envelope';
+import type { OutboxEventRecord } from '../../lib/documents/outbox-event.document';
 import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/options/outbox.defaults';
 import { MongoChangeSource } from '../../lib/relay/mongo/mongo-change.source';
 import { MongoOutboxRelayStore } from '../../lib/relay/mongo/mongo-outbox-relay.store';

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { Logger } from '@nestjs/common';
 import type { LoggerService } from '@nestjs/common';
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { KafkaPublisher } from './kafka.publisher';
 import type { KafkaSender } from './kafka.sender';
 

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { KafkaPublisher } from './kafka.publisher';
 import type { KafkaSender, TopicBatch } from './kafka.sender';
 

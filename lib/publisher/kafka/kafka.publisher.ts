@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Partitioners } from 'kafkajs';
 import type { PartitionMetadata } from 'kafkajs';
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { asError } from '../../common/errors/describe-error';
 import { instrumentKafkaSender } from '../../telemetry/kafka-producer.telemetry';
 import { toKafkaMessage } from '../kafka-message.mapper';

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { KafkaPublisher } from '../../publisher/kafka/kafka.publisher';
 import type { KafkaSender, TopicBatch } from '../../publisher/kafka/kafka.sender';
 import { InMemoryRelayStore } from '../../testing/relay/in-memory-relay.store';

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import type { AggregateRef } from '../ports/outbox-relay.store';
 
 /** Called once an event's fate is durable: acknowledged, dead-lettered, or left pending with a marker. */

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { describeError } from '../../common/errors/describe-error';
 import type { OutboxRelayStore } from '../ports/outbox-relay.store';
 import type { RelayLogger } from '../ports/relay-logger';

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 
 /** Rough wire size of an event for a publisher that does not say (`sizeOf`): key, JSON payload, headers. */
 export function eventSize(event: OutboxEventRecord): number {

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import type { RelayWrites } from '../term/fenced.writes';
 import type { Settle } from './aggregate.lane';
 import type { DurableWrites } from './durable.writes';

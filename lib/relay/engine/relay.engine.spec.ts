@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { InMemoryRelayStore } from '../../testing/relay/in-memory-relay.store';
 import { ScriptedPublisher } from '../../testing/relay/scripted.publisher';
 import { systemClock } from '../ports/relay-clock';

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { asError, describeError } from '../../common/errors/describe-error';
 import type { OutboxPublisher, PublishOutcome } from '../../publisher/outbox-publisher.interface';
 import type { AggregateRef, OutboxRelayStore } from '../ports/outbox-relay.store';

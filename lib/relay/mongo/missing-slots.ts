@@ -1,6 +1,6 @@
 import type { mongo } from 'mongoose';
+import type { OutboxDoc } from '../../documents/outbox-event.document';
 import { eventSlot } from '../../events/event-slot';
-import type { OutboxDoc } from './mongo-outbox-relay.store';
 
 /**
  * Stamps `slot` on up to `limit` events that still need a relay (pending, or dead-marked and

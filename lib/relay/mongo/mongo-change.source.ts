@@ -1,7 +1,7 @@
 import { mongo } from 'mongoose';
 
 const { Timestamp } = mongo;
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxDoc, OutboxEventRecord } from '../../documents/outbox-event.document';
 import { ChangeSourceError } from '../ports/change-source';
 import type {
   ChangeBatch,
@@ -12,7 +12,6 @@ import type {
 } from '../ports/change-source';
 import { inSlotRange } from '../ports/partition-layout';
 import type { SlotRange } from '../ports/partition-layout';
-import type { OutboxDoc } from './mongo-outbox-relay.store';
 
 /**
  * Change stream errors after which the stored position can never be used again:

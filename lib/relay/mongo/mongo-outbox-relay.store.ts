@@ -1,6 +1,13 @@
 import type { mongo } from 'mongoose';
-import type { OutboxEventRecord } from '../../common/envelope';
-import { AGGREGATE_ORDER } from '../ports/outbox-relay.store';
+import type { OutboxDeadLetter } from '../../documents/dead-letter.document';
+import {
+  AGGREGATE_ORDER,
+  BY_AGGREGATE,
+  DRAIN_ORDER,
+  SLOT_DRAIN_ORDER,
+  type OutboxDoc,
+  type OutboxEventRecord,
+} from '../../documents/outbox-event.document';
 import type {
   AggregateRef,
   DeadLetterRecord,
@@ -15,35 +22,6 @@ import { eventSlot } from '../../events/event-slot';
 import type { SlotRange } from '../ports/partition-layout';
 import { stampMissingSlots } from './missing-slots';
 import { relayCollection } from './relay-collections';
-import { SLOT_DRAIN_ORDER } from './relay-indexes';
-
-/** One entry of an outbox document's `errorHistory` (the last 20 are kept). */
-export interface PublishErrorEntry {
-  at: Date;
-  attempt: number;
-  error: string;
-}
-
-/** The outbox document as the relay writes it: the event plus relay bookkeeping. */
-export type OutboxDoc = Omit<OutboxEventRecord, 'status'> & {
-  status: OutboxEventRecord['status'] | 'dead';
-  errorHistory?: PublishErrorEntry[];
-  /** The fencing number of the last relay leader that wrote this document. */
-  relayFence?: number;
-  /** Set with status `dead`, until the move to the dead-letter collection finishes. */
-  deadLetter?: DeadLetterRecord;
-};
-
-/** A document of the dead-letter collection. */
-export interface OutboxDeadLetter extends Omit<OutboxEventRecord, '_id' | 'status'> {
-  /** `_id` of the event in the outbox collection. */
-  outboxId: unknown;
-  reason: DeadLetterRecord['reason'];
-  attempts: number;
-  lastError: string;
-  errors: PublishErrorEntry[];
-  deadLetteredAt: Date;
-}
 
 const ERROR_HISTORY = 20;
 
@@ -63,11 +41,7 @@ function afterInDrainOrder(last: OutboxEventRecord, bySlot: boolean): mongo.Filt
     { aggregateType, aggregateId: { $gt: aggregateId } },
     { aggregateType, aggregateId, $or: later },
   ];
-  if (!bySlot) return { $or: inSlot } as mongo.Filter<OutboxDoc>;
-  const slot = slotOf(last);
-  return {
-    $or: [{ slot: { $gt: slot } }, { slot, $or: inSlot }],
-  } as mongo.Filter<OutboxDoc>;
+  return slotFirst(last, inSlot, bySlot);
 }
 
 function afterAggregate(ref: AggregateRef | undefined, bySlot: boolean): mongo.Filter<OutboxDoc> {
@@ -76,14 +50,14 @@ function afterAggregate(ref: AggregateRef | undefined, bySlot: boolean): mongo.F
     { aggregateType: { $gt: ref.aggregateType } },
     { aggregateType: ref.aggregateType, aggregateId: { $gt: ref.aggregateId } },
   ];
-  if (!bySlot) return { $or: inSlot } as mongo.Filter<OutboxDoc>;
-  const slot = slotOf(ref);
-  return { $or: [{ slot: { $gt: slot } }, { slot, $or: inSlot }] } as mongo.Filter<OutboxDoc>;
+  return slotFirst(ref, inSlot, bySlot);
 }
 
-/** An aggregate's slot: stored on its events, and a function of the aggregate alone. */
-function slotOf(ref: AggregateRef & { slot?: number }): number {
-  return ref.slot ?? eventSlot(ref.aggregateType, ref.aggregateId);
+/** `inSlot`, after the slot of `ref` (stored on its events, a function of the aggregate) first. */
+function slotFirst(ref: AggregateRef & { slot?: number }, inSlot: object[], bySlot: boolean) {
+  if (!bySlot) return { $or: inSlot } as mongo.Filter<OutboxDoc>;
+  const slot = ref.slot ?? eventSlot(ref.aggregateType, ref.aggregateId);
+  return { $or: [{ slot: { $gt: slot } }, { slot, $or: inSlot }] } as mongo.Filter<OutboxDoc>;
 }
 
 /**
@@ -157,9 +131,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
         ...this.inRange,
         ...(after ? afterInDrainOrder(after, this.bySlot) : {}),
       })
-      .sort(
-        this.bySlot ? SLOT_DRAIN_ORDER : { aggregateType: 1, aggregateId: 1, ...AGGREGATE_ORDER },
-      )
+      .sort(this.bySlot ? SLOT_DRAIN_ORDER : DRAIN_ORDER)
       .limit(limit)
       .toArray() as Promise<OutboxEventRecord[]>;
   }
@@ -182,11 +154,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
         },
         { projection: { aggregateType: 1, aggregateId: 1, nextAttemptAt: 1 } },
       )
-      .sort(
-        this.bySlot
-          ? { slot: 1, aggregateType: 1, aggregateId: 1 }
-          : { aggregateType: 1, aggregateId: 1 },
-      )
+      .sort(this.bySlot ? { slot: 1, ...BY_AGGREGATE } : BY_AGGREGATE)
       .limit(docLimit)
       .toArray();
     const groups: Array<AggregateRef & { retryAt: Date }> = [];
@@ -318,7 +286,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
       lastError: _lastError,
       attempts: _attempts,
       ...rest
-    } = event as MarkedDead & { relayFence?: number };
+    } = event as MarkedDead & Pick<OutboxDoc, 'relayFence'>;
     const errors = [
       ...(errorHistory ?? []),
       { at: deadLetter.at, attempt: deadLetter.attempts, error: deadLetter.error },

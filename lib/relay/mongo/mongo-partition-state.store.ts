@@ -1,8 +1,8 @@
 import type { mongo } from 'mongoose';
+import type { PartitionedRelayIds } from '../../documents/relay-state.document';
 import type { LeaseGrant } from '../ports/relay-state.store';
 import { insertUnlessPresent, MongoRelayStateStore } from './mongo-relay-state.store';
 import type { RelayFencingGate } from './relay-fencing.gate';
-import type { PartitionedRelayIds } from './relay-partition-ids';
 
 /**
  * One partition's lease and checkpoint (`lease:<name>:g<generation>:p<partition>`,

@@ -1,27 +1,20 @@
 import { mongo } from 'mongoose';
+import { CLOSED_BY_LAYOUT } from '../../documents/relay-state.document';
+import type {
+  PartitionedRelayIds,
+  RelayLayoutDoc,
+  RelayLeaseDoc,
+  RelayMemberDoc,
+} from '../../documents/relay-state.document';
 import type {
   PartitionLease,
   RelayLayout,
   RelayMember,
   RelayMembershipStore,
 } from '../ports/relay-partitions.store';
-import type { StateDoc } from './mongo-relay-state.store';
 import { relayCollection } from './relay-collections';
-import { CLOSED_BY_LAYOUT, RelayFencingGate } from './relay-fencing.gate';
+import { RelayFencingGate } from './relay-fencing.gate';
 import { RelayLayoutSwitch, SWITCH_CLAIM_STALE_MS, storedLayout } from './relay-layout.switch';
-import type { LayoutDoc } from './relay-layout.switch';
-import type { PartitionedRelayIds } from './relay-partition-ids';
-
-interface MemberDoc {
-  _id: string;
-  relay: string;
-  owner: string;
-  partitions: number;
-  holding: number[];
-  expiresAt: Date;
-}
-
-type LeaseDoc = StateDoc & { partition?: number };
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -34,9 +27,9 @@ function escapeRegExp(text: string): string {
  * caller passes times derived from `hello.localTime`), never this process's clock.
  */
 export class MongoRelayMembershipStore implements RelayMembershipStore {
-  private readonly members: mongo.Collection<MemberDoc>;
-  private readonly layouts: mongo.Collection<LayoutDoc>;
-  private readonly leaseDocs: mongo.Collection<LeaseDoc>;
+  private readonly members: mongo.Collection<RelayMemberDoc>;
+  private readonly layouts: mongo.Collection<RelayLayoutDoc>;
+  private readonly leaseDocs: mongo.Collection<RelayLeaseDoc>;
   private readonly switcher: RelayLayoutSwitch;
 
   /** `switchClaimStaleMs`: when a switcher's claim counts as abandoned (`RelayLayoutSwitch`). */
@@ -48,9 +41,9 @@ export class MongoRelayMembershipStore implements RelayMembershipStore {
     private readonly gate: RelayFencingGate,
     switchClaimStaleMs: number = SWITCH_CLAIM_STALE_MS,
   ) {
-    this.members = relayCollection<MemberDoc>(db, collection);
-    this.layouts = relayCollection<LayoutDoc>(db, collection);
-    this.leaseDocs = relayCollection<LeaseDoc>(db, collection);
+    this.members = relayCollection<RelayMemberDoc>(db, collection);
+    this.layouts = relayCollection<RelayLayoutDoc>(db, collection);
+    this.leaseDocs = relayCollection<RelayLeaseDoc>(db, collection);
     this.switcher = new RelayLayoutSwitch(db, collection, ids, gate, switchClaimStaleMs);
   }
 
@@ -76,7 +69,7 @@ export class MongoRelayMembershipStore implements RelayMembershipStore {
       .find({
         _id: { $regex: `^${escapeRegExp(this.ids.memberPrefix)}` },
         expiresAt: { $gt: serverNow },
-      } as mongo.Filter<MemberDoc>)
+      } as mongo.Filter<RelayMemberDoc>)
       .sort({ _id: 1 })
       .toArray();
     return docs.map(({ owner, partitions, holding, expiresAt }) => ({
@@ -103,8 +96,10 @@ export class MongoRelayMembershipStore implements RelayMembershipStore {
     const layout = storedLayout(doc);
     if (layout?.partitions === 1) {
       const single = await this.leaseDocs.findOne({ _id: this.ids.single.lease });
-      const gate = single as (LeaseDoc & { layoutGeneration?: number }) | null;
-      if (gate?.owner === CLOSED_BY_LAYOUT && (gate.layoutGeneration ?? 0) < layout.generation) {
+      if (
+        single?.owner === CLOSED_BY_LAYOUT &&
+        (single.layoutGeneration ?? 0) < layout.generation
+      ) {
         await this.gate.reopen(layout.generation);
       }
     }
@@ -117,22 +112,7 @@ export class MongoRelayMembershipStore implements RelayMembershipStore {
    * partitions (its own count; `partitions` is not needed then) that were ever taken.
    */
   async leases(layout: RelayLayout | undefined, _partitions: number): Promise<PartitionLease[]> {
-    if (!layout || layout.partitions === 1) {
-      const single = await this.leaseDocs.findOne({ _id: this.ids.single.lease });
-      if (!single || single.owner === undefined || typeof single.fencing !== 'number') return [];
-      return [
-        {
-          partition: 0,
-          owner: single.owner,
-          fencing: single.fencing,
-          expiresAt: single.expiresAt ?? new Date(0),
-        },
-      ];
-    }
-    const ids = Array.from(
-      { length: layout.partitions },
-      (_, p) => this.ids.partition(layout.generation, p).lease,
-    );
+    const ids = this.switcher.leaseIds(layout); // the single lease has no `partition`: index 0
     const docs = await this.leaseDocs.find({ _id: { $in: ids } }).toArray();
     return docs
       .filter((doc) => typeof doc.fencing === 'number' && doc.owner !== undefined)

@@ -1,4 +1,7 @@
 import type { mongo } from 'mongoose';
+import type { OutboxDoc } from '../../documents/outbox-event.document';
+import { partitionedRelayIds } from '../../documents/relay-state.document';
+import type { PartitionedRelayIds } from '../../documents/relay-state.document';
 import { slotsOfPartition } from '../ports/partition-layout';
 import type {
   PartitionScope,
@@ -8,14 +11,11 @@ import type {
 import { stampMissingSlots } from './missing-slots';
 import { MongoChangeSource } from './mongo-change.source';
 import { MongoOutboxRelayStore } from './mongo-outbox-relay.store';
-import type { OutboxDoc } from './mongo-outbox-relay.store';
 import { MongoPartitionStateStore } from './mongo-partition-state.store';
 import { MongoRelayMembershipStore } from './mongo-relay-membership.store';
 import { MongoRelayStateStore } from './mongo-relay-state.store';
 import { relayCollection } from './relay-collections';
 import { RelayFencingGate } from './relay-fencing.gate';
-import { partitionedRelayIds } from './relay-partition-ids';
-import type { PartitionedRelayIds } from './relay-partition-ids';
 
 export interface MongoRelayPartitionsOptions {
   collections: { outbox: string; deadLetters: string; relayState: string };

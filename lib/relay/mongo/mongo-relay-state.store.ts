@@ -1,24 +1,8 @@
 import { mongo } from 'mongoose';
+import { relayStateIds, type RelayStateDoc } from '../../documents/relay-state.document';
 import type { ResumeToken } from '../ports/change-source';
 import type { LeaseGrant, RelayStateStore, StoredCheckpoint } from '../ports/relay-state.store';
-import { relayCollection } from './relay-collections';
-import { relayStateIds } from './stored-checkpoint.reader';
-
-export interface StateDoc {
-  _id: string;
-  owner?: string;
-  fencing?: number;
-  expiresAt?: Date;
-  acquiredAt?: Date;
-  token?: unknown;
-  savedAt?: Date;
-}
-
-const DUPLICATE_KEY = 11000;
-
-export function isDuplicateKey(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === DUPLICATE_KEY;
-}
+import { relayCollection, serverTime } from './relay-collections';
 
 /**
  * Inserts `doc` unless a document with its `_id` exists; false when one does. With an update
@@ -34,7 +18,7 @@ export async function insertUnlessPresent<T extends { _id: string }>(
     await collection.insertOne(doc as mongo.OptionalUnlessRequiredId<T>);
     return true;
   } catch (error) {
-    if (isDuplicateKey(error)) return false;
+    if ((error as { code?: unknown } | null)?.code === 11000) return false; // duplicate key
     throw error;
   }
 }
@@ -46,7 +30,7 @@ export async function insertUnlessPresent<T extends { _id: string }>(
  * exists, so nothing is written where another instance holds the document.
  */
 export class MongoRelayStateStore implements RelayStateStore {
-  protected readonly state: mongo.Collection<StateDoc>;
+  protected readonly state: mongo.Collection<RelayStateDoc>;
   protected readonly leaseId: string;
   private readonly checkpointId: string;
 
@@ -59,25 +43,15 @@ export class MongoRelayStateStore implements RelayStateStore {
     collection: string,
     relay: string | { lease: string; checkpoint: string },
   ) {
-    this.state = relayCollection<StateDoc>(db, collection);
+    this.state = relayCollection<RelayStateDoc>(db, collection);
     const ids = typeof relay === 'string' ? relayStateIds(relay) : relay;
     this.leaseId = ids.lease;
     this.checkpointId = ids.checkpoint;
   }
 
-  /**
-   * `hello.localTime` of the primary: "the local server time in UTC"
-   * (https://www.mongodb.com/docs/manual/reference/command/hello/#mongodb-data-hello.localTime).
-   */
-  async serverTime(): Promise<Date> {
-    const hello = await this.db.command(
-      { hello: 1 },
-      { readPreference: mongo.ReadPreference.primary },
-    );
-    const time = hello.localTime as unknown;
-    if (!(time instanceof Date))
-      throw new Error('the server did not report its time (hello.localTime)');
-    return time;
+  /** The primary's clock (`serverTime`). */
+  serverTime(): Promise<Date> {
+    return serverTime(this.db);
   }
 
   async acquireLease(
@@ -149,13 +123,13 @@ export class MongoRelayStateStore implements RelayStateStore {
     return this.writeCheckpoint(fencing, { $set: { fencing, savedAt: at }, $unset: { token: '' } });
   }
 
-  private notNewerThan(fencing: number): mongo.Filter<StateDoc> {
+  private notNewerThan(fencing: number): mongo.Filter<RelayStateDoc> {
     return { $or: [{ fencing: { $lte: fencing } }, { fencing: { $exists: false } }] };
   }
 
   private async writeCheckpoint(
     fencing: number,
-    update: { $set: Partial<StateDoc>; $unset?: Record<string, ''> },
+    update: { $set: Partial<RelayStateDoc>; $unset?: Record<string, ''> },
   ): Promise<boolean> {
     const result = await this.state.updateOne(
       { _id: this.checkpointId, ...this.notNewerThan(fencing) },

@@ -23,3 +23,16 @@ export function relayCollection<T extends mongo.Document>(
 ): mongo.Collection<T> {
   return db.collection<T>(name, RELAY_COLLECTION_OPTIONS);
 }
+
+/**
+ * `hello.localTime` of the primary: "the local server time in UTC"
+ * (https://www.mongodb.com/docs/manual/reference/command/hello/#mongodb-data-hello.localTime).
+ * Read before the writes that compare with it: a lease expired at it is expired when they apply.
+ */
+export async function serverTime(db: mongo.Db): Promise<Date> {
+  const hello = await db.command({ hello: 1 }, { readPreference: mongo.ReadPreference.primary });
+  const time = hello.localTime as unknown;
+  if (!(time instanceof Date))
+    throw new Error('the server did not report its time (hello.localTime)');
+  return time;
+}

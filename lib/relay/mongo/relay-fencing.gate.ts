@@ -1,14 +1,11 @@
 import type { mongo } from 'mongoose';
+import { CLOSED_BY_LAYOUT, LEASE_CLOSED_UNTIL } from '../../documents/relay-state.document';
+import type {
+  FencingCounterDoc,
+  PartitionedRelayIds,
+  RelayLeaseDoc,
+} from '../../documents/relay-state.document';
 import { insertUnlessPresent } from './mongo-relay-state.store';
-import type { StateDoc } from './mongo-relay-state.store';
-import type { PartitionedRelayIds } from './relay-partition-ids';
-
-/** Who holds the single relay lease while a layout of several partitions is stored. */
-export const CLOSED_BY_LAYOUT = 'closed-by-partitioned-layout';
-/** Its expiry: never, for relays that only know the single lease (older versions). */
-const CLOSED_UNTIL = new Date('9999-12-31T00:00:00Z');
-
-type GateDoc = StateDoc & { value?: number; layoutGeneration?: number };
 
 /**
  * The global fencing counter, and the single relay lease as a gate between layouts.
@@ -20,7 +17,7 @@ type GateDoc = StateDoc & { value?: number; layoutGeneration?: number };
  */
 export class RelayFencingGate {
   constructor(
-    private readonly state: mongo.Collection<GateDoc>,
+    private readonly state: mongo.Collection<RelayLeaseDoc & FencingCounterDoc>,
     private readonly ids: PartitionedRelayIds,
   ) {}
 
@@ -50,7 +47,7 @@ export class RelayFencingGate {
    * generation is left alone (the conditional upsert then hits the unique `_id`).
    */
   async close(generation: number): Promise<void> {
-    await this.setGate(generation, { owner: CLOSED_BY_LAYOUT, expiresAt: CLOSED_UNTIL });
+    await this.setGate(generation, { owner: CLOSED_BY_LAYOUT, expiresAt: LEASE_CLOSED_UNTIL });
   }
 
   /**

@@ -1,31 +1,14 @@
 import type { mongo } from 'mongoose';
+import { DEAD_LETTER_EVENT_ID_INDEX } from '../../documents/dead-letter.document';
+import type { OutboxDeadLetter } from '../../documents/dead-letter.document';
+import { RELAY_OUTBOX_INDEXES, type OutboxDoc } from '../../documents/outbox-event.document';
+import { ensureTtlIndex } from '../../documents/ttl-index';
 import type { RelayLogger } from '../ports/relay-logger';
-import { AGGREGATE_ORDER } from '../ports/outbox-relay.store';
-import type { OutboxDeadLetter, OutboxDoc } from './mongo-outbox-relay.store';
-
-const INDEX_OPTIONS_CONFLICT = 85;
-const INDEX_KEY_SPECS_CONFLICT = 86;
 
 /**
- * The drain order of a partition's reads (`MongoOutboxRelayStore` with a slot range): slot
- * first, so one index range serves a partition's pending events, page by page.
- */
-export const SLOT_DRAIN_ORDER = {
-  slot: 1,
-  aggregateType: 1,
-  aggregateId: 1,
-  ...AGGREGATE_ORDER,
-} as const;
-
-/**
- * The relay's indexes: pending events by `_id` (sweep, stats), by aggregate (catch-up, drain),
- * marked events by aggregate (start-up), the retention TTL on `publishedAt` (pending events
- * have none, so cleanup never removes them), and unique event ids of dead letters.
- *
- * With `partitions > 1`, also the partitions' slot-range reads: pending events by slot then
- * aggregate (drain pages, counts), marked events by slot then aggregate (start-up). Both are
- * partial on `status: 'pending'`, so a published event leaves them; a deployment with one
- * partition does not pay for them.
+ * Creates the relay's indexes (`RELAY_OUTBOX_INDEXES`, the slot ones only with `partitions > 1`,
+ * so a deployment with one partition does not pay for them; and `DEAD_LETTER_EVENT_ID_INDEX`).
+ * One that fails is logged: the relay works without it, more slowly.
  */
 export async function ensureRelayIndexes(
   outbox: mongo.Collection<OutboxDoc>,
@@ -34,40 +17,14 @@ export async function ensureRelayIndexes(
   logger: RelayLogger,
   partitions = 1,
 ): Promise<void> {
-  const indexes: Array<[string, () => Promise<unknown>]> = [
-    [
-      'outbox_relay_pending',
-      () => outbox.createIndex({ status: 1, _id: 1 }, { name: 'outbox_relay_pending' }),
-    ],
-    [
-      'outbox_relay_aggregate_order',
-      () =>
-        outbox.createIndex(
-          { aggregateType: 1, aggregateId: 1, ...AGGREGATE_ORDER },
-          { name: 'outbox_relay_aggregate_order', partialFilterExpression: { status: 'pending' } },
-        ),
-    ],
-    [
-      'outbox_relay_marked',
-      () =>
-        outbox.createIndex(
-          { aggregateType: 1, aggregateId: 1 },
-          {
-            name: 'outbox_relay_marked',
-            partialFilterExpression: { status: 'pending', nextAttemptAt: { $exists: true } },
-          },
-        ),
-    ],
-    ...(partitions > 1 ? slotIndexes(outbox) : []),
-    ['outbox_relay_retention', () => ensureRetentionIndex(outbox, retentionSeconds)],
-    [
-      'outbox_dead_letter_event_id',
-      () =>
-        deadLetters.createIndex(
-          { eventId: 1 },
-          { name: 'outbox_dead_letter_event_id', unique: true },
-        ),
-    ],
+  const { slotOrder, slotMarked, retention, ...always } = RELAY_OUTBOX_INDEXES;
+  const plain = [...Object.values(always), ...(partitions > 1 ? [slotOrder, slotMarked] : [])];
+  const create = (on: mongo.Collection<any>, { key, ...options }: mongo.IndexDescription) =>
+    [options.name as string, () => on.createIndex(key, options)] as const;
+  const indexes = [
+    ...plain.map((index) => create(outbox, index)),
+    [retention.name, () => ensureTtlIndex(outbox, outbox.db, retention, retentionSeconds)] as const,
+    create(deadLetters, DEAD_LETTER_EVENT_ID_INDEX),
   ];
   for (const [name, create] of indexes) {
     try {
@@ -75,52 +32,8 @@ export async function ensureRelayIndexes(
     } catch (error) {
       logger.error(
         `Could not create index ${name}: ${(error as Error).message}. The relay works without it, more slowly` +
-          (name === 'outbox_relay_retention' ? ', and published events are not cleaned up.' : '.'),
+          (name === retention.name ? ', and published events are not cleaned up.' : '.'),
       );
     }
-  }
-}
-
-function slotIndexes(outbox: mongo.Collection<OutboxDoc>): Array<[string, () => Promise<unknown>]> {
-  return [
-    [
-      'outbox_relay_slot_order',
-      () =>
-        outbox.createIndex(SLOT_DRAIN_ORDER, {
-          name: 'outbox_relay_slot_order',
-          partialFilterExpression: { status: 'pending' },
-        }),
-    ],
-    [
-      'outbox_relay_slot_marked',
-      () =>
-        outbox.createIndex(
-          { slot: 1, aggregateType: 1, aggregateId: 1 },
-          {
-            name: 'outbox_relay_slot_marked',
-            partialFilterExpression: { status: 'pending', nextAttemptAt: { $exists: true } },
-          },
-        ),
-    ],
-  ];
-}
-
-async function ensureRetentionIndex(
-  outbox: mongo.Collection<OutboxDoc>,
-  retentionSeconds: number,
-): Promise<void> {
-  try {
-    await outbox.createIndex(
-      { publishedAt: 1 },
-      { name: 'outbox_relay_retention', expireAfterSeconds: retentionSeconds },
-    );
-  } catch (error) {
-    const code = (error as { code?: unknown } | null)?.code;
-    if (code !== INDEX_OPTIONS_CONFLICT && code !== INDEX_KEY_SPECS_CONFLICT) throw error;
-    // The retention changed since the index was created: update it in place.
-    await outbox.db.command({
-      collMod: outbox.collectionName,
-      index: { name: 'outbox_relay_retention', expireAfterSeconds: retentionSeconds },
-    });
   }
 }

@@ -1,62 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { mongo } from 'mongoose';
+import type { mongo } from 'mongoose';
+import { CLOSED_BY_SWITCH, LEASE_CLOSED_UNTIL } from '../../documents/relay-state.document';
+import type {
+  PartitionedRelayIds,
+  RelayLayoutDoc,
+  RelayLeaseDoc,
+  SwitchClaim,
+} from '../../documents/relay-state.document';
 import type { RelayLayout } from '../ports/relay-partitions.store';
 import { insertUnlessPresent } from './mongo-relay-state.store';
-import type { StateDoc } from './mongo-relay-state.store';
-import { relayCollection } from './relay-collections';
+import { relayCollection, serverTime } from './relay-collections';
 import type { RelayFencingGate } from './relay-fencing.gate';
-import type { PartitionedRelayIds } from './relay-partition-ids';
 
-/** Who holds a lease of the old layout that a layout switch closed. */
-export const CLOSED_BY_SWITCH = 'closed-by-layout-switch';
-/** Until when: never, for relays of the old layout (and of versions that know no layouts). */
-const CLOSED_UNTIL = new Date('9999-12-31T00:00:00Z');
 /** A claim older than this (server time) belongs to a switcher that died or stalled. */
 export const SWITCH_CLAIM_STALE_MS = 30_000;
 
-/** The claim of the instance that is switching the layout away from `generation`. */
-interface SwitchClaim {
-  token: string;
-  /** The server's time when it was claimed. */
-  at: Date;
-  partitions: number;
-}
-
-/**
- * `layout:<name>`. `generation: 0` without `partitions` stands for "no layout stored" (a
- * document that only carries a claim, or the count of claims); `claims` counts every claim
- * ever made on it, so a claim's number is above every earlier claim's.
- */
-export interface LayoutDoc {
-  _id: string;
-  partitions?: number;
-  generation: number;
-  switchedAt?: Date;
-  claims?: number;
-  switching?: SwitchClaim;
-}
-
-/** A lease document; `switchClaim`: the number of the claim whose switch closed it. */
-type LeaseDoc = StateDoc & { partition?: number; switchClaim?: number };
-
 /** The stored layout that `doc` describes (undefined: none stored). */
-export function storedLayout(doc: LayoutDoc | null): RelayLayout | undefined {
+export function storedLayout(doc: RelayLayoutDoc | null): RelayLayout | undefined {
   if (!doc || doc.generation === 0 || typeof doc.partitions !== 'number') return undefined;
   return { partitions: doc.partitions, generation: doc.generation };
-}
-
-/**
- * `hello.localTime` of the primary: "the local server time in UTC"
- * (https://www.mongodb.com/docs/manual/reference/command/hello/#mongodb-data-hello.localTime).
- * Read before the writes that compare with it, so it is never later than the server's time
- * when they apply: a lease counted as expired at it is expired then too.
- */
-async function serverTime(db: mongo.Db): Promise<Date> {
-  const hello = await db.command({ hello: 1 }, { readPreference: mongo.ReadPreference.primary });
-  const time = hello.localTime as unknown;
-  if (!(time instanceof Date))
-    throw new Error('the server did not report its time (hello.localTime)');
-  return time;
 }
 
 /**
@@ -87,8 +49,8 @@ async function serverTime(db: mongo.Db): Promise<Date> {
  * that comes back finds its claim gone, and its step 3 fails.
  */
 export class RelayLayoutSwitch {
-  private readonly layouts: mongo.Collection<LayoutDoc>;
-  private readonly leaseDocs: mongo.Collection<LeaseDoc>;
+  private readonly layouts: mongo.Collection<RelayLayoutDoc>;
+  private readonly leaseDocs: mongo.Collection<RelayLeaseDoc>;
 
   constructor(
     private readonly db: mongo.Db,
@@ -97,8 +59,8 @@ export class RelayLayoutSwitch {
     private readonly gate: RelayFencingGate,
     private readonly staleMs: number = SWITCH_CLAIM_STALE_MS,
   ) {
-    this.layouts = relayCollection<LayoutDoc>(db, collection);
-    this.leaseDocs = relayCollection<LeaseDoc>(db, collection);
+    this.layouts = relayCollection<RelayLayoutDoc>(db, collection);
+    this.leaseDocs = relayCollection<RelayLeaseDoc>(db, collection);
   }
 
   /** The `_id`s of `layout`'s leases: the single relay lease for none stored or one partition. */
@@ -148,7 +110,7 @@ export class RelayLayoutSwitch {
    * Run with every read of the layout document: a stale claim is removed, and leases of the
    * stored layout that a claim no longer live left closed are reopened (expired).
    */
-  async repair(doc: LayoutDoc | null): Promise<void> {
+  async repair(doc: RelayLayoutDoc | null): Promise<void> {
     if (!doc || !doc.claims) return;
     const layout = storedLayout(doc);
     const live = doc.switching;
@@ -209,7 +171,7 @@ export class RelayLayoutSwitch {
     for (const [partition, id] of this.leaseIds(expected).entries()) {
       const closed = {
         owner: CLOSED_BY_SWITCH,
-        expiresAt: CLOSED_UNTIL,
+        expiresAt: LEASE_CLOSED_UNTIL,
         fencing: await this.gate.next(),
         switchClaim: claim,
       };
@@ -227,7 +189,7 @@ export class RelayLayoutSwitch {
       );
       if (result.matchedCount === 1) continue;
       // Never taken: create it closed. Present: valid (or closed by a newer claim): give up.
-      const doc: LeaseDoc = { _id: id, ...closed, acquiredAt: now };
+      const doc: RelayLeaseDoc = { _id: id, ...closed, acquiredAt: now };
       if (expected && expected.partitions > 1) doc.partition = partition;
       if (!(await insertUnlessPresent(this.leaseDocs, doc))) return false;
     }

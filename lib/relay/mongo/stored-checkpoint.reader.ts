@@ -1,11 +1,7 @@
 import type { mongo } from 'mongoose';
 import type { StoredCheckpoint } from '../ports/relay-state.store';
+import { relayStateIds, type RelayCheckpointDoc } from '../../documents/relay-state.document';
 import { relayCollection } from './relay-collections';
-
-/** `_id`s of a relay's documents in `collections.relayState`. */
-export function relayStateIds(relayName: string): { lease: string; checkpoint: string } {
-  return { lease: `lease:${relayName}`, checkpoint: `checkpoint:${relayName}` };
-}
 
 /**
  * The checkpoint a relay saved (its resume token and when), read by anyone (health checks,
@@ -31,10 +27,7 @@ export async function readStoredCheckpoints(
 ): Promise<Map<string, StoredCheckpoint>> {
   const found = new Map<string, StoredCheckpoint>();
   if (checkpointIds.length === 0) return found;
-  const docs = await relayCollection<{ _id: string; token?: unknown; savedAt?: Date }>(
-    db,
-    collection,
-  )
+  const docs = await relayCollection<RelayCheckpointDoc>(db, collection)
     .find({ _id: { $in: [...checkpointIds] } }, { projection: { token: 1, savedAt: 1 } })
     .toArray();
   for (const doc of docs) {

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 
 /** An opaque position in the change stream (MongoDB: a resume token). */
 export type ResumeToken = unknown;

@@ -1,4 +1,10 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type {
+  DeadLetterRecord,
+  MarkedDead,
+  OutboxEventRecord,
+} from '../../documents/outbox-event.document';
+
+export type { DeadLetterRecord, MarkedDead } from '../../documents/outbox-event.document';
 
 /** An outbox document without its body (`payload`, `headers`). */
 export type PendingState = Omit<OutboxEventRecord, 'payload' | 'headers'>;
@@ -25,30 +31,10 @@ export interface FailureRecord {
   at: Date;
 }
 
-export interface DeadLetterRecord {
-  /** `max-attempts`: retried until `maxAttempts`; `rejected`: the broker will never accept it. */
-  reason: 'max-attempts' | 'rejected';
-  error: string;
-  attempts: number;
-  at: Date;
-}
-
-/** An event marked dead in the outbox, waiting to be copied to the dead-letter collection. */
-export type MarkedDead = OutboxEventRecord & {
-  deadLetter: DeadLetterRecord;
-  errorHistory?: Array<{ at: Date; attempt: number; error: string }>;
-};
-
 /** An event the sweep looks at: pending for too long, not waiting for a retry. */
 export interface StaleEvent extends AggregateRef {
   _id: OutboxEventRecord['_id'];
 }
-
-/**
- * An aggregate's events in order: by `sequence` when the write side stamps one
- * (`aggregateSequence`: commit order), then by `_id` (insertion order within one process).
- */
-export const AGGREGATE_ORDER = { sequence: 1, _id: 1 } as const;
 
 /**
  * What the relay reads and writes in the outbox collection (MongoDB: `MongoOutboxRelayStore`,

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { LeaseLostError } from '../lease/lease-lost.error';
 import type {
   DeadLetterRecord,

@@ -21,17 +21,15 @@ import { mergeWithDefaults } from '../../consumer/idempotent-handler.options';
 import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
 import { redeliver } from '../../consumer/kafka-delivery';
 import type { KafkaDelivery } from '../../consumer/kafka-delivery';
+import type { ConsumerDeadLetterDocument } from '../../documents/consumer-dead-letter.document';
 import { TransactionRunner } from '../../transaction/transaction.runner';
 import type { FakeSession } from '../fakes/fake-connection';
 
 /** A message an `@IdempotentHandler` gave up on, in `OutboxTestingModule`. */
-export interface TestingConsumerDeadLetter {
-  consumer: string;
-  eventId: string | null;
-  reason: DeadLetter['reason'];
-  attempts: number;
-  lastError: string;
-}
+export type TestingConsumerDeadLetter = Pick<
+  ConsumerDeadLetterDocument,
+  'consumer' | 'eventId' | 'attempts' | 'lastError'
+> & { reason: DeadLetter['reason'] };
 
 /**
  * What `@IdempotentHandler` methods run on in `OutboxTestingModule`: the production consume flow

@@ -1,5 +1,5 @@
 import type { KafkaContext } from '@nestjs/microservices';
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { kafkaContextFor } from '../../operations/in-process/idempotent-handler.calls';
 import { toKafkaMessage } from '../../publisher/kafka-message.mapper';
 import type { EmittedEvent } from '../emitted-event';

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ClientSession, Connection } from 'mongoose';
 import type { OutboxConnectionHost } from '../../common/outbox-connection.host';
-import type { NewOutboxEvent, OutboxEventWriter } from '../../events/outbox-event.writer';
+import type { NewOutboxEvent } from '../../documents/outbox-event.document';
+import type { OutboxEventWriter } from '../../events/outbox-event.writer';
 import { TransactionRunner } from '../../transaction/transaction.runner';
 
 /**

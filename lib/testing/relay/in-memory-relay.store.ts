@@ -1,5 +1,5 @@
-import type { OutboxEventInput, OutboxEventRecord } from '../../common/envelope';
-import type { OutboxDoc } from '../../relay/mongo/mongo-outbox-relay.store';
+import type { OutboxEventInput } from '../../common/envelope';
+import type { OutboxDoc, OutboxEventRecord } from '../../documents/outbox-event.document';
 import type {
   AggregateRef,
   DeadLetterRecord,

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { ChangeSourceError } from '../../relay/ports/change-source';
 import type {
   ChangeBatch,

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../common/envelope';
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import type { OutboxPublisher, PublishOutcome } from '../../publisher/outbox-publisher.interface';
 
 /** A publisher whose answer per event is scripted; records what was accepted, in order. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Types } from 'mongoose';
-import type { OutboxEventRecord } from '../../../lib/common/envelope';
+import type { OutboxEventRecord } from '../../../lib/documents/outbox-event.document';
 import { eventSlot } from '../../../lib/events/event-slot';
 
 /** A fixed time the events occurred at (stores never compare it with a clock). */

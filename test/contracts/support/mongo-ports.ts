@@ -1,9 +1,7 @@
 import type { Connection, mongo } from 'mongoose';
 import { MongoChangeSource } from '../../../lib/relay/mongo/mongo-change.source';
-import type {
-  OutboxDeadLetter,
-  OutboxDoc,
-} from '../../../lib/relay/mongo/mongo-outbox-relay.store';
+import type { OutboxDeadLetter } from '../../../lib/documents/dead-letter.document';
+import type { OutboxDoc } from '../../../lib/documents/outbox-event.document';
 import { MongoOutboxRelayStore } from '../../../lib/relay/mongo/mongo-outbox-relay.store';
 import { MongoRelayPartitions } from '../../../lib/relay/mongo/mongo-relay-partitions';
 import { MongoRelayStateStore } from '../../../lib/relay/mongo/mongo-relay-state.store';

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../../lib/common/envelope';
+import type { OutboxEventRecord } from '../../../lib/documents/outbox-event.document';
 import { SimRandom } from '../../simulation/core/sim.random';
 import { SimScheduler } from '../../simulation/core/sim.scheduler';
 import { SimTrace } from '../../simulation/core/sim.trace';

@@ -1,7 +1,5 @@
-import type {
-  OutboxDeadLetter,
-  OutboxDoc,
-} from '../../../lib/relay/mongo/mongo-outbox-relay.store';
+import type { OutboxDeadLetter } from '../../../lib/documents/dead-letter.document';
+import type { OutboxDoc } from '../../../lib/documents/outbox-event.document';
 import { SimRandom } from '../../simulation/core/sim.random';
 import { SimScheduler } from '../../simulation/core/sim.scheduler';
 import { SimTrace } from '../../simulation/core/sim.trace';

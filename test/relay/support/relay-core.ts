@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../../lib/common/envelope';
+import type { OutboxEventRecord } from '../../../lib/documents/outbox-event.document';
 import type { OutboxPublisher } from '../../../lib/publisher/outbox-publisher.interface';
 import { RelayEngine } from '../../../lib/relay/engine/relay.engine';
 import type { RelayEngineOptions } from '../../../lib/relay/engine/relay.engine';

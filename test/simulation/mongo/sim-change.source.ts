@@ -5,7 +5,7 @@ import {
   type ChangeSource,
   type ResumeToken,
 } from '../../../lib/relay/ports/change-source';
-import type { OutboxEventRecord } from '../../../lib/common/envelope';
+import type { OutboxEventRecord } from '../../../lib/documents/outbox-event.document';
 import type { SimRandom } from '../core/sim.random';
 import type { ActiveFaults } from '../schedule/active-faults';
 import type { SimHistory } from '../world/sim.history';

@@ -1,6 +1,6 @@
-import type { OutboxEventRecord } from '../../../lib/common/envelope';
+import type { OutboxEventRecord } from '../../../lib/documents/outbox-event.document';
 import { eventSlot } from '../../../lib/events/event-slot';
-import type { OutboxDeadLetter } from '../../../lib/relay/mongo/mongo-outbox-relay.store';
+import type { OutboxDeadLetter } from '../../../lib/documents/dead-letter.document';
 import type {
   AggregateRef,
   DeadLetterRecord,

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../../lib/common/envelope';
+import type { OutboxEventRecord } from '../../../lib/documents/outbox-event.document';
 import { eventSlot } from '../../../lib/events/event-slot';
 import type {
   AggregateRef,

@@ -1,5 +1,5 @@
 import { toKafkaMessage } from '../../../lib/publisher/kafka-message.mapper';
-import type { OutboxEventRecord } from '../../../lib/common/envelope';
+import type { OutboxEventRecord } from '../../../lib/documents/outbox-event.document';
 import { ChangeSourceError } from '../../../lib/relay/ports/change-source';
 import type { ChangeCursor, ResumeToken } from '../../../lib/relay/ports/change-source';
 import type { RelayStatus } from '../../../lib/relay/relay.status';

@@ -1,11 +1,12 @@
 import { Schema } from 'mongoose';
-import type { Connection, Model } from 'mongoose';
-import type { OutboxEventRecord } from '../common/envelope';
-import { SLOT_COUNT } from './event-slot';
+import type { Connection, Model, SchemaDefinitionProperty } from 'mongoose';
+import { SLOT_COUNT } from '../events/event-slot';
+import { OUTBOX_EVENT_ID_INDEX, OUTBOX_EVENT_STATUSES } from './outbox-event.document';
+import type { NewOutboxEvent, OutboxEventRecord } from './outbox-event.document';
 
 /**
- * The outbox document (fields: `OutboxEventRecord` in lib/common/envelope.ts). The write side
- * inserts `pending` rows; the relay owns every later change and its own indexes.
+ * The outbox document (`OutboxEventRecord`: one path per field, checked by `satisfies`). The
+ * write side inserts `pending` rows; the relay owns every later change and its own indexes.
  * `autoIndex`/`autoCreate` are off: indexes are created at bootstrap when `createIndexes` is true.
  */
 export const OutboxEventSchema = new Schema<OutboxEventRecord>(
@@ -20,12 +21,17 @@ export const OutboxEventSchema = new Schema<OutboxEventRecord>(
     sequence: { type: Number },
     // eventSlot(aggregateType, aggregateId): relay partitions read slot ranges.
     slot: { type: Number, min: 0, max: SLOT_COUNT - 1 },
-    status: { type: String, required: true, enum: ['pending', 'published'], default: 'pending' },
+    status: {
+      type: String,
+      required: true,
+      enum: OUTBOX_EVENT_STATUSES,
+      default: 'pending' as const,
+    },
     attempts: { type: Number, required: true, default: 0 },
     nextAttemptAt: { type: Date },
     lastError: { type: String },
     publishedAt: { type: Date },
-  },
+  } satisfies Record<keyof NewOutboxEvent, SchemaDefinitionProperty>,
   {
     versionKey: false,
     minimize: false,
@@ -34,7 +40,8 @@ export const OutboxEventSchema = new Schema<OutboxEventRecord>(
     autoCreate: false,
   },
 );
-OutboxEventSchema.index({ eventId: 1 }, { unique: true, name: 'outbox_event_id_unique' });
+const { key, ...indexOptions } = OUTBOX_EVENT_ID_INDEX;
+OutboxEventSchema.index(key, indexOptions);
 
 const MODEL_PREFIX = 'NestjsOutboxEvent';
 

@@ -1,0 +1,107 @@
+import type { mongo, Types } from 'mongoose';
+import type { OutboxEventInput } from '../common/envelope';
+
+export const OUTBOX_COLLECTION = 'outbox'; // the option's default
+
+/** Lifecycle of one outbox document. `pending` documents are never removed by cleanup. */
+export const OUTBOX_EVENT_STATUSES = ['pending', 'published'] as const;
+export type OutboxEventStatus = (typeof OUTBOX_EVENT_STATUSES)[number];
+
+/** One document of the outbox collection: the envelope plus what the relay needs. */
+export interface OutboxEventRecord extends OutboxEventInput {
+  _id: Types.ObjectId;
+  /** Unique, time-ordered (UUIDv7). The dedupe key of consumers. */
+  eventId: string;
+  occurredAt: Date;
+  status: OutboxEventStatus;
+  /**
+   * Position of the event in its aggregate (1, 2, 3, ...), in commit order; only with the
+   * `aggregateSequence` option. Sent as the `ce_sequence` header.
+   */
+  sequence?: number;
+  /**
+   * `eventSlot(aggregateType, aggregateId)` (0..4095), stamped at emit time: relay partitions
+   * are slot ranges. Missing on events written before slots existed.
+   */
+  slot?: number;
+  /** Publish attempts so far (relay). */
+  attempts: number;
+  /** Earliest time of the next attempt after a failure (relay backoff). */
+  nextAttemptAt?: Date;
+  /** Last publish error (relay). */
+  lastError?: string;
+  /** Set when the broker acknowledged; the retention TTL index counts from here. */
+  publishedAt?: Date;
+}
+
+/** A new outbox row, as the write side inserts it. */
+export type NewOutboxEvent = Omit<OutboxEventRecord, '_id'>;
+
+/** One entry of an outbox document's `errorHistory` (the last 20 are kept). */
+export interface PublishErrorEntry {
+  at: Date;
+  attempt: number;
+  error: string;
+}
+
+/** Why and when the relay gave up on an event: `deadLetter` of an event marked dead. */
+export interface DeadLetterRecord {
+  /** `max-attempts`: retried until `maxAttempts`; `rejected`: the broker will never accept it. */
+  reason: 'max-attempts' | 'rejected';
+  error: string;
+  attempts: number;
+  at: Date;
+}
+
+/** The outbox document as the relay writes it: the event plus relay bookkeeping. */
+export type OutboxDoc = Omit<OutboxEventRecord, 'status'> & {
+  status: OutboxEventStatus | 'dead';
+  errorHistory?: PublishErrorEntry[];
+  /** The fencing number of the last relay leader that wrote this document. */
+  relayFence?: number;
+  /** Set with status `dead`, until the move to the dead-letter collection finishes. */
+  deadLetter?: DeadLetterRecord;
+};
+
+/** An event marked dead in the outbox, waiting to be copied to the dead-letter collection. */
+export type MarkedDead = OutboxEventRecord &
+  Required<Pick<OutboxDoc, 'deadLetter'>> &
+  Pick<OutboxDoc, 'errorHistory'>;
+
+/**
+ * An aggregate's events in order: by `sequence` when the write side stamps one
+ * (`aggregateSequence`: commit order), then by `_id` (insertion order within one process).
+ */
+export const AGGREGATE_ORDER = { sequence: 1, _id: 1 } as const;
+
+/** The drain's order: aggregate by aggregate; a relay partition's: slot first (one index range). */
+export const BY_AGGREGATE = { aggregateType: 1, aggregateId: 1 } as const;
+export const DRAIN_ORDER = { ...BY_AGGREGATE, ...AGGREGATE_ORDER } as const;
+export const SLOT_DRAIN_ORDER = { slot: 1, ...DRAIN_ORDER } as const;
+
+/** The write side's index (the schema's, created with `createIndexes`). */
+export const OUTBOX_EVENT_ID_INDEX = {
+  key: { eventId: 1 },
+  unique: true,
+  name: 'outbox_event_id_unique',
+} as const satisfies mongo.IndexDescription;
+
+const PENDING = { status: 'pending' };
+const MARKED = { status: 'pending', nextAttemptAt: { $exists: true } };
+const partial = (key: Record<string, 1>, name: string, filter: object) =>
+  ({ key, name, partialFilterExpression: filter }) as const;
+
+/**
+ * The relay's indexes: pending events by `_id` (sweep, stats), by aggregate (catch-up, drain),
+ * marked events by aggregate (start-up), the retention TTL on `publishedAt` (pending events have
+ * none, so cleanup never removes them). With `partitions > 1` only, the same by slot first (a
+ * partition's reads); partial on `status: 'pending'`, so a published event leaves them.
+ */
+export const RELAY_OUTBOX_INDEXES = {
+  pending: { key: { status: 1, _id: 1 }, name: 'outbox_relay_pending' },
+  aggregateOrder: partial(DRAIN_ORDER, 'outbox_relay_aggregate_order', PENDING),
+  marked: partial(BY_AGGREGATE, 'outbox_relay_marked', MARKED),
+  slotOrder: partial(SLOT_DRAIN_ORDER, 'outbox_relay_slot_order', PENDING),
+  slotMarked: partial({ slot: 1, ...BY_AGGREGATE }, 'outbox_relay_slot_marked', MARKED),
+  retention: { key: { publishedAt: 1 }, name: 'outbox_relay_retention' },
+} as const satisfies Record<string, mongo.IndexDescription>;

@@ -1,0 +1,198 @@
+import type { mongo } from 'mongoose';
+import { ensureConsumerDeadLetterIndexes } from '../consumer/consumer-failure.store';
+import { ensureProcessedEventIndexes } from '../consumer/processed-event.store';
+import { OutboxEventSchema } from './outbox-event.schema';
+import { OUTBOX_DEFAULT_COLLECTIONS } from '../options/outbox.defaults';
+import { ensureRelayIndexes } from '../relay/mongo/relay-indexes';
+
+/**
+ * Existing deployments keep their collections and indexes: these are the stored names, keys and
+ * options, written out by hand. A change here is a migration, not a refactor.
+ */
+function recordingCollection(name: string) {
+  const created: Array<{ key: unknown; options: unknown }> = [];
+  const collection = {
+    collectionName: name,
+    createIndex: (key: unknown, options: unknown) => {
+      created.push({ key, options });
+      return Promise.resolve('ok');
+    },
+  };
+  return { created, collection: collection as unknown as mongo.Collection<any> };
+}
+
+/** Same indexes: keys in the same order (order is part of an index), same options (any order). */
+function expectIndexes(
+  created: Array<{ key: unknown; options: unknown }>,
+  expected: Array<{ key: unknown; options: unknown }>,
+): void {
+  expect(created).toEqual(expected);
+  expect(JSON.stringify(created.map((index) => index.key))).toBe(
+    JSON.stringify(expected.map((index) => index.key)),
+  );
+}
+
+const logger = {
+  log: () => undefined,
+  debug: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+
+describe('stored formats', () => {
+  it('keeps the default collection names', () => {
+    expect(OUTBOX_DEFAULT_COLLECTIONS).toEqual({
+      outbox: 'outbox',
+      deadLetters: 'outbox_dead_letters',
+      relayState: 'outbox_relay_state',
+      processedEvents: 'outbox_processed_events',
+      consumerDeadLetters: 'outbox_consumer_dead_letters',
+      sequences: 'outbox_sequences',
+    });
+  });
+
+  it("keeps the write side's outbox index", () => {
+    expect(OutboxEventSchema.indexes()).toEqual([
+      [{ eventId: 1 }, { unique: true, name: 'outbox_event_id_unique', background: true }],
+    ]);
+  });
+
+  it('keeps the fields of the Mongoose schema', () => {
+    expect(Object.keys(OutboxEventSchema.paths).sort()).toEqual(
+      [
+        '_id',
+        'aggregateId',
+        'aggregateType',
+        'attempts',
+        'eventId',
+        'eventType',
+        'headers',
+        'lastError',
+        'nextAttemptAt',
+        'occurredAt',
+        'payload',
+        'publishedAt',
+        'sequence',
+        'slot',
+        'status',
+      ].sort(),
+    );
+  });
+
+  it.each([1, 3])("keeps the relay's indexes (%i partitions)", async (partitions) => {
+    const outbox = recordingCollection('outbox');
+    const deadLetters = recordingCollection('outbox_dead_letters');
+    await ensureRelayIndexes(outbox.collection, deadLetters.collection, 604800, logger, partitions);
+    const pendingOnly = { status: 'pending' };
+    const marked = { status: 'pending', nextAttemptAt: { $exists: true } };
+    expect(outbox.created).toEqual([
+      { key: { status: 1, _id: 1 }, options: { name: 'outbox_relay_pending' } },
+      {
+        key: { aggregateType: 1, aggregateId: 1, sequence: 1, _id: 1 },
+        options: { name: 'outbox_relay_aggregate_order', partialFilterExpression: pendingOnly },
+      },
+      {
+        key: { aggregateType: 1, aggregateId: 1 },
+        options: { name: 'outbox_relay_marked', partialFilterExpression: marked },
+      },
+      ...(partitions > 1
+        ? [
+            {
+              key: { slot: 1, aggregateType: 1, aggregateId: 1, sequence: 1, _id: 1 },
+              options: { name: 'outbox_relay_slot_order', partialFilterExpression: pendingOnly },
+            },
+            {
+              key: { slot: 1, aggregateType: 1, aggregateId: 1 },
+              options: { name: 'outbox_relay_slot_marked', partialFilterExpression: marked },
+            },
+          ]
+        : []),
+      {
+        key: { publishedAt: 1 },
+        options: { name: 'outbox_relay_retention', expireAfterSeconds: 604800 },
+      },
+    ]);
+    // Key order is part of an index: compare it too.
+    expect(JSON.stringify(outbox.created.map((index) => index.key))).toBe(
+      JSON.stringify([
+        { status: 1, _id: 1 },
+        { aggregateType: 1, aggregateId: 1, sequence: 1, _id: 1 },
+        { aggregateType: 1, aggregateId: 1 },
+        ...(partitions > 1
+          ? [
+              { slot: 1, aggregateType: 1, aggregateId: 1, sequence: 1, _id: 1 },
+              { slot: 1, aggregateType: 1, aggregateId: 1 },
+            ]
+          : []),
+        { publishedAt: 1 },
+      ]),
+    );
+    expect(deadLetters.created).toEqual([
+      { key: { eventId: 1 }, options: { name: 'outbox_dead_letter_event_id', unique: true } },
+    ]);
+  });
+
+  it("keeps the consumer's indexes", async () => {
+    const processed = recordingCollection('outbox_processed_events');
+    await ensureProcessedEventIndexes(processed.collection, {} as mongo.Db, 86400);
+    expectIndexes(processed.created, [
+      {
+        key: { consumer: 1, eventId: 1 },
+        options: { unique: true, name: 'consumer_1_eventId_1' },
+      },
+      {
+        key: { processedAt: 1 },
+        options: { expireAfterSeconds: 86400, name: 'processedAt_ttl' },
+      },
+    ]);
+    const letters = recordingCollection('outbox_consumer_dead_letters');
+    await ensureConsumerDeadLetterIndexes(letters.collection);
+    expectIndexes(letters.created, [
+      {
+        key: { consumer: 1, eventId: 1 },
+        options: {
+          unique: true,
+          name: 'consumer_1_eventId_1',
+          partialFilterExpression: { eventId: { $type: 'string' } },
+        },
+      },
+      {
+        key: { consumer: 1, topic: 1, partition: 1, offset: 1 },
+        options: { name: 'consumer_1_topic_1_partition_1_offset_1' },
+      },
+      { key: { status: 1, deadLetteredAt: 1 }, options: { name: 'status_1_deadLetteredAt_1' } },
+      {
+        key: { topic: 1, partition: 1, offsetKey: 1, _id: 1 },
+        options: { name: 'topic_1_partition_1_offsetKey_1__id_1' },
+      },
+      { key: { expiresAt: 1 }, options: { expireAfterSeconds: 0, name: 'expiresAt_ttl' } },
+    ]);
+  });
+
+  it('updates a TTL index whose expiry changed in place (relay retention, processed records)', async () => {
+    const commands: unknown[] = [];
+    const db = { command: (command: unknown) => (commands.push(command), Promise.resolve({})) };
+    const conflicting = (name: string) =>
+      ({
+        collectionName: name,
+        db,
+        createIndex: (key: Record<string, unknown>) =>
+          'publishedAt' in key || 'processedAt' in key
+            ? Promise.reject(Object.assign(new Error('conflict'), { code: 85 }))
+            : Promise.resolve('ok'),
+      }) as unknown as mongo.Collection<any>;
+    await ensureRelayIndexes(conflicting('outbox'), conflicting('dl'), 3600, logger);
+    await ensureProcessedEventIndexes(
+      conflicting('outbox_processed_events'),
+      db as unknown as mongo.Db,
+      7200,
+    );
+    expect(commands).toEqual([
+      { collMod: 'outbox', index: { name: 'outbox_relay_retention', expireAfterSeconds: 3600 } },
+      {
+        collMod: 'outbox_processed_events',
+        index: { name: 'processedAt_ttl', expireAfterSeconds: 7200 },
+      },
+    ]);
+  });
+});
