@@ -2,7 +2,7 @@ import { mongo } from 'mongoose';
 import { ChangeSourceError } from '../ports/change-source';
 import type { ChangeSourceFailure } from '../ports/change-source';
 import { MongoChangeSource } from './mongo-change.source';
-import type { OutboxDoc } from './mongo-outbox-relay.store';
+import type { OutboxDoc } from '../../documents/outbox-event.document';
 
 /**
  * How `MongoChangeSource` classifies the driver's errors, without a server: the change stream
