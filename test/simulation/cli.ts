@@ -138,6 +138,10 @@ function printStats(stats: SimStats, elapsedMs: number): void {
   );
   table('faults injected (planned, by kind)', stats.faults);
   table('what they did (operations failed, positions lost, events rolled back...)', stats.effects);
+  table(
+    `runs in which it happened (of ${stats.runs}; bounds reached, rollbacks, timeouts...)`,
+    stats.runsWith,
+  );
   out('invariants:');
   for (const [id, entry] of [...stats.invariants].sort(([a], [b]) => a.localeCompare(b))) {
     out(

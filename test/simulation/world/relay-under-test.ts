@@ -31,6 +31,8 @@ export interface SimRelayPorts {
   partitions?: RelayPartitionPorts;
   /** Topic prefix the publisher must use (`sim.`). */
   topicPrefix: string;
+  /** Counts what the run did, for `npm run simulate`'s summary (`SimHistory.countEffect`). */
+  countEffect?: (kind: string, count?: number) => void;
 }
 
 /** Builds the relay under test over the simulated ports. */

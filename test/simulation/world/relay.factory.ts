@@ -40,6 +40,7 @@ export const realRelay: RelayFactory = (ports) => {
     ports.sender,
     () => ports.clock.monotonic(),
   );
+  observePublishCalls(publisher, options, ports.countEffect);
   const deps = {
     owner: ports.owner,
     outbox: ports.outbox,
@@ -55,3 +56,30 @@ export const realRelay: RelayFactory = (ports) => {
     ? new PartitionedRelayNode(options, { ...deps, partitions: ports.partitions })
     : new RelayNode(options, deps);
 };
+
+/**
+ * Counts publish calls the byte bound filled (fewer than `batchSize` events, and the smallest
+ * event seen would not have fitted under `maxBatchBytes`) and calls that `batchSize` filled. An
+ * observer only: the call goes to the publisher unchanged.
+ */
+function observePublishCalls(
+  publisher: KafkaPublisher,
+  options: ResolvedRelayOptions,
+  countEffect: SimRelayPorts['countEffect'],
+): void {
+  if (!countEffect) return;
+  const publish = publisher.publish.bind(publisher);
+  let smallest = Number.POSITIVE_INFINITY;
+  publisher.publish = (events, context) => {
+    let bytes = 0;
+    for (const event of events) {
+      const size = publisher.sizeOf(event);
+      bytes += size;
+      smallest = Math.min(smallest, size);
+    }
+    if (events.length >= options.batchSize) countEffect('publish call filled by batchSize');
+    else if (events.length > 0 && bytes + smallest > options.maxBatchBytes)
+      countEffect('publish call full by maxBatchBytes');
+    return publish(events, context);
+  };
+}
