@@ -447,19 +447,18 @@ export class SimWorld {
         return () => relayRandom.next();
       })(),
       options,
-      partitions: this.partitioned
-        ? new SimPartitionPorts({
-            connection,
-            db: this.db,
-            history: this.history,
-            streams: this.streams,
-            faults: this.faults,
-            random: random.fork('partitions'),
-            node: proc.name,
-            onCheckpoint,
-            stream: { batchSize: options.batchSize, idleMs: options.idleMs },
-          })
-        : undefined,
+      // Always: the relay runs as production's OutboxRelay, a PartitionedRelayNode (single-lease at 1).
+      partitions: new SimPartitionPorts({
+        connection,
+        db: this.db,
+        history: this.history,
+        streams: this.streams,
+        faults: this.faults,
+        random: random.fork('partitions'),
+        node: proc.name,
+        onCheckpoint,
+        stream: { batchSize: options.batchSize, idleMs: options.idleMs },
+      }),
       topicPrefix: SIM_TOPIC_PREFIX,
       countEffect: (kind, count) => this.history.countEffect(kind, count),
     });
