@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
 import type { OutboxEventInput } from '../common/envelope';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OUTBOX_EVENTS_OPTIONS } from '../common/outbox.constants';
+import type { OutboxEventsOptions } from './outbox-events.options';
 import { OutboxTransactionClosedError } from '../transaction/errors/outbox-transaction-closed.error';
 import { OutboxTransactionRequiredError } from '../transaction/errors/outbox-transaction-required.error';
 import { TransactionRunner } from '../transaction/transaction.runner';
@@ -21,7 +21,7 @@ import type { NewOutboxEvent } from './outbox-event.writer';
 export class OutboxEmitter {
   constructor(
     private readonly runner: TransactionRunner,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_EVENTS_OPTIONS) private readonly options: OutboxEventsOptions,
   ) {}
 
   /** Emits one event; returns its `eventId` (UUIDv7). */

@@ -1,11 +1,11 @@
 import type { Provider } from '@nestjs/common';
-import { OUTBOX_PUBLISHER, OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OUTBOX_PUBLISHER, OUTBOX_RELAY_OPTIONS } from '../common/outbox.constants';
 import { KafkaPublisher } from '../publisher/kafka/kafka.publisher';
 import type { KafkaSender } from '../publisher/kafka/kafka.sender';
 import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
 import { OutboxRelay } from './outbox.relay';
 import { OutboxRelayMetrics } from './relay.metrics';
+import type { ResolvedRelayOptions } from './relay.options';
 import { RelayScheduling } from './relay.scheduling';
 
 /**
@@ -13,10 +13,9 @@ import { RelayScheduling } from './relay.scheduling';
  * `io` replaces the kafkajs sender and the clock (the relay simulation's; the module gives none).
  */
 export function createOutboxPublisher(
-  options: ResolvedOutboxOptions,
+  relay: ResolvedRelayOptions | false,
   io?: { sender: KafkaSender; now: () => number },
 ): OutboxPublisher | null {
-  const relay = options.relay;
   if (relay === false) return null;
   if (relay.publisher) return relay.publisher;
   if (!relay.kafka) return null;
@@ -38,7 +37,7 @@ export const RELAY_PROVIDERS: Provider[] = [
   {
     provide: OUTBOX_PUBLISHER,
     useFactory: createOutboxPublisher,
-    inject: [OUTBOX_RESOLVED_OPTIONS],
+    inject: [OUTBOX_RELAY_OPTIONS],
   },
   OutboxRelayMetrics,
   RelayScheduling,

@@ -4,12 +4,12 @@ import type { DynamicModule, InjectionToken, Provider, Type } from '@nestjs/comm
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OutboxConsumerMetrics } from '../consumer/consumer.metrics';
 import { IdempotentHandlerMetadataAccessor } from '../consumer/idempotent-handler.metadata-accessor';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import { OutboxEmitter } from '../events/outbox.emitter';
 import { getOutboxToken } from '../injection/outbox-token.utils';
 import type { OutboxModuleOptions } from '../options/outbox-options.interface';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
+import { resolvedOptionProviders } from '../options/resolved-options';
 import { RELAY_EXPORTS, RELAY_PROVIDERS } from '../relay/relay.providers';
 import { OutboxWriteSideBootstrap } from '../transaction/outbox-write-side.bootstrap';
 import { TransactionRunner } from '../transaction/transaction.runner';
@@ -63,11 +63,10 @@ export class OutboxTestingModule {
     const connection = new FakeConnection();
     const writer = new RecordingOutboxWriter();
     const providers: Provider[] = [
-      {
-        provide: OUTBOX_RESOLVED_OPTIONS,
+      ...resolvedOptionProviders({
         useFactory: () =>
           resolveOutboxOptions({ ...outbox, relay: false, createIndexes: false }, connectionName),
-      },
+      }),
       { provide: OutboxConnectionHost, useValue: { connection: connection.asConnection } },
       { provide: RecordingOutboxWriter, useValue: writer },
       { provide: OUTBOX_EVENT_WRITER, useExisting: RecordingOutboxWriter },

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import { OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import type { OutboxEventWriter } from '../events/outbox-event.writer';
 import { OutboxEmitter } from '../events/outbox.emitter';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import { OutboxReplicaSetRequiredError } from './errors/outbox-replica-set-required.error';
 import { registerConnectionSessions } from './connection-session.plugin';
 import { enableTransactionStorage } from './mongoose-transaction-storage';
@@ -31,7 +31,7 @@ export class OutboxWriteSideBootstrap implements OnModuleInit, OnModuleDestroy {
     private readonly runner: TransactionRunner,
     private readonly emitter: OutboxEmitter,
     @Inject(OUTBOX_EVENT_WRITER) private readonly writer: OutboxEventWriter,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
   ) {}
 
   async onModuleInit(): Promise<void> {

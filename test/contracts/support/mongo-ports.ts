@@ -96,8 +96,12 @@ export function mongoChangeSourceFixture(connection: Connection): ChangeSourceFi
 
 /**
  * A resume token the server can never resume from. PoppyDB keeps a history of its own tokens
- * (`{ _data: <sequence number in hex> }`) and answers 286 for one beyond its newest; on MongoDB,
- * a real token whose cluster time is rewritten to 1970, long before the oplog's first entry.
+ * (`{ _data: <sequence number in hex> }`); for one beyond its newest it opens the stream and
+ * ends it at the first getMore (cursor id 0, no error code: measured), which the change source
+ * takes as a lost position, so on PoppyDB this case does not show the 286 classification
+ * (lib/relay/mongo/mongo-change.source.spec.ts does, with the driver's error). On MongoDB, a
+ * real token whose cluster time is rewritten to 1970, long before the oplog's first entry:
+ * 286 ChangeStreamHistoryLost.
  */
 async function lostPosition(outbox: mongo.Collection<OutboxDoc>): Promise<ResumeToken> {
   if (testServers().mongoKind === 'poppydb') return { _data: '0000FFFFFFFFFFFF' };

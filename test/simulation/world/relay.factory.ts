@@ -62,6 +62,7 @@ class SimOutboxRelay extends OutboxRelay {
     // The connection host and the scheduling are used only by the MongoDB `wirePorts`.
     super(
       options,
+      options.relay,
       {} as OutboxConnectionHost,
       new OutboxRelayMetrics(),
       {} as RelayScheduling,
@@ -78,7 +79,7 @@ class SimOutboxRelay extends OutboxRelay {
 export const realRelay: RelayFactory = (ports) => {
   const options = simOutboxOptions(ports);
   const relay = options.relay as ResolvedRelayOptions;
-  const publisher = createOutboxPublisher(options, {
+  const publisher = createOutboxPublisher(relay, {
     sender: ports.sender,
     now: () => ports.clock.monotonic(),
   }) as OutboxPublisher;

@@ -1,0 +1,281 @@
+/**
+ * The deliberate defects `npm run mutations` puts into lib/, one at a time, to show that the
+ * checks of `npm test` catch each of them (issue 19, item 4). Each is a mistake a developer
+ * could plausibly make, written as an exact edit: `find` must occur exactly once in `file`
+ * (else the mutation is reported BROKEN: the code moved, update the anchor), and is replaced by
+ * `replace`. The mutated file must still compile.
+ *
+ * `checks` says what should catch it:
+ * - `simulation`: the schedules the simulation specs of `npm test` run (single-relay, graceful
+ *   stops, partitioned, hand-overs; their seed and run counts read from the spec files), then
+ *   the saved findings; stops at the first run that breaks an invariant;
+ * - `jest`: these spec files (contract suites of the production adapters, unit specs); caught
+ *   when one of their tests fails.
+ *
+ * A new invariant or fault kind comes with the mutation that shows it bites (CONTRIBUTING.md).
+ */
+
+export type MutationCheck = 'simulation' | { jest: readonly string[] };
+
+export interface Mutation {
+  /** Short, unique, kebab-case: `npm run mutations -- --only <id>`. */
+  id: string;
+  /** The defect, as it would show in production. */
+  description: string;
+  /** Path from the repository's root, under lib/. */
+  file: string;
+  /** Applied in order; each `find` must occur exactly once in the file as it then is. */
+  edits: ReadonlyArray<{ find: string; replace: string }>;
+  /** Run in order until one catches the mutation. */
+  checks: readonly MutationCheck[];
+}
+
+const CHANGE_SOURCE_CONTRACT = 'test/contracts/change-source.mongo.e2e-spec.ts';
+const OUTBOX_STORE_CONTRACT = 'test/contracts/outbox-relay.store.mongo.e2e-spec.ts';
+
+export const MUTATIONS: readonly Mutation[] = [
+  // ------------------------------------------------------------ issue 19's table
+  {
+    id: 'catch-up-not-counted',
+    description:
+      'catch-up pages are settled as if empty: the events they bring into memory are never counted in the in-flight budget (count and bytes)',
+    file: 'lib/relay/engine/relay.engine.ts',
+    edits: [
+      {
+        find:
+          '    if (events.length >= reservation.events) lane.more = true;\n' +
+          '    this.budget.settleReservation(reservation, queued, bytes);\n',
+        replace:
+          '    if (events.length >= reservation.events) lane.more = true;\n' +
+          '    this.budget.settleReservation(reservation, 0, 0);\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'byte-budget-dropped',
+    description:
+      'the in-flight budget checks only the event count: reads go on whatever the bytes held (maxInFlightBytes ignored)',
+    file: 'lib/relay/engine/in-flight.budget.ts',
+    edits: [
+      {
+        find:
+          '      this.committed + events <= this.maxEvents &&\n' +
+          '      this.heldBytes < this.maxBytes &&\n',
+        replace: '      this.committed + events <= this.maxEvents &&\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'fence-filter-dropped',
+    description:
+      'the MongoDB store stamps its writes with the fence but no longer conditions them on it: a deposed leader overwrites what a newer one wrote',
+    file: 'lib/relay/mongo/mongo-outbox-relay.store.ts',
+    edits: [
+      {
+        find: 'return { filter: { relayFence: { $not: { $gt: fence } } }, stamp: { relayFence: fence } };',
+        replace: 'return { filter: {}, stamp: { relayFence: fence } };',
+      },
+    ],
+    checks: [{ jest: [OUTBOX_STORE_CONTRACT] }],
+  },
+  {
+    id: 'position-lost-as-transient',
+    description:
+      '286 ChangeStreamHistoryLost is left out of the lost-position codes: the relay reopens the stream from the lost token forever instead of recovering from the collection',
+    file: 'lib/relay/mongo/mongo-change.source.ts',
+    edits: [{ find: 'new Set([286, 280, 260])', replace: 'new Set([280, 260])' }],
+    checks: [{ jest: ['lib/relay/mongo/mongo-change.source.spec.ts', CHANGE_SOURCE_CONTRACT] }],
+  },
+  {
+    id: 'send-without-lease-check',
+    description:
+      'the term gives the engine no lease check for the moment right before a send: a batch taken while the lease was valid is sent after it ran out (a pause between taking and sending)',
+    file: 'lib/relay/term/relay.term.ts',
+    edits: [{ find: '        leaseValid: () => lease.isValid(),\n', replace: '' }],
+    checks: ['simulation'],
+  },
+  {
+    id: 'write-lease-guard-removed',
+    description:
+      "the term's writes no longer check the local lease validity before they are sent (the store's fence is trusted alone)",
+    file: 'lib/relay/term/fenced.writes.ts',
+    edits: [
+      {
+        find: '    if (!this.leaseValid()) throw new LeaseLostError();\n',
+        replace: "    // The store's fence refuses what a newer leader wrote: no local check.\n",
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'destination-error-pauses-all',
+    description:
+      "a destination's refusal (one topic or partition) is judged a broker outage: every destination pauses",
+    file: 'lib/relay/engine/outcome.judge.ts',
+    edits: [
+      {
+        find: "        verdict = { kind: 'destination', from: index, destination: outcome.destination, error };\n",
+        replace:
+          "        verdict = { kind: 'broker', from: index, error }; // retried as an outage\n",
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'one-by-one-ignores-hold',
+    description:
+      "the publisher's one-by-one path (after a record error) goes on with an aggregate's later events after one of them failed: they overtake it",
+    file: 'lib/publisher/kafka/kafka.publisher.ts',
+    edits: [
+      {
+        find:
+          '        const outcome = outcomes[entry.index];\n' +
+          "        if (outcome.status === 'retriable') held.set(aggregate, outcome);\n",
+        replace: '',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'catch-up-without-reservation',
+    description:
+      'a catch-up read takes a page of batchSize events without reserving room in the in-flight budget first',
+    file: 'lib/relay/engine/relay.engine.ts',
+    edits: [
+      {
+        find: '    const reservation = await this.budget.reserve(this.options.batchSize);\n',
+        replace: '    const reservation: Reservation = { events: this.options.batchSize };\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  // ------------------------------------------------------------ caught before issue 19
+  {
+    id: 'settle-before-ack',
+    description:
+      'an offered event is settled (its change may be checkpointed) as soon as it is queued, before the broker acknowledged it',
+    file: 'lib/relay/engine/relay.engine.ts',
+    edits: [
+      {
+        find: '      const item: LaneItem = { event, id, bytes: this.sizeOf(event), settles: [settle] };\n',
+        replace:
+          '      settle(); // queued in its lane: the engine has it now\n' +
+          '      const item: LaneItem = { event, id, bytes: this.sizeOf(event), settles: [] };\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'mark-before-send',
+    description:
+      'a batch is marked published before it is sent (so that a crash after the send cannot publish it twice): a crash or failure in between loses it',
+    file: 'lib/relay/engine/relay.engine.ts',
+    edits: [
+      {
+        find: '      outcomes = await this.deps.publisher.publish(events, {\n',
+        replace:
+          '      await this.deps.writes.markPublished(\n' +
+          '        events.map((event) => event._id),\n' +
+          '        new Date(this.deps.now()),\n' +
+          '      );\n' +
+          '      outcomes = await this.deps.publisher.publish(events, {\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'unfenced-marks',
+    description:
+      "published marks are written without the term's fence (a published mark looks final): a deposed leader's mark lands on a newer leader's document",
+    file: 'lib/relay/term/fenced.writes.ts',
+    edits: [
+      {
+        find: '    await this.store.markPublished(ids, at, this.fence);\n',
+        replace: '    await this.store.markPublished(ids, at, null); // published is final\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'checkpoint-without-lease',
+    description:
+      'the checkpoint is saved without checking the local lease validity (the state store fences it anyway)',
+    file: 'lib/relay/stream/checkpointer.ts',
+    edits: [
+      {
+        find: '    if (!due || !this.deps.leaseValid()) return Promise.resolve();\n',
+        replace: '    if (!due) return Promise.resolve(); // the state store fences the save\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'stream-errors-ignored',
+    description:
+      'a transient change-stream error ends following (the sweep is relied on to publish), without saying so or reopening the stream',
+    file: 'lib/relay/stream/change-stream.follower.ts',
+    edits: [
+      {
+        find: "        failures++;\n        this.streamState = 'retrying';\n",
+        replace:
+          '        if (error instanceof ChangeSourceError) break; // the sweep publishes meanwhile\n' +
+          "        failures++;\n        this.streamState = 'retrying';\n",
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'local-clock-lease',
+    description:
+      "the lease's times (acquired at, expires at) come from this process's wall clock instead of the database server's",
+    file: 'lib/relay/lease/lease.keeper.ts',
+    edits: [
+      {
+        find: '    const serverNow = await this.syncServerTime();\n',
+        replace: '    await this.syncServerTime();\n    const serverNow = this.clock.now();\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'tracker-passes-unsettled',
+    description:
+      'the checkpoint tracker moves its safe position over every tracked change, settled or not',
+    file: 'lib/relay/stream/checkpoint.tracker.ts',
+    edits: [{ find: '      if (!head?.settled) break;\n', replace: '      if (!head) break;\n' }],
+    checks: ['simulation'],
+  },
+];
+
+/** How often `find` occurs in `text` (non-overlapping). */
+export function occurrences(text: string, find: string): number {
+  if (find.length === 0) return 0;
+  let count = 0;
+  for (let at = text.indexOf(find); at !== -1; at = text.indexOf(find, at + find.length)) count++;
+  return count;
+}
+
+/**
+ * `text` with the mutation's edits applied, or the reason it cannot be: an anchor found zero or
+ * several times (the code moved: update the list), or an edit that changes nothing.
+ */
+export function applyEdits(
+  mutation: Mutation,
+  text: string,
+): { text: string } | { broken: string } {
+  let current = text;
+  for (const [index, edit] of mutation.edits.entries()) {
+    const found = occurrences(current, edit.find);
+    if (found !== 1) {
+      return {
+        broken: `edit ${index + 1}: its anchor occurs ${found} times in ${mutation.file} (must be exactly once; update scripts/mutations/mutations.ts)`,
+      };
+    }
+    if (edit.find === edit.replace) return { broken: `edit ${index + 1} changes nothing` };
+    const at = current.indexOf(edit.find);
+    current = current.slice(0, at) + edit.replace + current.slice(at + edit.find.length);
+  }
+  return { text: current };
+}
