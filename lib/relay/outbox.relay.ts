@@ -23,10 +23,14 @@ import { MongoRelayStateStore } from './mongo/mongo-relay-state.store';
 import { ensureRelayIndexes } from './mongo/relay-indexes';
 import { nestRelayLoggers } from './ports/relay-logger';
 import { PartitionedRelayNode } from './partitions/partitioned-relay.node';
+import type { PartitionedRelayNodeDeps } from './partitions/partitioned-relay.node';
 import { RelayScheduling } from './relay.scheduling';
 import { OutboxRelayMetrics } from './relay.metrics';
 import type { ResolvedRelayOptions } from './relay.options';
 import type { RelayStatus } from './relay.status';
+
+/** What `OutboxRelay` wires for its node besides the publisher and the metrics (the MongoDB adapters). */
+export type OutboxRelayPorts = Omit<PartitionedRelayNodeDeps, 'publisher' | 'metrics'>;
 
 /**
  * The relay's Nest lifecycle: started in `onApplicationBootstrap` (unless `autoStart: false`),
@@ -97,6 +101,23 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       this.logger.warn('The relay is disabled (relay: false); start() does nothing.');
       return;
     }
+    const ports = await this.wirePorts(relay);
+    // Always the partitioned node: with `partitions: 1` and the single-lease layout it is exactly
+    // a RelayNode, and it also follows a switch of the stored layout (to and from 1).
+    this.node = new PartitionedRelayNode(relay, {
+      ...ports,
+      publisher: this.publisher,
+      metrics: this.metrics,
+    });
+    await this.node.start();
+  }
+
+  /**
+   * The node's ports: the MongoDB adapters on the app's connection (indexes ensured first when
+   * `createIndexes`), this process's owner id, the relay's clock and Nest loggers. The relay
+   * simulation overrides it with its simulated ports, so it runs this class as production does.
+   */
+  protected async wirePorts(relay: ResolvedRelayOptions): Promise<OutboxRelayPorts> {
     const db = this.connectionHost.connection.db;
     if (!db) {
       throw new Error(
@@ -115,25 +136,20 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       );
       this.indexesReady = true;
     }
-    // Always the partitioned node: with `partitions: 1` and the single-lease layout it is exactly
-    // a RelayNode, and it also follows a switch of the stored layout (to and from 1).
-    this.node = new PartitionedRelayNode(relay, {
+    return {
       owner: this.owner,
       outbox,
       state: new MongoRelayStateStore(db, collections.relayState, relay.name),
       changes: new MongoChangeSource(outbox.outbox, relay),
-      publisher: this.publisher,
       clock: this.scheduling.clock(),
       loggers: nestRelayLoggers,
-      metrics: this.metrics,
       partitions: new MongoRelayPartitions(db, {
         collections,
         relayName: relay.name,
         batchSize: relay.batchSize,
         idleMs: relay.idleMs,
       }),
-    });
-    await this.node.start();
+    };
   }
 
   /**

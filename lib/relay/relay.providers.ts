@@ -1,24 +1,35 @@
 import type { Provider } from '@nestjs/common';
 import { OUTBOX_PUBLISHER, OUTBOX_RELAY_OPTIONS } from '../common/outbox.constants';
 import { KafkaPublisher } from '../publisher/kafka/kafka.publisher';
+import type { KafkaSender } from '../publisher/kafka/kafka.sender';
 import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
 import { OutboxRelay } from './outbox.relay';
 import { OutboxRelayMetrics } from './relay.metrics';
 import type { ResolvedRelayOptions } from './relay.options';
 import { RelayScheduling } from './relay.scheduling';
 
-/** The relay's publisher: `relay.publisher` if given, else a `KafkaPublisher`; null without a relay. */
-export function createOutboxPublisher(relay: ResolvedRelayOptions | false): OutboxPublisher | null {
+/**
+ * The relay's publisher: `relay.publisher` if given, else a `KafkaPublisher`; null without a relay.
+ * `io` replaces the kafkajs sender and the clock (the relay simulation's; the module gives none).
+ */
+export function createOutboxPublisher(
+  relay: ResolvedRelayOptions | false,
+  io?: { sender: KafkaSender; now: () => number },
+): OutboxPublisher | null {
   if (relay === false) return null;
   if (relay.publisher) return relay.publisher;
   if (!relay.kafka) return null;
-  return new KafkaPublisher({
-    ...relay.kafka,
-    topic: relay.topic,
-    topicPrefix: relay.topicPrefix,
-    source: relay.source,
-    allowAutoTopicCreation: relay.allowAutoTopicCreation,
-  });
+  return new KafkaPublisher(
+    {
+      ...relay.kafka,
+      topic: relay.topic,
+      topicPrefix: relay.topicPrefix,
+      source: relay.source,
+      allowAutoTopicCreation: relay.allowAutoTopicCreation,
+    },
+    io?.sender,
+    io?.now,
+  );
 }
 
 /** Providers `OutboxModule` registers for the relay (owned by lib/relay). */

@@ -128,6 +128,19 @@ function table(title: string, entries: Iterable<[string, number]>): void {
   for (const [name, value] of rows) out(`  ${name.padEnd(34)} ${value}`);
 }
 
+/** Effects listed even when no run had them (the bounds, and what the issue-19 faults do). */
+const ALWAYS_COUNTED = [
+  'reached maxInFlight',
+  'reached maxInFlightBytes',
+  'publish call full by maxBatchBytes',
+  'request over 80% of the broker limit',
+  'request-too-large',
+  'rolled-back-event',
+  'db-timeout',
+  'crash-in-timer',
+  'clock-drift',
+];
+
 function printStats(stats: SimStats, elapsedMs: number): void {
   out(`runs: ${stats.runs} (${stats.failedRuns} failed)`);
   out(
@@ -138,6 +151,12 @@ function printStats(stats: SimStats, elapsedMs: number): void {
   );
   table('faults injected (planned, by kind)', stats.faults);
   table('what they did (operations failed, positions lost, events rolled back...)', stats.effects);
+  const runsWith = new Map(stats.runsWith);
+  for (const kind of ALWAYS_COUNTED) runsWith.set(kind, runsWith.get(kind) ?? 0);
+  table(
+    `runs in which it happened (of ${stats.runs}; bounds reached, rollbacks, timeouts...)`,
+    runsWith,
+  );
   out('invariants:');
   for (const [id, entry] of [...stats.invariants].sort(([a], [b]) => a.localeCompare(b))) {
     out(

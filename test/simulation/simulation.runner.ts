@@ -14,8 +14,40 @@ import { scheduleArbitrary } from './schedule/schedule.arbitrary';
 import type { Schedule } from './schedule/schedule.types';
 import type { RelayFactory } from './world/relay-under-test';
 import { SimWorld } from './world/sim-world';
-import type { SimRunOutcome } from './world/sim-world';
+import type { SimMonitor, SimRunOutcome } from './world/sim-world';
 import type { SimHistory } from './world/sim.history';
+
+/**
+ * Counts, once per run, whether a relay reached its memory bounds: `maxInFlight` events held,
+ * or held bytes within one event (the largest committed) of `maxInFlightBytes`. Read from the
+ * relays' status for the summary only; no invariant decides on it.
+ */
+export class BoundsMonitor implements SimMonitor {
+  private events = false;
+  private bytes = false;
+  private largestEvent = 0;
+  private commitsSeen = 0;
+
+  afterStep(world: SimWorld): void {
+    if (this.events && this.bytes) return;
+    const { maxInFlight, maxInFlightBytes } = world.schedule.options;
+    if (world.history.commits.size !== this.commitsSeen) {
+      this.commitsSeen = world.history.commits.size;
+      for (const commit of world.history.commits.values())
+        this.largestEvent = Math.max(this.largestEvent, commit.bytes);
+    }
+    for (const { status } of world.statuses()) {
+      if (!this.events && status.inFlight.events >= maxInFlight) {
+        this.events = true;
+        world.history.countEffect('reached maxInFlight');
+      }
+      if (!this.bytes && status.inFlight.bytes + this.largestEvent >= maxInFlightBytes) {
+        this.bytes = true;
+        world.history.countEffect('reached maxInFlightBytes');
+      }
+    }
+  }
+}
 
 /** Every invariant, fresh for one run. */
 export function invariantCheckers(): InvariantChecker[] {
@@ -51,6 +83,7 @@ export async function runSchedule(
   const world = new SimWorld(schedule, factory, { keepTrace: options.keepTrace });
   const checkers = options.checkers ?? invariantCheckers();
   for (const checker of checkers) world.addMonitor(checker);
+  world.addMonitor(new BoundsMonitor());
   const outcome = await world.run();
   const results = checkers.map((checker) => checker.finish(world, outcome));
   return {
@@ -72,6 +105,8 @@ export class SimStats {
   events = 0;
   readonly faults = new Map<string, number>();
   readonly effects = new Map<string, number>();
+  /** Runs in which each effect happened at least once (e.g. `reached maxInFlight`). */
+  readonly runsWith = new Map<string, number>();
   readonly invariants = new Map<string, { name: string; checked: number; failedRuns: number }>();
   readonly counts = new Map<string, number>();
 
@@ -83,6 +118,8 @@ export class SimStats {
     this.events += report.history.commits.size;
     addAll(this.faults, report.history.faults);
     addAll(this.effects, report.history.effects);
+    for (const [kind, count] of report.history.effects)
+      if (count > 0) this.runsWith.set(kind, (this.runsWith.get(kind) ?? 0) + 1);
     for (const result of report.results) {
       const entry = this.invariants.get(result.id) ?? {
         name: result.name,

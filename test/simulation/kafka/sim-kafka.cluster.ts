@@ -84,6 +84,8 @@ export class SimKafkaCluster {
       this.history.countEffect('request-too-large');
       return { error: connectionError(true), retriable: true };
     }
+    if (requestBytes > 0.8 * this.limits.requestMaxBytes)
+      this.history.countEffect('request over 80% of the broker limit');
     let first: ProduceAttempt | undefined;
     for (const batch of batches) {
       const groups = new Map<number, PartitionedMessage[]>();

@@ -84,6 +84,13 @@ export class SimMongoConnection {
     this.history.storeOps.push(fact);
     const failBefore = this.random.chance(this.faults.maxParam('db-transient-before', now) / 100);
     const failAfter = this.random.chance(this.faults.maxParam('db-transient-after', now) / 100);
+    // MaxTimeMSExpired on a store operation (not the change stream's cursor): the server gave up
+    // on it, having applied it or not (an update may have been cut short after its write).
+    const timeout =
+      !spec.name.startsWith('cursor.') &&
+      spec.name !== 'watch' &&
+      this.random.chance(this.faults.maxParam('db-timeout', now) / 100);
+    const timeoutApplied = timeout && this.random.chance(0.5);
     const outbound = this.latency(now);
     const promise = new Promise<T>((resolve, reject) => {
       const respond = (answer: DbAnswer<T>): void => {
@@ -115,6 +122,15 @@ export class SimMongoConnection {
         if (failBefore) {
           this.history.countEffect('db-transient-before');
           respond({ ok: false, error: mongoErrors.network(), applied: false });
+          return;
+        }
+        if (timeout) {
+          this.history.countEffect('db-timeout');
+          if (!timeoutApplied) {
+            respond({ ok: false, error: mongoErrors.timeout(), applied: false });
+            return;
+          }
+          serve(() => respond({ ok: false, error: mongoErrors.timeout(), applied: true }), fact);
           return;
         }
         serve(respond, fact);

@@ -69,4 +69,37 @@ describe('SimProcess', () => {
     await scheduler.run({ until: 1_000 });
     expect(ticks).toEqual([100, 200, 300]);
   });
+
+  it('crashes at the k-th timer firing, before its callback or right after it ran', async () => {
+    const before = process();
+    const ran: string[] = [];
+    const clock = before.proc.clock();
+    before.proc.crashAtTimerFiring(2, false);
+    clock.setTimeout(() => ran.push('first'), 100);
+    clock.setTimeout(() => ran.push('second'), 200);
+    await before.scheduler.run({ until: 1_000 });
+    expect(ran).toEqual(['first']);
+    expect(before.proc.isAlive).toBe(false);
+
+    const after = process();
+    after.proc.crashAtTimerFiring(1, true);
+    after.proc.clock().setTimeout(() => ran.push('ran, then crashed'), 100);
+    await after.scheduler.run({ until: 1_000 });
+    expect(ran).toEqual(['first', 'ran, then crashed']);
+    expect(after.proc.isAlive).toBe(false);
+  });
+
+  it('runs its clocks and timers at the drifted rate, continuously', async () => {
+    const { scheduler, proc } = process();
+    const clock = proc.clock();
+    const fired: number[] = [];
+    scheduler.at(100, 't', 'drift', () => {
+      proc.setClockRate(0.5);
+      clock.setTimeout(() => fired.push(scheduler.now), 100);
+    });
+    await scheduler.run({ until: 300 });
+    expect(fired).toEqual([300]);
+    expect(clock.monotonic()).toBe(5_000 + 100 + 100);
+    expect(clock.now()).toBe(SIM_EPOCH_MS + 200);
+  });
 });

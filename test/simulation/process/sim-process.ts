@@ -27,7 +27,16 @@ export class SimProcess {
   private pausedUntil = 0;
   private calls = 0;
   private crashAtCall: { at: number; after: boolean; until: number } | undefined;
+  private timerFirings = 0;
+  private crashAtTimer: { at: number; after: boolean; until: number } | undefined;
   private monotonicOffset = 0;
+  /**
+   * Clock rate (local ms per real ms) and the point it applies from: the process's elapsed
+   * time is `base.local + (now - base.real) * rate` (1 and 0 without drift). Its wall clock,
+   * monotonic clock and timers all run on it; it belongs to the machine, so it outlives crashes.
+   */
+  private rate = 1;
+  private rateBase = { real: 0, local: 0 };
   /** Called when the process dies (crash or crash-at-call), with the reason. */
   onCrash?: (reason: string) => void;
 
@@ -61,6 +70,8 @@ export class SimProcess {
     this.alive = true;
     this.calls = 0;
     this.crashAtCall = undefined;
+    this.timerFirings = 0;
+    this.crashAtTimer = undefined;
     this.monotonicOffset = monotonicOffset;
   }
 
@@ -86,6 +97,55 @@ export class SimProcess {
    */
   crashAtPortCall(k: number, after: boolean, until = Number.POSITIVE_INFINITY): void {
     this.crashAtCall = { at: k, after, until };
+  }
+
+  /**
+   * Crash at this incarnation's `k`-th timer firing from now (before its callback runs, or right
+   * after its synchronous part ran: what it started never answers), if it comes before `until`.
+   */
+  crashAtTimerFiring(k: number, after: boolean, until = Number.POSITIVE_INFINITY): void {
+    this.crashAtTimer = { at: this.timerFirings + k, after, until };
+  }
+
+  /** This process's clocks run at `rate` x real time from now on (1: no drift). */
+  setClockRate(rate: number): void {
+    this.rateBase = { real: this.scheduler.now, local: this.localElapsed() };
+    this.rate = rate;
+    this.history.processes.push({
+      at: this.scheduler.now,
+      node: this.name,
+      kind: 'clock-step',
+      detail: `rate ${rate}`,
+    });
+  }
+
+  /** Elapsed ms on this machine's clocks since virtual time 0 (virtual time, unless drifting). */
+  private localElapsed(): number {
+    return this.rateBase.local + (this.scheduler.now - this.rateBase.real) * this.rate;
+  }
+
+  /** Real (virtual) ms until `ms` of this machine's time passed. */
+  private realDelay(ms: number): number {
+    return this.rate === 1 ? ms : Math.ceil(ms / this.rate);
+  }
+
+  /** Runs a timer callback, or crashes at it (`crash-in-timer`). */
+  private fireTimer(fn: () => void): void {
+    this.timerFirings++;
+    const plan = this.crashAtTimer;
+    if (plan && this.scheduler.now > plan.until) this.crashAtTimer = undefined;
+    else if (plan && this.timerFirings >= plan.at) {
+      this.crashAtTimer = undefined;
+      this.history.countEffect('crash-in-timer');
+      if (!plan.after) {
+        this.crash(`at timer firing ${this.timerFirings} (before its callback)`);
+        return;
+      }
+      fn();
+      this.crash(`at timer firing ${this.timerFirings} (right after its callback ran)`);
+      return;
+    }
+    fn();
   }
 
   /** A stop-the-world pause from now until `until`. */
@@ -159,12 +219,12 @@ export class SimProcess {
 
   /** The clock of the current incarnation. */
   clock(): RelayClock {
-    const wall = (): number => SIM_EPOCH_MS + this.scheduler.now + this.skewMs;
-    const monotonic = (): number => this.scheduler.now + this.monotonicOffset;
+    const wall = (): number => SIM_EPOCH_MS + this.localElapsed() + this.skewMs;
+    const monotonic = (): number => this.localElapsed() + this.monotonicOffset;
     const setTimer = (fn: () => void, ms: number): RelayTimer => {
       let cancelled = false;
-      this.deliverAt(this.scheduler.now + Math.max(0, ms), 'timer', () => {
-        if (!cancelled) fn();
+      this.deliverAt(this.scheduler.now + this.realDelay(Math.max(0, ms)), 'timer', () => {
+        if (!cancelled) this.fireTimer(fn);
       });
       return { cancel: () => (cancelled = true) };
     };
@@ -173,10 +233,10 @@ export class SimProcess {
       const period = Math.max(1, ms);
       const tick = (): void => {
         if (cancelled) return;
-        this.deliverAt(this.scheduler.now + period, 'interval', () => {
+        this.deliverAt(this.scheduler.now + this.realDelay(period), 'interval', () => {
           if (cancelled) return;
           tick();
-          fn();
+          this.fireTimer(fn);
         });
       };
       tick();

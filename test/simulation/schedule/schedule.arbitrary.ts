@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { FAULT_KINDS, TARGETED_FAULT_KINDS } from './schedule.types';
+import { FAULT_KINDS, leaseDriftTolerancePpm, TARGETED_FAULT_KINDS } from './schedule.types';
 import type {
   Fault,
   FaultKind,
@@ -102,6 +102,93 @@ const transactionArbitrary: fc.Arbitrary<SimTransactionData> = fc.record({
   ),
 });
 
+/**
+ * Loads that reach the bounds: small `batchSize`, `maxInFlight`, `maxInFlightBytes` and
+ * `maxBatchBytes`, events of up to 1.5 kB, and a tight broker request limit in most of them.
+ */
+const loadOptionsArbitrary: fc.Arbitrary<SimRelayOptionsData> = fc
+  .record({
+    base: optionsArbitrary,
+    batchSize: fc.integer({ min: 2, max: 8 }),
+    inFlightFactor: fc.integer({ min: 1, max: 2 }),
+    maxBatchBytes: fc.integer({ min: 1_024, max: 12_000 }),
+    extraInFlightBytes: fc.integer({ min: 0, max: 6_000 }),
+  })
+  .map(({ base, batchSize, inFlightFactor, maxBatchBytes, extraInFlightBytes }) => ({
+    ...base,
+    batchSize,
+    maxInFlight: batchSize * inFlightFactor,
+    maxBatchBytes,
+    maxInFlightBytes: maxBatchBytes + extraInFlightBytes,
+  }));
+
+const loadWorldArbitrary: fc.Arbitrary<SimWorldData> = fc
+  .record({
+    base: worldArbitrary,
+    messageMaxBytes: fc.integer({ min: 2_500, max: 5_000 }),
+    tightRequestLimit: fc.boolean(),
+  })
+  .map(({ base, messageMaxBytes, tightRequestLimit }) => ({
+    ...base,
+    messageMaxBytes,
+    requestMaxBytes: messageMaxBytes * 4,
+    ...(tightRequestLimit ? { tightRequestLimit } : {}),
+  }));
+
+/** Bursts: 1-3 moments where 5-25 transactions of 1-8 events (up to 1.5 kB each) begin within 300 ms. */
+const burstsArbitrary: fc.Arbitrary<SimTransactionData[][]> = fc
+  .array(
+    fc.record({
+      at: fc.integer({ min: 0, max: ACTIVE_PHASE_MS }),
+      transactions: fc.array(
+        fc.record({
+          offset: fc.integer({ min: 0, max: 300 }),
+          writer: fc.integer({ min: 0, max: 2 }),
+          durationMs: fc.integer({ min: 1, max: 20 }),
+          events: fc.array(
+            fc.record({
+              type: fc.integer({ min: 0, max: 2 }),
+              aggregate: fc.integer({ min: 0, max: 3 }),
+              payloadBytes: fc.integer({ min: 100, max: 1_500 }),
+            }),
+            { minLength: 1, maxLength: 8 },
+          ),
+        }),
+        { minLength: 5, maxLength: 25 },
+      ),
+    }),
+    { minLength: 1, maxLength: 3 },
+  )
+  .map((bursts) =>
+    bursts.map((burst) =>
+      burst.transactions.map(({ offset, ...tx }) => ({
+        ...tx,
+        at: Math.min(ACTIVE_PHASE_MS, burst.at + offset),
+      })),
+    ),
+  );
+
+/**
+ * While a burst drains (from its first transaction, 100 ms per event), a backlog delays every
+ * event by its queue, not by a fault: isolation (f) has no bound for that yet, so faults on one
+ * destination or aggregate are kept out of those windows (they still hit the rest of the run).
+ */
+function withoutTargetedFaultsDuring(bursts: SimTransactionData[][], faults: Fault[]): Fault[] {
+  const windows = bursts.map((burst) => {
+    const from = Math.min(...burst.map((tx) => tx.at));
+    const events = burst.reduce((sum, tx) => sum + tx.events.length, 0);
+    return { from, to: from + 100 * events };
+  });
+  const targeted: ReadonlySet<FaultKind> = new Set(TARGETED_FAULT_KINDS);
+  return faults.filter(
+    (fault) =>
+      !targeted.has(fault.kind) ||
+      windows.every(
+        (window) => fault.at + Math.max(1, fault.duration) <= window.from || fault.at >= window.to,
+      ),
+  );
+}
+
 /** Duration and parameter of a fault, by kind (small, so that things happen in virtual seconds). */
 function faultShape(kind: FaultKind): {
   duration: fc.Arbitrary<number>;
@@ -118,7 +205,16 @@ function faultShape(kind: FaultKind): {
     case 'slow-majority':
       return { duration: ms(100, 6_000), param: ms(50, 3_000) };
     case 'stepdown':
-      return { duration: ms(50, 3_000), param: fc.constant(0) };
+      // param: replication stalls that long before the stepdown (most stepdowns follow one)
+      return {
+        duration: ms(50, 3_000),
+        param: fc.oneof(
+          { weight: 1, arbitrary: fc.constant(0) },
+          { weight: 3, arbitrary: ms(20, 1_500) },
+        ),
+      };
+    case 'db-timeout':
+      return { duration: ms(100, 6_000), param: ms(10, 100) };
     case 'oplog-rollover':
       return { duration: ms(1_000, 15_000), param: ms(100, 3_000) };
     case 'kafka-partition-retriable':
@@ -138,10 +234,15 @@ function faultShape(kind: FaultKind): {
       return { duration: ms(0, 6_000), param: fc.constant(0) };
     case 'crash-at-call':
       return { duration: ms(0, 6_000), param: ms(0, 79) };
+    case 'crash-in-timer':
+      return { duration: ms(0, 6_000), param: ms(0, 15) };
     case 'pause':
       return { duration: ms(100, 10_000), param: fc.constant(0) };
     case 'clock-skew':
       return { duration: fc.constant(1), param: ms(-180_000, 180_000) };
+    case 'clock-drift':
+      // ppm, clamped by `normalize` to the lease's documented tolerance
+      return { duration: ms(1_000, 20_000), param: ms(-200_000, 200_000) };
     case 'extra-relay':
       return { duration: fc.constant(1), param: ms(-5_000, 5_000) };
     case 'leave':
@@ -174,25 +275,56 @@ const faultsArbitrary: fc.Arbitrary<Fault[]> = fc.oneof(
  * Schedules: relay options, the world (topics, writers, limits, latencies), 1-3 relays, up to
  * 30 transactions and up to 6 faults in the first 20 virtual seconds, and the run's seed.
  */
-export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc
+const lightSchedules: fc.Arbitrary<Schedule> = fc.record({
+  seed: fc.integer({ min: 0, max: 0x7fffffff }),
+  options: optionsArbitrary,
+  world: worldArbitrary,
+  relays: fc.record({ skewsMs: fc.array(skew, { minLength: 1, maxLength: 3 }) }),
+  transactions: fc.array(transactionArbitrary, { maxLength: 30 }),
+  faults: faultsArbitrary,
+});
+
+/** One in three: small bounds, bursts and large events (`loadOptionsArbitrary`, `burstsArbitrary`). */
+const loadSchedules: fc.Arbitrary<Schedule> = fc
   .record({
     seed: fc.integer({ min: 0, max: 0x7fffffff }),
-    options: optionsArbitrary,
-    world: worldArbitrary,
+    options: loadOptionsArbitrary,
+    world: loadWorldArbitrary,
     relays: fc.record({ skewsMs: fc.array(skew, { minLength: 1, maxLength: 3 }) }),
-    transactions: fc.array(transactionArbitrary, { maxLength: 30 }),
+    transactions: fc.array(transactionArbitrary, { maxLength: 10 }),
+    bursts: burstsArbitrary,
     faults: faultsArbitrary,
   })
+  .map(({ transactions, bursts, faults, ...schedule }) => ({
+    ...schedule,
+    transactions: [...transactions, ...bursts.flat()],
+    faults: withoutTargetedFaultsDuring(bursts, faults),
+  }));
+
+export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc
+  .oneof({ weight: 2, arbitrary: lightSchedules }, { weight: 1, arbitrary: loadSchedules })
   .map((schedule) => normalize(schedule));
 
 /**
- * Makes fault targets point at things that exist (an oversize event names a real event), and
- * keeps the broker's request limit above what one publish call may carry (`maxBatchBytes`
- * plus headers): a request over it is a misconfiguration no relay can work around.
+ * Makes fault targets point at things that exist (an oversize event names a real event), keeps
+ * clock drift within the lease's documented tolerance (`leaseDriftTolerancePpm`, 90% of it),
+ * and keeps the broker's request limit at or above what one publish call may carry: a request
+ * over it is a misconfiguration no relay can work around. With `tightRequestLimit` it is exactly
+ * the relay's documented bound (the larger of `maxBatchBytes` and one event alone, an oversize
+ * one included: `messageMaxBytes` + 1 kB), else roomy (`maxBatchBytes` twice, plus headers).
+ * A stepdown that follows a replication stall (`param` > 0) comes right after the commit of
+ * transaction `target` would (if its writer is not still busy), so the stall holds it back.
  */
 export function normalize(schedule: Schedule): Schedule {
+  const tolerance = Math.floor(0.9 * leaseDriftTolerancePpm(schedule.options));
   const faults = schedule.faults
     .map((fault) => {
+      if (fault.kind === 'stepdown' && fault.param > 0 && schedule.transactions.length > 0) {
+        const tx = schedule.transactions[fault.target % schedule.transactions.length];
+        return { ...fault, at: tx.at + tx.durationMs + 1 + (fault.param % 20) };
+      }
+      if (fault.kind === 'clock-drift')
+        return { ...fault, param: Math.max(-tolerance, Math.min(tolerance, fault.param)) };
       if (fault.kind !== 'kafka-oversize-event' && fault.kind !== 'kafka-poison-event')
         return fault;
       if (schedule.transactions.length === 0) return undefined;
@@ -201,9 +333,11 @@ export function normalize(schedule: Schedule): Schedule {
       return { ...fault, target, param };
     })
     .filter((fault): fault is Fault => fault !== undefined);
-  const requestMaxBytes = Math.max(
-    schedule.world.requestMaxBytes,
-    2 * schedule.options.maxBatchBytes + schedule.options.batchSize * 1_000,
-  );
+  const requestMaxBytes = schedule.world.tightRequestLimit
+    ? Math.max(schedule.options.maxBatchBytes, schedule.world.messageMaxBytes + 1_000)
+    : Math.max(
+        schedule.world.requestMaxBytes,
+        2 * schedule.options.maxBatchBytes + schedule.options.batchSize * 1_000,
+      );
   return { ...schedule, world: { ...schedule.world, requestMaxBytes }, faults };
 }

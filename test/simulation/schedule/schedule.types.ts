@@ -10,6 +10,7 @@ export const FAULT_KINDS = [
   'db-slow',
   'slow-majority',
   'stepdown',
+  'db-timeout',
   'oplog-rollover',
   'cursor-error',
   'kafka-partition-retriable',
@@ -22,8 +23,10 @@ export const FAULT_KINDS = [
   'slow-ack',
   'crash',
   'crash-at-call',
+  'crash-in-timer',
   'pause',
   'clock-skew',
+  'clock-drift',
   'extra-relay',
 ] as const;
 
@@ -51,14 +54,19 @@ export interface Fault {
   at: number;
   duration: number;
   /**
-   * The target, by kind: a relay index (crash, crash-at-call, pause, clock-skew), an aggregate
+   * The target, by kind: a relay index (crash, crash-at-call, crash-in-timer, pause, clock-skew,
+   * clock-drift), an aggregate
    * type index (kafka-topic-*), a type and partition (kafka-partition-retriable,
    * kafka-ambiguous-ack), a transaction (kafka-oversize-event, kafka-poison-event).
    */
   target: number;
   /**
-   * A second number, by kind: the partition; the call number k; the clock step (ms); a rate in
-   * %; the event's index in its transaction (oversize, poison).
+   * A second number, by kind: the partition; the call number k; the timer firing k (crash-in-timer:
+   * k = param / 2 + 1, after the callback ran when param is odd); the clock step (ms); a rate in %
+   * (db-transient-*, db-timeout, cursor-error); the event's index in its transaction (oversize,
+   * poison); the clock-rate drift in parts per million (clock-drift: the process's clocks and timers
+   * run at 1 + param / 1e6 of real time while it lasts); how long replication to the secondaries
+   * stalls before a stepdown (stepdown, ms: commits in that window are rolled back).
    */
   param: number;
 }
@@ -109,6 +117,12 @@ export interface SimWorldData {
   messageMaxBytes: number;
   /** Broker limit of one produce request (over it: the broker closes the connection). */
   requestMaxBytes: number;
+  /**
+   * The broker's request limit is as tight as the relay's documented bound allows: the larger of
+   * `maxBatchBytes` and `messageMaxBytes` + 1 kB (one event alone, oversize ones included), so
+   * full publish calls come close to it (absent: a roomy limit, see `normalize`).
+   */
+  tightRequestLimit?: boolean;
   /** Base one-way latencies, ms. */
   dbLatencyMs: number;
   kafkaLatencyMs: number;
@@ -143,11 +157,21 @@ export interface Schedule {
 /** How long after `at` a crash-at-call fault may still fire (if its k-th call comes later, it does not). */
 export const CRASH_AT_CALL_WINDOW_MS = 2_000;
 
+/**
+ * The clock-rate tolerance the lease documents (lib/relay/lease/lease.keeper.ts): an instance
+ * counts itself leader for `durationMs - ceil(renewMs / 3)` of its own elapsed time after a
+ * tick, so its local validity ends before the server's expiry only while its clock runs no
+ * slower than `1 - ceil(renewMs / 3) / durationMs` of the server's. In parts per million.
+ */
+export function leaseDriftTolerancePpm(options: SimRelayOptionsData): number {
+  return Math.floor((Math.ceil(options.lease.renewMs / 3) / options.lease.durationMs) * 1e6);
+}
+
 /** When the last fault ends (faults stop; liveness is measured from here). */
 export function faultsEnd(schedule: Schedule): number {
   return schedule.faults.reduce((end, fault) => {
     if (fault.kind === 'kafka-oversize-event') return Math.max(end, fault.at);
-    if (fault.kind === 'crash-at-call')
+    if (fault.kind === 'crash-at-call' || fault.kind === 'crash-in-timer')
       return Math.max(end, fault.at + CRASH_AT_CALL_WINDOW_MS + fault.duration);
     return Math.max(end, fault.at + fault.duration);
   }, 0);

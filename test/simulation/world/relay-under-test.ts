@@ -8,7 +8,7 @@ import type { RelayStateStore } from '../../../lib/relay/ports/relay-state.store
 import type { RelayStatus } from '../../../lib/relay/relay.status';
 import type { SimRelayOptionsData } from '../schedule/schedule.types';
 
-/** What the simulation needs of a relay instance (the real `RelayNode`). */
+/** What the simulation needs of a relay instance (lib/'s `OutboxRelay`). */
 export interface RelayUnderTest {
   start(): Promise<void>;
   /** Never throws. */
@@ -27,10 +27,12 @@ export interface SimRelayPorts {
   loggers: RelayLoggerFactory;
   random: () => number;
   options: SimRelayOptionsData;
-  /** The partition ports, in partitioned runs (`options.partitions` set). */
+  /** The partition ports (production's OutboxRelay always runs a PartitionedRelayNode). */
   partitions?: RelayPartitionPorts;
   /** Topic prefix the publisher must use (`sim.`). */
   topicPrefix: string;
+  /** Counts what the run did, for `npm run simulate`'s summary (`SimHistory.countEffect`). */
+  countEffect?: (kind: string, count?: number) => void;
 }
 
 /** Builds the relay under test over the simulated ports. */

@@ -198,7 +198,7 @@ export class SimWorld {
       majorityLagMs: () => {
         const slow = this.faults.maxParam('slow-majority', this.scheduler.now);
         if (slow > 0) this.history.countEffect('slow-majority');
-        return dbRandom.int(0, world.majorityLagMs) + slow;
+        return dbRandom.int(0, world.majorityLagMs) + slow + this.stallBeforeStepdown();
       },
       topicOf: (type) => `${SIM_TOPIC_PREFIX}${type}`,
       sizeOf: (doc) => wireBytes(doc),
@@ -231,6 +231,19 @@ export class SimWorld {
       eventsOf('kafka-oversize-event'),
       eventsOf('kafka-poison-event'),
     );
+  }
+
+  /**
+   * Replication to the secondaries stalls `param` ms before a stepdown (the primary lost them):
+   * a commit in that window is not majority-committed before the stepdown, which rolls it back.
+   */
+  private stallBeforeStepdown(): number {
+    const now = this.scheduler.now;
+    let stall = 0;
+    for (const fault of this.faults.all('stepdown'))
+      if (fault.param > 0 && fault.at - fault.param <= now && now < fault.at)
+        stall = Math.max(stall, fault.at - now + 1);
+    return stall;
   }
 
   addMonitor(monitor: SimMonitor): void {
@@ -434,20 +447,20 @@ export class SimWorld {
         return () => relayRandom.next();
       })(),
       options,
-      partitions: this.partitioned
-        ? new SimPartitionPorts({
-            connection,
-            db: this.db,
-            history: this.history,
-            streams: this.streams,
-            faults: this.faults,
-            random: random.fork('partitions'),
-            node: proc.name,
-            onCheckpoint,
-            stream: { batchSize: options.batchSize, idleMs: options.idleMs },
-          })
-        : undefined,
+      // Always: the relay runs as production's OutboxRelay, a PartitionedRelayNode (single-lease at 1).
+      partitions: new SimPartitionPorts({
+        connection,
+        db: this.db,
+        history: this.history,
+        streams: this.streams,
+        faults: this.faults,
+        random: random.fork('partitions'),
+        node: proc.name,
+        onCheckpoint,
+        stream: { batchSize: options.batchSize, idleMs: options.idleMs },
+      }),
       topicPrefix: SIM_TOPIC_PREFIX,
+      countEffect: (kind, count) => this.history.countEffect(kind, count),
     });
     node.relay = relay;
     node.owner = owner;
@@ -498,6 +511,24 @@ export class SimWorld {
             k,
             fault.param % 2 === 1,
             fault.at + CRASH_AT_CALL_WINDOW_MS,
+          );
+        });
+        break;
+      case 'crash-in-timer':
+        onLiveNode('arm crash-in-timer', (target) => {
+          target.restartDelayMs = fault.duration;
+          target.process.crashAtTimerFiring(
+            Math.floor(fault.param / 2) + 1,
+            fault.param % 2 === 1,
+            fault.at + CRASH_AT_CALL_WINDOW_MS,
+          );
+        });
+        break;
+      case 'clock-drift':
+        onLiveNode('clock drift', (target) => {
+          target.process.setClockRate(1 + fault.param / 1e6);
+          this.scheduler.at(fault.at + fault.duration, 'faults', 'clock drift ends', () =>
+            target.process.setClockRate(1),
           );
         });
         break;
