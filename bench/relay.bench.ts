@@ -41,6 +41,7 @@ import type { DrainReport } from './relay-drain.child';
 import { handOverPause, partitionedDrain } from './relay-partitions.bench';
 import { eventSlot } from '../lib/events/event-slot';
 import { check, sized } from './bench-part';
+import { diagnosticsPart } from './relay-diagnostics.bench';
 import type { BenchContext, BenchPart } from './bench-part';
 
 const { MongoClient } = driver;
@@ -504,6 +505,7 @@ export const parts: readonly BenchPart[] = [
       ratioToRaw('ratio relay core / raw kafkajs producer', core);
     },
   },
+  diagnosticsPart,
   {
     name: 'relay/drain',
     needs: ['kafka', 'mongodb'],
