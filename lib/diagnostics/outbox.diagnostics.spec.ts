@@ -1,4 +1,5 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { DestinationHolds } from '../relay/engine/destination.holds';
 import { OUTBOX_CHANNELS, outboxChannels } from './diagnostic-channels';
 import { diagnosticMessages, outboxDiagnostics } from './outbox.diagnostics';
 
@@ -127,5 +128,34 @@ describe('outbox diagnostics channels', () => {
     expect(listener).toHaveBeenCalledTimes(1);
     expect(consumerEvent).toHaveBeenCalledTimes(1);
     expect(relayEvent).not.toHaveBeenCalled();
+  });
+
+  it('see a destination held once and released once, where the relay logs it', () => {
+    const seen: Array<[string, unknown]> = [];
+    const held = (msg: unknown) => seen.push(['held', msg]);
+    const released = (msg: unknown) => seen.push(['released', msg]);
+    subscribe(OUTBOX_CHANNELS.relayDestinationHeld, held);
+    subscribe(OUTBOX_CHANNELS.relayDestinationReleased, released);
+    const logger = { log: jest.fn(), warn: jest.fn(), error: jest.fn(), debug: jest.fn() };
+    try {
+      const holds = new DestinationHolds(
+        { initialMs: 100, maxMs: 1000, jitter: 0 },
+        () => 0.5,
+        logger,
+      );
+      holds.fail('orders', 'lane-1', 'unknown topic', 1000);
+      holds.fail('orders', 'lane-2', 'unknown topic', 1100); // the same hold, extended
+      holds.succeeded(['orders', 'payments'], 4000);
+      holds.succeeded(['orders'], 5000); // released already
+    } finally {
+      unsubscribe(OUTBOX_CHANNELS.relayDestinationHeld, held);
+      unsubscribe(OUTBOX_CHANNELS.relayDestinationReleased, released);
+    }
+    expect(seen).toEqual([
+      ['held', { destination: 'orders', error: 'unknown topic', since: new Date(1000) }],
+      ['released', { destination: 'orders', failures: 2, heldMs: 3000 }],
+    ]);
+    expect(logger.error).toHaveBeenCalledTimes(1);
+    expect(logger.log).toHaveBeenCalledTimes(1);
   });
 });
