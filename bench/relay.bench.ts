@@ -45,6 +45,7 @@ import type { DrainReport } from './relay-drain.child';
 import { handOverPause, partitionedDrain } from './relay-partitions.bench';
 import { eventSlot } from '../lib/events/event-slot';
 import { check, sized } from './bench-part';
+import { diagnosticsPart } from './relay-diagnostics.bench';
 import type { BenchContext, BenchPart } from './bench-part';
 
 const { MongoClient } = driver;
@@ -582,6 +583,7 @@ export const parts: readonly BenchPart[] = [
       }
     },
   },
+  diagnosticsPart,
   {
     name: 'relay/drain',
     needs: ['kafka', 'mongodb'],

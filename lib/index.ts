@@ -104,6 +104,22 @@ export type {
   PartitionsReport,
 } from './health';
 
+// Diagnostics channels (node:diagnostics_channel)
+export { OUTBOX_CHANNELS } from './diagnostics';
+export type {
+  ConsumerDeadLetteredMessage,
+  ConsumerEventMessage,
+  OutboxChannelName,
+  RelayDeadLetteredMessage,
+  RelayDestinationHeldMessage,
+  RelayDestinationReleasedMessage,
+  RelayEventMessage,
+  RelayLeaseLostMessage,
+  RelayLeaseTakenMessage,
+  RelayPartitionHandedOverMessage,
+  RelayRetryScheduledMessage,
+} from './diagnostics';
+
 // Errors
 export { OutboxError, OutboxOptionsError } from './common';
 export {

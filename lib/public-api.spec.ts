@@ -52,6 +52,8 @@ const VALUES = [
   'OutboxConsumerDeadLetters',
   'OutboxHealthCheckError',
   'OutboxHealthIndicator',
+  // Diagnostics channels (issue 21)
+  'OUTBOX_CHANNELS',
 ];
 
 const TYPES = [
@@ -107,6 +109,18 @@ const TYPES = [
   'RelayLeaseOptions',
   'RelayOptions',
   'TransactionalOptions',
+  // Diagnostics channels (issue 21): the message of each channel
+  'ConsumerDeadLetteredMessage',
+  'ConsumerEventMessage',
+  'OutboxChannelName',
+  'RelayDeadLetteredMessage',
+  'RelayDestinationHeldMessage',
+  'RelayDestinationReleasedMessage',
+  'RelayEventMessage',
+  'RelayLeaseLostMessage',
+  'RelayLeaseTakenMessage',
+  'RelayPartitionHandedOverMessage',
+  'RelayRetryScheduledMessage',
 ];
 
 /**

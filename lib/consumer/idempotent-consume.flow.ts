@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError } from '../common/errors/describe-error';
+import { outboxDiagnostics } from '../diagnostics/outbox.diagnostics';
 import type { ConsumedMessage } from './consumed-message';
 import type {
   ConsumeOutcome,
@@ -110,6 +111,7 @@ export async function consumeIdempotently(
     if (result.kind !== 'failed') deps.sink.databaseAccepted();
     if (result.kind === 'duplicate') {
       deps.metrics.duplicates++;
+      outboxDiagnostics.consumerSkipped(settings.consumer, eventId, message);
       deps.logger.debug(
         `${settings.consumer}: event ${eventId} was already applied; skipped (${where(message)})`,
       );
@@ -118,6 +120,7 @@ export async function consumeIdempotently(
     if (result.durationMs !== undefined) deps.metrics.handlerDuration(result.durationMs);
     if (result.kind === 'applied') {
       deps.metrics.applied++;
+      outboxDiagnostics.consumerApplied(settings.consumer, eventId, message);
       await deps.sink.clearFailures(settings.consumer, eventId);
       return { kind: 'applied', result: result.result };
     }
@@ -179,6 +182,7 @@ export async function consumeRejected(
   // handler path skips it: whatever rejects it now must not count it, nor dead-letter it.
   if (await alreadyApplied(settings, deps, eventId)) {
     deps.metrics.duplicates++;
+    outboxDiagnostics.consumerSkipped(settings.consumer, eventId, message);
     return { kind: 'duplicate', eventId };
   }
   deps.metrics.failures++;
@@ -341,6 +345,7 @@ async function storeDeadLetter(
     throw unavailable(settings, deps, letter.eventId, error);
   }
   deps.metrics.deadLettered++;
+  outboxDiagnostics.consumerDeadLettered(letter);
   const line =
     `${settings.consumer}: dead-lettered ${where(letter.message)}` +
     (letter.eventId ? ` (event ${letter.eventId})` : '') +

@@ -1,4 +1,5 @@
 import { describeError } from '../common/errors/describe-error';
+import { outboxDiagnostics } from '../diagnostics/outbox.diagnostics';
 import { LeaseKeeper } from './lease/lease.keeper';
 import type { RelayTimer } from './ports/relay-clock';
 import type { RelayLogger } from './ports/relay-logger';
@@ -153,6 +154,7 @@ export class RelayNode {
     );
     this.term = term;
     this.deps.metrics.leader = true;
+    outboxDiagnostics.relayLeaseTaken(this.options.name, this.deps.owner, fencing);
     term.start();
     this.armWatchdog();
   }
@@ -198,6 +200,7 @@ export class RelayNode {
     if (!term) return this.ending;
     this.term = undefined;
     this.deps.metrics.leader = false;
+    outboxDiagnostics.relayLeaseLost(this.options.name, this.deps.owner, reason, release);
     this.logger.log(`Relay leadership ends: ${reason}.`);
     this.ending = (async () => {
       // A graceful stop keeps renewing the lease while it settles, however long the lease is

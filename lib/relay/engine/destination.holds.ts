@@ -1,3 +1,4 @@
+import { outboxDiagnostics } from '../../diagnostics/outbox.diagnostics';
 import { backoffDelay } from '../backoff';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { ResolvedRelayOptions } from '../relay.options';
@@ -71,6 +72,7 @@ export class DestinationHolds {
         parked: 0,
       };
       this.holds.set(destination, hold);
+      outboxDiagnostics.relayDestinationHeld(destination, error, now);
       this.logger.error(
         `"${destination}" refuses events (${error}). Only events bound there are held back (they stay pending, ` +
           'no attempt is counted); the relay retries with backoff until it accepts them again.',
@@ -100,6 +102,7 @@ export class DestinationHolds {
       if (!hold) continue;
       this.holds.delete(destination);
       resumed.push(...hold.waiting);
+      outboxDiagnostics.relayDestinationReleased(destination, hold.failures, now - hold.since);
       this.logger.log(
         `"${destination}" accepts events again after ${hold.failures} failed attempt(s) over ` +
           `${Math.max(0, Math.round((now - hold.since) / 1000))} s; resuming ${hold.waiting.size} aggregate(s)` +

@@ -1,4 +1,5 @@
 import { describeError } from '../../common/errors/describe-error';
+import { outboxDiagnostics } from '../../diagnostics/outbox.diagnostics';
 import type { PublishOutcome } from '../../publisher/outbox-publisher.interface';
 import type { DeadLetterRecord } from '../ports/outbox-relay.store';
 import type { RelayLogger } from '../ports/relay-logger';
@@ -76,6 +77,7 @@ export class OutcomeApplier {
 
   private accepted(items: readonly LaneItem[], now: number): void {
     this.deps.metrics.published += items.length;
+    outboxDiagnostics.relayPublished(items);
     this.deps.pause.accepted();
     const destinationsOf = this.deps.destinationsOf;
     if (destinationsOf && this.deps.holds.size > 0) {
@@ -134,6 +136,7 @@ export class OutcomeApplier {
         const failed = items[verdict.at];
         const { record } = verdict;
         this.deps.metrics.retried++;
+        outboxDiagnostics.relayRetryScheduled(failed.event, record, this.deps.maxAttempts);
         this.deps.logger.warn(
           `Event ${failed.event.eventId} (aggregate ${lane.ref.aggregateType}/${lane.ref.aggregateId}) failed attempt ` +
             `${record.attempts}/${this.deps.maxAttempts}, retry at ${record.nextAttemptAt.toISOString()}: ${record.error}`,
@@ -176,6 +179,7 @@ export class OutcomeApplier {
     lane.busy = false;
     if (!landed) return;
     this.deps.metrics.deadLettered++;
+    outboxDiagnostics.relayDeadLettered(item.event, record);
     this.deps.logger.error(
       `Event ${item.event.eventId} (${item.event.eventType}, aggregate ${lane.ref.aggregateType}/${lane.ref.aggregateId}) ` +
         `moved to the dead-letter collection after ${record.attempts} attempt(s) (${record.reason}): ${record.error}`,

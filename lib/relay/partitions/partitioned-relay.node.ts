@@ -1,4 +1,5 @@
 import { describeError } from '../../common/errors/describe-error';
+import { outboxDiagnostics } from '../../diagnostics/outbox.diagnostics';
 import type { RelayTimer } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import { PublisherConnection } from '../publisher-connection';
@@ -329,6 +330,13 @@ export class PartitionedRelayNode {
     if (!relay || relay.isStopping) return;
     this.logger.log(
       `Hands partition ${partition} over (fair share: at most ${share} per live instance).`,
+    );
+    outboxDiagnostics.relayPartitionHandedOver(
+      this.options.name,
+      this.deps.owner,
+      partition,
+      relay.layout.partitions,
+      share,
     );
     // Stays counted as ours (in `relays`) until stopped: the lease is released at the end.
     const stopped = relay.stop().finally(() => {

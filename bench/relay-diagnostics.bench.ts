@@ -1,0 +1,141 @@
+/* The diagnostics channels' cost on the relay core (`npm run bench -- relay`, part
+ * relay/diagnostics): the relay core (RelayEngine + KafkaPublisher, no MongoDB) with nobody
+ * subscribed vs a subscriber on every channel, in alternating rounds of one run, printed as a
+ * ratio of the medians; and the cost of one publish helper call alone, unsubscribed and
+ * subscribed. */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { Kafka, logLevel } from 'kafkajs';
+import type { OutboxEventRecord } from '../lib';
+import { OUTBOX_CHANNELS } from '../lib/diagnostics';
+import { outboxDiagnostics } from '../lib/diagnostics/outbox.diagnostics';
+import { KafkaPublisher } from '../lib/publisher';
+import type { OutboxRelayStore } from '../lib/relay/ports/outbox-relay.store';
+import { RELAY_DEFAULTS } from '../lib/relay/relay.options';
+import { relayCore } from '../test/relay/support/relay-core';
+import { check, sized } from './bench-part';
+import type { BenchContext, BenchPart } from './bench-part';
+import { createTopic, line, makeEvent, suffix, topicSize } from './relay.bench';
+
+const BATCH = 500;
+const ROUNDS = 3;
+
+/** An outbox that only counts the marks (nothing else is read or written in this part). */
+function markOnlyStore(): OutboxRelayStore & { marked: number } {
+  const none = async (): Promise<never[]> => [];
+  const nothing = async (): Promise<void> => undefined;
+  const store = {
+    marked: 0,
+    findPendingState: none,
+    findPendingOfAggregate: none,
+    findPendingPage: none,
+    findRetryingAggregates: none,
+    findStaleEvents: none,
+    findMarkedDead: none,
+    pendingStats: async () => ({ count: 0 }),
+    markPublished: async (ids: readonly unknown[]) => {
+      store.marked += ids.length;
+    },
+    markHeld: nothing,
+    recordFailure: nothing,
+    markDead: nothing,
+    copyToDeadLetters: nothing,
+    removeDead: nothing,
+  };
+  return store as unknown as OutboxRelayStore & { marked: number };
+}
+
+/** One relay core run over `events` (a fresh topic); events per second. */
+async function coreRate(ctx: BenchContext, kafka: Kafka, events: OutboxEventRecord[]) {
+  const topic = `bench-diag-${suffix()}.Order`;
+  await createTopic(kafka, topic);
+  const publisher = new KafkaPublisher({ brokers: ctx.kafkaBrokers, topic: () => topic });
+  await publisher.connect();
+  const store = markOnlyStore();
+  const { engine, offer } = relayCore(store, publisher, {
+    batchSize: BATCH,
+    maxInFlight: RELAY_DEFAULTS.maxInFlight,
+  });
+  const started = process.hrtime.bigint();
+  await offer(events);
+  await engine.idle();
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await engine.close(1000);
+  await publisher.disconnect();
+  check(store.marked === events.length, `marked ${store.marked} of ${events.length} events`);
+  const inKafka = await topicSize(kafka, topic);
+  check(inKafka >= events.length, `${events.length - inKafka} events never reached Kafka`);
+  return events.length / seconds;
+}
+
+/** Subscribes `listener` to every channel; returns the unsubscribe. */
+function subscribeAll(listener: (message: unknown) => void): () => void {
+  const names = Object.values(OUTBOX_CHANNELS);
+  for (const name of names) subscribe(name, listener);
+  return () => names.forEach((name) => unsubscribe(name, listener));
+}
+
+/** ns per `relayPublished` call over a batch of `BATCH` items (the relay's one call per batch). */
+function nsPerCall(items: readonly { event: OutboxEventRecord }[], calls: number): number {
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < calls; i++) outboxDiagnostics.relayPublished(items);
+  return Number(process.hrtime.bigint() - started) / calls;
+}
+
+const median = (values: number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function diagnosticsOverhead(ctx: BenchContext): Promise<void> {
+  const kafka = new Kafka({
+    clientId: 'outbox-bench-diag',
+    brokers: ctx.kafkaBrokers,
+    logLevel: logLevel.NOTHING,
+  });
+  const count = sized(ctx, 'RELAY_DIAG_BENCH_EVENTS', 30_000, 2_000);
+  const none: number[] = [];
+  const subscribed: number[] = [];
+  let seen = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    none.push(await coreRate(ctx, kafka, makeEvents(count)));
+    const stop = subscribeAll(() => seen++);
+    try {
+      subscribed.push(await coreRate(ctx, kafka, makeEvents(count)));
+    } finally {
+      stop();
+    }
+  }
+  check(seen === ROUNDS * count, `the subscriber saw ${seen} of ${ROUNDS * count} publishes`);
+  const fmt = (rates: number[]) => rates.map((r) => r.toFixed(0)).join(' / ');
+  line(`relay core, nobody subscribed (${ROUNDS} rounds, ev/s)`, fmt(none));
+  line(`relay core, a subscriber on every channel (ev/s)`, fmt(subscribed));
+  line(
+    'ratio of medians, subscribed / nobody subscribed',
+    (median(subscribed) / median(none)).toFixed(2),
+  );
+
+  const items = makeEvents(BATCH).map((event) => ({ event }));
+  const calls = ctx.smoke ? 10_000 : 1_000_000;
+  nsPerCall(items, calls); // warm-up
+  const idle = nsPerCall(items, calls);
+  const stop = subscribeAll(() => undefined);
+  let busy: number;
+  try {
+    busy = nsPerCall(items, Math.max(1, calls / 1000));
+  } finally {
+    stop();
+  }
+  line(`relayPublished(${BATCH} events), nobody subscribed`, `${idle.toFixed(1)} ns per call`);
+  line(
+    `relayPublished(${BATCH} events), subscribed (no-op listener)`,
+    `${(busy / 1000).toFixed(1)} µs per call`,
+  );
+}
+
+function makeEvents(count: number): OutboxEventRecord[] {
+  return Array.from({ length: count }, (_, i) => makeEvent(i));
+}
+
+export const diagnosticsPart: BenchPart = {
+  name: 'relay/diagnostics',
+  needs: ['kafka'],
+  run: diagnosticsOverhead,
+};

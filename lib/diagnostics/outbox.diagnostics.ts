@@ -1,0 +1,184 @@
+import { outboxChannels } from './diagnostic-channels';
+import type {
+  ConsumerDeadLetteredMessage,
+  ConsumerEventMessage,
+  RelayDeadLetteredMessage,
+  RelayDestinationHeldMessage,
+  RelayDestinationReleasedMessage,
+  RelayEventMessage,
+  RelayLeaseLostMessage,
+  RelayLeaseTakenMessage,
+  RelayPartitionHandedOverMessage,
+  RelayRetryScheduledMessage,
+} from './diagnostic-channels';
+
+/** What the relay knows of an event (an outbox document). */
+interface EventSource {
+  eventId: string;
+  eventType: string;
+  aggregateType: string;
+  aggregateId: string;
+}
+
+/** Where a consumed message came from. */
+interface MessageSource {
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
+/**
+ * The message builders, called only when their channel has a subscriber (an object, so that a
+ * test can spy on them).
+ */
+export const diagnosticMessages = {
+  relayEvent(event: EventSource): RelayEventMessage {
+    return {
+      eventId: event.eventId,
+      eventType: event.eventType,
+      aggregateType: event.aggregateType,
+      aggregateId: event.aggregateId,
+    };
+  },
+  consumerEvent(consumer: string, eventId: string, message: MessageSource): ConsumerEventMessage {
+    return {
+      consumer,
+      eventId,
+      topic: message.topic,
+      partition: message.partition,
+      offset: message.offset,
+    };
+  },
+};
+
+/**
+ * Publishes the relay's and consumers' events to their `node:diagnostics_channel` channels
+ * (`OUTBOX_CHANNELS`). Each call checks `hasSubscribers` first: without a subscriber it costs
+ * one property read and builds nothing. Called next to the metric each event counts.
+ */
+export const outboxDiagnostics = {
+  /** The broker acknowledged these events. */
+  relayPublished(items: readonly { event: EventSource }[]): void {
+    const channel = outboxChannels.relayPublished;
+    if (!channel.hasSubscribers) return;
+    for (const item of items) channel.publish(diagnosticMessages.relayEvent(item.event));
+  },
+
+  relayRetryScheduled(
+    event: EventSource,
+    record: { attempts: number; nextAttemptAt: Date; error: string },
+    maxAttempts: number,
+  ): void {
+    const channel = outboxChannels.relayRetryScheduled;
+    if (!channel.hasSubscribers) return;
+    const message: RelayRetryScheduledMessage = {
+      ...diagnosticMessages.relayEvent(event),
+      attempts: record.attempts,
+      maxAttempts,
+      nextAttemptAt: record.nextAttemptAt,
+      error: record.error,
+    };
+    channel.publish(message);
+  },
+
+  relayDeadLettered(
+    event: EventSource,
+    record: { reason: RelayDeadLetteredMessage['reason']; attempts: number; error: string },
+  ): void {
+    const channel = outboxChannels.relayDeadLettered;
+    if (!channel.hasSubscribers) return;
+    const message: RelayDeadLetteredMessage = {
+      ...diagnosticMessages.relayEvent(event),
+      reason: record.reason,
+      attempts: record.attempts,
+      error: record.error,
+    };
+    channel.publish(message);
+  },
+
+  relayDestinationHeld(destination: string, error: string, since: number): void {
+    const channel = outboxChannels.relayDestinationHeld;
+    if (!channel.hasSubscribers) return;
+    const message: RelayDestinationHeldMessage = { destination, error, since: new Date(since) };
+    channel.publish(message);
+  },
+
+  relayDestinationReleased(destination: string, failures: number, heldMs: number): void {
+    const channel = outboxChannels.relayDestinationReleased;
+    if (!channel.hasSubscribers) return;
+    const message: RelayDestinationReleasedMessage = {
+      destination,
+      failures,
+      heldMs: Math.max(0, heldMs),
+    };
+    channel.publish(message);
+  },
+
+  relayLeaseTaken(relay: string, owner: string, fencing: number | null): void {
+    const channel = outboxChannels.relayLeaseTaken;
+    if (!channel.hasSubscribers) return;
+    const message: RelayLeaseTakenMessage = { relay, owner, fencing };
+    channel.publish(message);
+  },
+
+  relayLeaseLost(relay: string, owner: string, reason: string, released: boolean): void {
+    const channel = outboxChannels.relayLeaseLost;
+    if (!channel.hasSubscribers) return;
+    const message: RelayLeaseLostMessage = { relay, owner, reason, released };
+    channel.publish(message);
+  },
+
+  relayPartitionHandedOver(
+    relay: string,
+    owner: string,
+    partition: number,
+    partitions: number,
+    share: number,
+  ): void {
+    const channel = outboxChannels.relayPartitionHandedOver;
+    if (!channel.hasSubscribers) return;
+    const message: RelayPartitionHandedOverMessage = {
+      relay,
+      owner,
+      partition,
+      partitions,
+      share,
+    };
+    channel.publish(message);
+  },
+
+  consumerApplied(consumer: string, eventId: string, message: MessageSource): void {
+    const channel = outboxChannels.consumerApplied;
+    if (!channel.hasSubscribers) return;
+    channel.publish(diagnosticMessages.consumerEvent(consumer, eventId, message));
+  },
+
+  consumerSkipped(consumer: string, eventId: string, message: MessageSource): void {
+    const channel = outboxChannels.consumerSkipped;
+    if (!channel.hasSubscribers) return;
+    channel.publish(diagnosticMessages.consumerEvent(consumer, eventId, message));
+  },
+
+  consumerDeadLettered(letter: {
+    consumer: string;
+    eventId: string | null;
+    reason: string;
+    attempts: number;
+    lastError: string;
+    message: MessageSource;
+  }): void {
+    const channel = outboxChannels.consumerDeadLettered;
+    if (!channel.hasSubscribers) return;
+    const message: ConsumerDeadLetteredMessage = {
+      consumer: letter.consumer,
+      eventId: letter.eventId,
+      topic: letter.message.topic,
+      partition: letter.message.partition,
+      offset: letter.message.offset,
+      reason: letter.reason,
+      attempts: letter.attempts,
+      error: letter.lastError,
+    };
+    channel.publish(message);
+  },
+};
