@@ -33,6 +33,12 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title: 'a topic hold and a partition hold of the same topic are both retried and released',
   },
   {
+    file: 'topic-hold-and-partition-hold-set-by-one-publish-never-released.json',
+    invariant: 'a',
+    title:
+      'a topic hold and a partition hold set by one publish are both released (the probe of each waited for the other)',
+  },
+  {
     file: 'hold-never-retried-after-a-dead-letter.json',
     invariant: 'a',
     title: 'a held topic is retried after an event of it was dead-lettered',

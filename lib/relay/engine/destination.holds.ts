@@ -81,7 +81,7 @@ export class DestinationHolds {
     hold.failures++;
     hold.lastError = error;
     hold.retryAt = now + backoffDelay(hold.failures, this.backoff, this.random);
-    if (hold.probe === lane) hold.probe = undefined;
+    this.stopProbing(lane);
     hold.waiting.add(lane);
     return hold.retryAt;
   }
@@ -90,8 +90,20 @@ export class DestinationHolds {
   wait(destination: string, lane: string): number | undefined {
     const hold = this.holds.get(destination);
     if (!hold) return undefined;
+    this.stopProbing(lane);
     hold.waiting.add(lane);
     return hold.retryAt;
+  }
+
+  /**
+   * A lane that waits for a destination probes no hold: a probe that waits never answers, and a
+   * hold with a probe never retries (a topic and its partition, each probed by a lane waiting for
+   * the other, would wait for each other forever). Each freed hold retries with its next lane.
+   */
+  private stopProbing(lane: string): void {
+    for (const hold of this.holds.values()) {
+      if (hold.probe === lane) hold.probe = undefined;
+    }
   }
 
   /** Something was accepted by these destinations: release their holds; returns the lanes to resume. */

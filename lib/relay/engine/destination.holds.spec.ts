@@ -1,0 +1,32 @@
+import type { RelayLogger } from '../ports/relay-logger';
+import { DestinationHolds } from './destination.holds';
+
+const quiet: RelayLogger = { log: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+const backoff = { initialMs: 100, maxMs: 1000, jitter: 0 };
+
+describe('DestinationHolds', () => {
+  it('a probe that waits for another held destination frees its hold for a new probe', () => {
+    // One publish: A's event times out on the partition, B's is refused by the topic.
+    const holds = new DestinationHolds(backoff, () => 0.5, quiet);
+    holds.fail('t#0', 'A', 'timeout', 0);
+    holds.fail('t', 'B', 'not authorized', 0);
+    holds.wait('t', 'C');
+
+    // The partition's probe A is found bound for the held topic (its partition not known yet).
+    expect(holds.dueProbes(1_000)).toEqual([
+      { destination: 't#0', lane: 'A' },
+      { destination: 't', lane: 'B' },
+    ]);
+    expect(holds.blocking(['t'], 'A')).toBe('t');
+    holds.wait('t', 'A');
+    // The topic's probe B then times out on the partition.
+    holds.fail('t#0', 'B', 'timeout', 1_000);
+
+    // Both holds retry again (neither keeps a probe that waits for the other).
+    const next = holds.nextRetryAt();
+    expect(next).toBeDefined();
+    const probes = holds.dueProbes(10_000);
+    expect(probes.map((probe) => probe.destination).sort()).toEqual(['t', 't#0']);
+    expect(holds.nextRetryAt()).toBeUndefined();
+  });
+});
