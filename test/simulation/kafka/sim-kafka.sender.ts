@@ -68,6 +68,7 @@ export class SimKafkaSender implements KafkaSender {
     const fact: SendCallFact = {
       callId: this.history.sendCalls.length + 1,
       node: this.process.name,
+      owner: `${this.process.name}#${this.process.incarnation}`,
       issuedAt: this.scheduler.now,
       eventIds: copy.flatMap((batch) =>
         batch.messages.map((message) => message.headers[KAFKA_HEADERS.id] ?? '?'),

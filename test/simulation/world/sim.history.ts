@@ -45,6 +45,8 @@ export interface AppendFact {
 export interface SendCallFact {
   callId: number;
   node: string;
+  /** The sending incarnation, as it names itself in leases (`relay-1#2`). */
+  owner: string;
   issuedAt: number;
   eventIds: string[];
   appended: string[];
