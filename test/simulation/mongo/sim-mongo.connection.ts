@@ -48,6 +48,11 @@ export class SimMongoConnection {
     return this.scheduler.now;
   }
 
+  /** The calling process's wall clock now (what the relay's `now()` returns), for observations. */
+  callerNow(): number {
+    return this.process.clock().now();
+  }
+
   /** A call whose server side answers at once with what `apply` returns (or throws). */
   op<T>(spec: DbOpSpec, apply: (fact: StoreOpFact) => T): Promise<T> {
     return this.request(spec, (respond, fact) => {

@@ -35,6 +35,27 @@ export function stampMissingSlotsOp(
   });
 }
 
+/** Records outbox documents a read answered to the relay (`PortFlowFact` 'handed'). */
+export function recordHanded(
+  history: SimHistory,
+  connection: SimMongoConnection,
+  via: 'stream' | 'drain' | 'catch-up',
+  records: readonly OutboxEventRecord[],
+): void {
+  if (records.length === 0) return;
+  history.portFlow.push({
+    kind: 'handed',
+    at: connection.now(),
+    owner: connection.owner,
+    via,
+    docs: records.map((record) => ({
+      docId: String(record._id),
+      retryAt: record.nextAttemptAt ? new Date(record.nextAttemptAt).getTime() : undefined,
+    })),
+    relayNow: connection.callerNow(),
+  });
+}
+
 /** `OutboxRelayStore` over the simulated database (majority reads, fenced writes). */
 export class SimOutboxStore implements OutboxRelayStore {
   /** A partition's store only, as on MongoDB. */
@@ -54,7 +75,21 @@ export class SimOutboxStore implements OutboxRelayStore {
 
   /** By `_id`: the same with or without a partition's range (as the adapter). */
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
-    return this.read('findPendingState', () => this.db.findPendingState(ids), false);
+    return this.read('findPendingState', () => this.db.findPendingState(ids), false).then(
+      (states) => {
+        this.history.portFlow.push({
+          kind: 'states',
+          at: this.connection.now(),
+          owner: this.connection.owner,
+          asked: ids.map(String),
+          pending: states.map((state) => ({
+            docId: String(state._id),
+            retryAt: state.nextAttemptAt ? new Date(state.nextAttemptAt).getTime() : undefined,
+          })),
+        });
+        return states;
+      },
+    );
   }
 
   /** By aggregate: the same with or without a partition's range (as the adapter). */
@@ -63,14 +98,16 @@ export class SimOutboxStore implements OutboxRelayStore {
       'findPendingOfAggregate',
       () => this.db.findPendingOfAggregate(ref, limit),
       false,
-    );
+    ).then((records) => this.handed('catch-up', records));
   }
 
   findPendingPage(
     after: OutboxEventRecord | undefined,
     limit: number,
   ): Promise<OutboxEventRecord[]> {
-    return this.read('findPendingPage', () => this.db.findPendingPage(after, limit));
+    return this.read('findPendingPage', () => this.db.findPendingPage(after, limit)).then(
+      (records) => this.handed('drain', records),
+    );
   }
 
   findRetryingAggregates(
@@ -145,6 +182,12 @@ export class SimOutboxStore implements OutboxRelayStore {
     );
   }
 
+  /** Records what a read handed to the relay (see `PortFlowFact`), as it reaches the relay. */
+  private handed(via: 'drain' | 'catch-up', records: OutboxEventRecord[]): OutboxEventRecord[] {
+    recordHanded(this.history, this.connection, via, records);
+    return records;
+  }
+
   /** A read; `scoped`: a scan, limited to the partition's slot range. */
   private read<T>(name: string, apply: () => T, scoped = true): Promise<T> {
     const range = scoped ? this.partition?.range : undefined;
@@ -153,6 +196,13 @@ export class SimOutboxStore implements OutboxRelayStore {
 
   private write(spec: DbOpSpec & { fence: RelayFence }, apply: () => LandedWrite[]): Promise<void> {
     const scoped = { ...spec, leaseScope: this.partition?.leaseScope };
+    this.history.portFlow.push({
+      kind: 'written',
+      at: this.connection.now(),
+      owner: this.connection.owner,
+      name: spec.name,
+      docIds: (spec.ids ?? []).map(String),
+    });
     return this.connection.op(scoped, (fact: StoreOpFact) => {
       for (const landed of apply()) {
         this.history.outboxWrites.push({
