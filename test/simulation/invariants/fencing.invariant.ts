@@ -38,6 +38,19 @@ export class FencingInvariant implements InvariantChecker {
     const history = world.history;
     const violations: string[] = [...history.leaseOverlaps];
     let checked = 0;
+    const leases = new LeaseView(history);
+    let sends = 0;
+    for (const call of history.sendCalls) {
+      checked++;
+      sends++;
+      const unleased = leases.unleasedEvents(call);
+      if (unleased.length === 0) continue;
+      const { eventId, scope, holder } = unleased[0];
+      violations.push(
+        `${call.issuedAt}: ${call.owner} sent produce#${call.callId} with ${unleased.length} event(s) (${eventId}...) ` +
+          `without ${scope}'s lease by the server's clock (${holder ? `${holder.owner} held it` : 'nobody held it'})`,
+      );
+    }
     for (const write of history.outboxWrites) {
       checked++;
       if (write.fence === null) {
@@ -80,19 +93,6 @@ export class FencingInvariant implements InvariantChecker {
       ) {
         late++;
       }
-    }
-    const leases = new LeaseView(history);
-    let sends = 0;
-    for (const call of history.sendCalls) {
-      checked++;
-      sends++;
-      const unleased = leases.unleasedEvents(call);
-      if (unleased.length === 0) continue;
-      const { eventId, scope, holder } = unleased[0];
-      violations.push(
-        `${call.issuedAt}: ${call.owner} sent produce#${call.callId} with ${unleased.length} event(s) (${eventId}...) ` +
-          `without ${scope}'s lease by the server's clock (${holder ? `${holder.owner} held it` : 'nobody held it'})`,
-      );
     }
     return {
       id: this.id,

@@ -9,8 +9,11 @@ import type { InvariantChecker, InvariantResult } from './invariant';
  * - exactly one live relay incarnation holds the lease by the server's clock;
  * - it follows the change stream: it asked its cursor for more (`cursor.next`) within the
  *   last `idleMs` + `backoff.maxMs` + 4 one-way latencies + 100 ms; every event that became
- *   visible after its term began and the faults ended was handed to it by the stream (not only
- *   found by a sweep); and the checkpoint (its landed writes) covers the last committed event;
+ *   visible after its term began and the faults ended (+ `renewMs`) was handed to it by the
+ *   stream (not only found by a sweep), unless the stream is still delivering (a lagging
+ *   stream replays a backlog); and the checkpoint (landed writes) covers the last committed
+ *   transaction or moved on within the last 2 x (`checkpointEvery.ms` + `idleMs`) +
+ *   `backoff.maxMs` + 8 one-way latencies + 200 ms;
  * - it still renews its lease and sweeps (the store calls it issued);
  * `stop()` of every relay finishes and does not throw; no promise rejection went unhandled.
  */
@@ -91,34 +94,48 @@ export class NoSilentStopInvariant implements InvariantChecker {
         `${now}: the lease holder ${owner} has not asked its change stream for more since ${lastPoll < 0 ? 'ever' : lastPoll} (window ${pollWindow} ms)`,
       );
     }
+    // A stream that lags (a backlog replayed slowly) is not stopped: it must move on.
+    const progressWindow =
+      2 * (options.checkpointEvery.ms + options.idleMs) +
+      options.backoff.maxMs +
+      8 * schedule.world.dbLatencyMs +
+      200;
+    const recent = now - progressWindow;
     const streamed = new Set<string>();
-    for (const fact of history.portFlow)
-      if (fact.kind === 'handed' && fact.via === 'stream' && fact.owner === owner)
-        for (const doc of fact.docs) streamed.add(doc.docId);
+    let lastDelivery = -1;
+    for (const fact of history.portFlow) {
+      if (fact.kind !== 'handed' || fact.via !== 'stream' || fact.owner !== owner) continue;
+      lastDelivery = Math.max(lastDelivery, fact.at);
+      for (const doc of fact.docs) streamed.add(doc.docId);
+    }
     const since = Math.max(leaderSince, world.timing.quietAt) + options.lease.renewMs;
     const committed = history.committed();
     const missed = committed.filter(
       (commit) => (commit.majorityAt as number) > since && !streamed.has(commit.docId),
     );
-    if (missed.length > 0) {
+    if (missed.length > 0 && lastDelivery < recent) {
       this.violations.push(
-        `${now}: ${missed.length} event(s) visible after ${since} never came to the lease holder ${owner} by its stream (${missed
-          .slice(0, 3)
-          .map((commit) => commit.eventId)
-          .join(', ')}...)`,
+        `${now}: ${missed.length} event(s) visible after ${since} never came to the lease holder ${owner} by its stream, ` +
+          `which delivered nothing since ${lastDelivery} (${missed
+            .slice(0, 3)
+            .map((commit) => commit.eventId)
+            .join(', ')}...)`,
       );
     }
     const last = committed.reduce<number>((pos, commit) => Math.max(pos, commit.pos), -1);
     if (last < 0) return;
-    const covered = history.checkpoints.some(
-      (fact) =>
-        fact.landed &&
-        fact.kind !== 'clear' &&
-        ((fact.token as { pos?: number } | undefined)?.pos ?? -1) >= last,
-    );
-    if (!covered) {
+    let before = -1;
+    let after = -1;
+    for (const fact of history.checkpoints) {
+      if (!fact.landed || fact.kind === 'clear') continue;
+      const pos = (fact.token as { pos?: number } | undefined)?.pos ?? -1;
+      after = Math.max(after, pos);
+      if (fact.at <= recent) before = Math.max(before, pos);
+    }
+    if (after < last && after <= before) {
       this.violations.push(
-        `${now}: no checkpoint that landed covers the last committed transaction (oplog position ${last})`,
+        `${now}: the checkpoint stays at oplog position ${after} (last committed transaction: ${last}), ` +
+          `not moved in the last ${progressWindow} ms`,
       );
     }
   }

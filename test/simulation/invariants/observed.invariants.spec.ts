@@ -10,7 +10,13 @@ import { realRelay } from '../world/relay.factory';
  * They are what shows each observation bites: with the matching defect put into lib/ (see
  * the README's table), the spec fails on the invariant named.
  */
-const fault = (kind: Fault['kind'], at: number, duration: number, target = 0, param = 0): Fault => ({
+const fault = (
+  kind: Fault['kind'],
+  at: number,
+  duration: number,
+  target = 0,
+  param = 0,
+): Fault => ({
   kind,
   at,
   duration,
@@ -95,4 +101,32 @@ describe('invariants observed at the ports, on heavy schedules (real relay)', ()
       schedule.options.maxInFlightBytes,
     );
   });
+
+  it.each([1, 2, 3, 4, 5, 6, 7, 8])(
+    '(g) a leader paused past its lease while publishing sends nothing once the server says the lease ended (seed %i)',
+    async (seed) => {
+      const schedule: Schedule = {
+        ...calm,
+        seed,
+        options: {
+          ...calm.options,
+          batchSize: 1,
+          maxInFlight: 3,
+          lease: { durationMs: 600, renewMs: 200 },
+          idleMs: 20,
+          checkpointEvery: { events: 1, ms: 50 },
+        },
+        world: { ...calm.world, kafkaLatencyMs: 1, dbLatencyMs: 10 },
+        relays: { skewsMs: [0, 0] },
+        transactions: burst(120, 15, 1_000, 2, 10),
+        faults: [
+          fault('pause', 1_275 + 37 * seed, 744, 0),
+          fault('pause', 2_100 + 29 * seed, 700, 1),
+        ],
+      };
+      const report = await runSchedule(schedule, realRelay);
+      expect(report.failed.map((failed) => failed.violations)).toEqual([]);
+      expect(result(report, 'g').counts?.['sends judged']).toBeGreaterThan(0);
+    },
+  );
 });
