@@ -156,4 +156,32 @@ describe('invariants observed at the ports, on heavy schedules (real relay)', ()
       expect(result(report, 'g').counts?.['sends judged']).toBeGreaterThan(0);
     },
   );
+
+  it('(f) a topic refusing for seconds, with a long backoff, does not hold back the other topic', async () => {
+    const schedule: Schedule = {
+      ...calm,
+      seed: 11,
+      options: {
+        ...calm.options,
+        maxAttempts: 20,
+        backoff: { initialMs: 1_000, maxMs: 4_000, jitter: 0 },
+      },
+      world: {
+        ...calm.world,
+        topics: [
+          { type: 'Order', partitions: 2 },
+          { type: 'Invoice', partitions: 2 },
+        ],
+        aggregatesPerType: 4,
+      },
+      transactions: [
+        ...burst(60, 100, 1_000, 4, 40, 0),
+        ...burst(60, 100, 1_050, 4, 40, 1).map((tx) => ({ ...tx, writer: 0 })),
+      ],
+      faults: [fault('kafka-topic-unauthorized', 900, 14_000, 0)],
+    };
+    const report = await runSchedule(schedule, realRelay);
+    expect(report.failed.map((failed) => failed.violations)).toEqual([]);
+    expect(result(report, 'f').checked).toBeGreaterThan(30);
+  });
 });
