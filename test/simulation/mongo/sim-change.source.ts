@@ -91,20 +91,15 @@ class SimChangeCursor implements ChangeCursor {
   ) {}
 
   next(max: number): Promise<ChangeBatch> {
-    return this.request(max).then((batch) => {
+    const onAnswer = (batch: ChangeBatch): void =>
       recordHanded(
         this.history,
         this.connection,
         'stream',
         batch.changes.map((change) => change.event),
       );
-      return batch;
-    });
-  }
-
-  private request(max: number): Promise<ChangeBatch> {
     return this.connection.request<ChangeBatch>(
-      { name: 'cursor.next', write: false },
+      { name: 'cursor.next', write: false, onAnswer },
       (respond) => {
         if (this.cursorFault()) {
           this.streams.kill(this.id);

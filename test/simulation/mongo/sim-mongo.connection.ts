@@ -17,6 +17,8 @@ export interface DbOpSpec {
   ids?: readonly unknown[];
   /** The lease the write is made under (default the single relay lease; a partition's scope). */
   leaseScope?: string;
+  /** Observation only: called with a successful answer as it reaches the caller (no extra tick). */
+  onAnswer?: (value: never) => void;
 }
 
 /** What the server answers: a value, or an error (and whether the operation was applied). */
@@ -105,6 +107,7 @@ export class SimMongoConnection {
           `db answer ${spec.name}#${fact.opId}`,
           () => {
             fact.answered = true;
+            if (final.ok) spec.onAnswer?.(final.value as never);
             if (final.ok) resolve(final.value);
             else reject(final.error);
           },

@@ -75,8 +75,11 @@ export class SimOutboxStore implements OutboxRelayStore {
 
   /** By `_id`: the same with or without a partition's range (as the adapter). */
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
-    return this.read('findPendingState', () => this.db.findPendingState(ids), false).then(
-      (states) => {
+    return this.read(
+      'findPendingState',
+      () => this.db.findPendingState(ids),
+      false,
+      (states) =>
         this.history.portFlow.push({
           kind: 'states',
           at: this.connection.now(),
@@ -86,9 +89,7 @@ export class SimOutboxStore implements OutboxRelayStore {
             docId: String(state._id),
             retryAt: state.nextAttemptAt ? new Date(state.nextAttemptAt).getTime() : undefined,
           })),
-        });
-        return states;
-      },
+        }),
     );
   }
 
@@ -98,14 +99,18 @@ export class SimOutboxStore implements OutboxRelayStore {
       'findPendingOfAggregate',
       () => this.db.findPendingOfAggregate(ref, limit),
       false,
-    ).then((records) => this.handed('catch-up', records));
+      (records) => this.handed('catch-up', records),
+    );
   }
 
   findPendingPage(
     after: OutboxEventRecord | undefined,
     limit: number,
   ): Promise<OutboxEventRecord[]> {
-    return this.read('findPendingPage', () => this.db.findPendingPage(after, limit)).then(
+    return this.read(
+      'findPendingPage',
+      () => this.db.findPendingPage(after, limit),
+      true,
       (records) => this.handed('drain', records),
     );
   }
@@ -183,15 +188,19 @@ export class SimOutboxStore implements OutboxRelayStore {
   }
 
   /** Records what a read handed to the relay (see `PortFlowFact`), as it reaches the relay. */
-  private handed(via: 'drain' | 'catch-up', records: OutboxEventRecord[]): OutboxEventRecord[] {
+  private handed(via: 'drain' | 'catch-up', records: OutboxEventRecord[]): void {
     recordHanded(this.history, this.connection, via, records);
-    return records;
   }
 
   /** A read; `scoped`: a scan, limited to the partition's slot range. */
-  private read<T>(name: string, apply: () => T, scoped = true): Promise<T> {
+  private read<T>(
+    name: string,
+    apply: () => T,
+    scoped = true,
+    onAnswer?: (value: T) => void,
+  ): Promise<T> {
     const range = scoped ? this.partition?.range : undefined;
-    return this.connection.op({ name, write: false }, () => this.db.scoped(range, apply));
+    return this.connection.op({ name, write: false, onAnswer }, () => this.db.scoped(range, apply));
   }
 
   private write(spec: DbOpSpec & { fence: RelayFence }, apply: () => LandedWrite[]): Promise<void> {
