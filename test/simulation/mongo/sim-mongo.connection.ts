@@ -19,6 +19,8 @@ export interface DbOpSpec {
   leaseScope?: string;
   /** Observation only: called with a successful answer as it reaches the caller (no extra tick). */
   onAnswer?: (value: never) => void;
+  /** Observation only: called when an error answer reaches the caller. */
+  onFailure?: () => void;
 }
 
 /** What the server answers: a value, or an error (and whether the operation was applied). */
@@ -108,6 +110,7 @@ export class SimMongoConnection {
           () => {
             fact.answered = true;
             if (final.ok) spec.onAnswer?.(final.value as never);
+            else spec.onFailure?.();
             if (final.ok) resolve(final.value);
             else reject(final.error);
           },

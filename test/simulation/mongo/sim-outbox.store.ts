@@ -75,21 +75,27 @@ export class SimOutboxStore implements OutboxRelayStore {
 
   /** By `_id`: the same with or without a partition's range (as the adapter). */
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
-    return this.read(
-      'findPendingState',
-      () => this.db.findPendingState(ids),
-      false,
-      (states) =>
-        this.history.portFlow.push({
-          kind: 'states',
-          at: this.connection.now(),
-          owner: this.connection.owner,
-          asked: ids.map(String),
-          pending: states.map((state) => ({
-            docId: String(state._id),
-            retryAt: state.nextAttemptAt ? new Date(state.nextAttemptAt).getTime() : undefined,
-          })),
-        }),
+    const checked = (states: PendingState[]): void => {
+      this.history.portFlow.push({
+        kind: 'states',
+        at: this.connection.now(),
+        owner: this.connection.owner,
+        asked: ids.map(String),
+        pending: states.map((state) => ({
+          docId: String(state._id),
+          retryAt: state.nextAttemptAt ? new Date(state.nextAttemptAt).getTime() : undefined,
+        })),
+      });
+    };
+    // A failed check drops the stream's batch (it is read again): as if none were pending.
+    return this.connection.op(
+      {
+        name: 'findPendingState',
+        write: false,
+        onAnswer: checked,
+        onFailure: () => checked([]),
+      },
+      () => this.db.scoped(undefined, () => this.db.findPendingState(ids)),
     );
   }
 
