@@ -69,19 +69,23 @@ describe('invariants, judged on the toy relay', () => {
     expect(failedIds(await runToy(schedule, { checkpointBeforeAck: true }))).toContain('c');
   });
 
-  it('(d) catches a relay holding more events than maxInFlight', async () => {
-    const report = await runSchedule(calmSchedule(), (ports) => {
-      const relay = new ToyRelay(ports);
-      return {
-        start: () => relay.start(),
-        stop: () => relay.stop(),
-        status: () => ({
-          ...relay.status(),
-          inFlight: { events: ports.options.maxInFlight + 1, bytes: 0 },
-        }),
-      };
+  it('(d) catches a relay reading more events than maxInFlight (measured at its ports)', async () => {
+    const schedule = calmSchedule({
+      transactions: [
+        {
+          at: 1_000,
+          writer: 0,
+          durationMs: 3,
+          events: Array.from({ length: 12 }, (_, index) => ({
+            type: 0,
+            aggregate: index % 2,
+            payloadBytes: 40,
+          })),
+        },
+      ],
     });
-    expect(failedIds(report)).toEqual(['d']);
+    expect(failedIds(await runToy(schedule))).toEqual([]);
+    expect(failedIds(await runToy(schedule, { readsPastBound: true }))).toEqual(['d']);
   });
 
   it('(e) catches a duplicate without a crash, failover, ambiguous ack or failed write', async () => {
@@ -112,6 +116,18 @@ describe('invariants, judged on the toy relay', () => {
 
   it('(g) catches relay writes without a fence', async () => {
     expect(failedIds(await runToy(calmSchedule(), { unfenced: true }))).toEqual(['g']);
+  });
+
+  it('(g) catches a send after the lease ended by the server clock (paused past it)', async () => {
+    const schedule = calmSchedule({
+      transactions: steadyWrites(20, 100, 1_000),
+      faults: [fault('pause', 1_250, 1_700, 0)],
+    });
+    expect(failedIds(await runToy(schedule))).toEqual([]);
+    const report = await runToy(schedule, { noLeaseCheck: true });
+    expect(failedIds(report)).toContain('g');
+    const fencing = report.failed.find((result) => result.id === 'g');
+    expect(fencing?.violations.join('\n')).toMatch(/without single's lease/);
   });
 
   it('(h) catches a stream that stopped without saying so', async () => {

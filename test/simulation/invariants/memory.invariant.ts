@@ -1,14 +1,51 @@
+import { partitionOfSlot } from '../../../lib/relay/ports/partition-layout';
+import { partitionScope } from '../mongo/sim-database';
+import type { CommitFact } from '../world/sim.history';
 import type { SimWorld } from '../world/sim-world';
 import { capped } from './invariant';
 import type { InvariantChecker, InvariantResult } from './invariant';
 
+/** What one relay incarnation holds, as its ports saw it. */
+interface Held {
+  /** docId → bytes on the wire. */
+  events: Map<string, number>;
+  /** Held events that were read with a retry marker (the relay may drop those without a write). */
+  marked: Set<string>;
+  bytes: number;
+  /** Topics whose last answer to this incarnation refused events (the relay holds them back). */
+  refused: Set<string>;
+  /** Events this incarnation got out (a send answered ok, or its published mark issued). */
+  out: Set<string>;
+}
+
 /**
- * (d) Memory: after every step, each live relay holds at most `maxInFlight` events, at most
- * `maxInFlightBytes` plus one read's worth (`batchSize` of the largest event) in bytes, and
- * tracks at most 2 x `maxInFlight` aggregates (lanes): those holding events are bounded by the
- * events, and those holding none (waiting for a retry, a held destination or a read) by
- * `maxInFlight`; beyond, an aggregate waits in the collection, not in memory (issue 18, defect
- * 9). Each new high of lanes above the bound is a violation.
+ * (d) Memory, measured at the simulated ports, never asked of the relay. An outbox event is
+ * held by a relay incarnation from the moment a read answers it to that incarnation (a change
+ * stream batch, a drain page, a catch-up page of one aggregate: `history.portFlow`) until it
+ * is settled: the pending-state check of a stream batch answers it is no longer pending, or
+ * pending with a retry marker (its aggregate is then read from the collection), or fails (the
+ * batch is dropped and read again), a Kafka send carrying it is answered without an error, or the incarnation
+ * issues a write that settles it (marked published, held back with a marker, failure
+ * recorded, marked dead), or the incarnation ends (crash, exit, or a graceful stop begins:
+ * what is queued then stays pending, unwritten) or loses, by the server's
+ * clock, the lease under which it read the event (the single lease, or the event's partition
+ * lease in the layout now): a term that ends abandons what it held. Not held: an event it
+ * already got out and reads again before the mark lands, an event of a drain page with a retry
+ * marker (its aggregate is read again from the collection), and in a
+ * catch-up page the events from the first one not yet due on the reader's clock on (the page
+ * stops there). An event read with a retry marker may be left in the collection again without
+ * a write (its marker stands) when its destination must wait: such an event is not counted
+ * while its topic is refused to that incarnation (the last answer about the topic, a send or
+ * its metadata, refused it), and is released when its topic is refused. The same event handed twice is held once.
+ *
+ * After every step, each live incarnation holds at most `maxInFlight` events (the relay
+ * reserves room before every read) and at most `maxInFlightBytes` + `batchSize` x the largest
+ * event committed so far in bytes (a read starts only below the byte bound and is sized at
+ * the average event size seen; one read's worth may overshoot it). A partitioned relay's
+ * partitions share one budget, per process; a partition handed over leaves it at once while
+ * its publishes finish, so a partitioned process may hold up to twice both bounds. Aggregates tracked without events
+ * (waiting for a retry or a held destination) are not visible at the ports and not judged
+ * here.
  */
 export class MemoryInvariant implements InvariantChecker {
   readonly id = 'd';
@@ -16,53 +53,162 @@ export class MemoryInvariant implements InvariantChecker {
   private samples = 0;
   private maxEvents = 0;
   private maxBytes = 0;
-  private maxLanes = 0;
-  private lanesOverBound = 0;
-  /** The most aggregates tracked above the bound so far (each new high is a violation). */
-  private worstLanes = 0;
+  private read = 0;
+  private readonly held = new Map<string, Held>();
   private readonly violations: string[] = [];
+  private worstEvents = 0;
+  private worstBytes = 0;
+  private byDoc = new Map<string, CommitFact>();
+  private commitsSeen = -1;
+  private largest = 0;
 
   afterStep(world: SimWorld): void {
+    const flow = world.history.portFlow;
+    for (; this.read < flow.length; this.read++) this.apply(world, flow[this.read]);
+    if (this.held.size === 0) return;
+    this.forgetEnded(world);
     const options = world.schedule.options;
-    for (const { node, status } of world.statuses()) {
+    // A partition handed over leaves the shared budget at once, its publishes still finishing.
+    const terms = world.partitioned ? 2 : 1;
+    const maxEvents = terms * options.maxInFlight;
+    const maxBytes = terms * options.maxInFlightBytes;
+    for (const [owner, held] of this.held) {
       this.samples++;
-      const { events, bytes } = status.inFlight;
-      this.maxLanes = Math.max(this.maxLanes, status.trackedAggregates);
-      if (status.trackedAggregates > options.maxInFlight) this.lanesOverBound++;
-      const laneBound = 2 * options.maxInFlight;
-      if (status.trackedAggregates > Math.max(laneBound, this.worstLanes)) {
-        this.worstLanes = status.trackedAggregates;
-        this.violations.push(
-          `${world.now}: ${node.process.name} tracks ${status.trackedAggregates} aggregates (bound ${laneBound} = 2 x maxInFlight)`,
-        );
-      }
+      const events = held.events.size;
       this.maxEvents = Math.max(this.maxEvents, events);
-      this.maxBytes = Math.max(this.maxBytes, bytes);
-      const byteBound = options.maxInFlightBytes + options.batchSize * this.largestEvent(world);
-      if (events > options.maxInFlight && this.violations.length < 20) {
+      this.maxBytes = Math.max(this.maxBytes, held.bytes);
+      if (events > maxEvents && events > this.worstEvents) {
+        this.worstEvents = events;
         this.violations.push(
-          `${world.now}: ${node.process.name} holds ${events} events (maxInFlight ${options.maxInFlight})`,
+          `${world.now}: ${owner} holds ${events} events read from its ports and not settled (bound ${maxEvents}: maxInFlight ${options.maxInFlight}${terms > 1 ? ' x 2, partitioned' : ''})`,
         );
       }
-      if (bytes > byteBound && this.violations.length < 20) {
+      const byteBound = maxBytes + options.batchSize * this.largest;
+      if (held.bytes > byteBound && held.bytes > this.worstBytes) {
+        this.worstBytes = held.bytes;
         this.violations.push(
-          `${world.now}: ${node.process.name} holds ${bytes} bytes (bound ${byteBound} = maxInFlightBytes ` +
-            `${options.maxInFlightBytes} + batchSize x largest event)`,
+          `${world.now}: ${owner} holds ${held.bytes} bytes of ${events} events read and not settled (bound ${byteBound} = ` +
+            `maxInFlightBytes ${options.maxInFlightBytes}${terms > 1 ? ' x 2' : ''} + batchSize ${options.batchSize} x largest event ${this.largest})`,
         );
       }
     }
   }
 
-  private largest = { commits: 0, bytes: 0 };
+  private heldBy(owner: string): Held {
+    let held = this.held.get(owner);
+    if (!held)
+      this.held.set(
+        owner,
+        (held = {
+          events: new Map(),
+          marked: new Set(),
+          refused: new Set(),
+          bytes: 0,
+          out: new Set(),
+        }),
+      );
+    return held;
+  }
 
-  private largestEvent(world: SimWorld): number {
+  private release(held: Held, docId: string): void {
+    const bytes = held.events.get(docId);
+    if (bytes === undefined) return;
+    held.events.delete(docId);
+    held.marked.delete(docId);
+    held.bytes -= bytes;
+  }
+
+  private commitOf(world: SimWorld, docId: string): CommitFact | undefined {
     const commits = world.history.commits;
-    if (this.largest.commits !== commits.size) {
-      let bytes = 0;
-      for (const commit of commits.values()) bytes = Math.max(bytes, commit.bytes);
-      this.largest = { commits: commits.size, bytes };
+    if (this.commitsSeen !== commits.size) {
+      this.byDoc = new Map();
+      for (const commit of commits.values()) {
+        this.byDoc.set(commit.docId, commit);
+        this.largest = Math.max(this.largest, commit.bytes);
+      }
+      this.commitsSeen = commits.size;
     }
-    return this.largest.bytes;
+    return this.byDoc.get(docId);
+  }
+
+  private apply(world: SimWorld, fact: (typeof world.history.portFlow)[number]): void {
+    const held = this.heldBy(fact.owner);
+    switch (fact.kind) {
+      case 'handed':
+        for (const { docId, retryAt } of fact.docs) {
+          if (fact.via === 'catch-up') {
+            if ((retryAt ?? 0) > fact.relayNow) break;
+          } else if (retryAt !== undefined) continue;
+          if (held.out.has(docId) || held.events.has(docId)) continue;
+          const commit = this.commitOf(world, docId);
+          if (retryAt !== undefined && held.refused.has(commit?.topic ?? '')) continue;
+          const bytes = commit?.bytes ?? 0;
+          held.events.set(docId, bytes);
+          held.bytes += bytes;
+          if (retryAt !== undefined) held.marked.add(docId);
+        }
+        break;
+      case 'states': {
+        const pending = new Map(fact.pending.map((state) => [state.docId, state.retryAt]));
+        for (const docId of fact.asked) {
+          if (!pending.has(docId) || pending.get(docId) !== undefined) this.release(held, docId);
+        }
+        break;
+      }
+      case 'published':
+        for (const eventId of fact.eventIds) {
+          const commit = world.history.commits.get(eventId);
+          if (commit === undefined) continue;
+          const docId = commit.docId;
+          held.refused.delete(commit.topic);
+          held.out.add(docId);
+          this.release(held, docId);
+        }
+        break;
+      case 'failed': {
+        for (const topic of fact.refusedTopics) held.refused.add(topic);
+        for (const docId of [...held.marked]) {
+          if (held.refused.has(this.commitOf(world, docId)?.topic ?? '')) this.release(held, docId);
+        }
+        break;
+      }
+      case 'written':
+        for (const docId of fact.docIds) {
+          if (fact.name === 'markPublished' || fact.name === 'markDead') held.out.add(docId);
+          this.release(held, docId);
+        }
+        break;
+    }
+  }
+
+  /** Incarnations that ended, and events whose lease their holder no longer has. */
+  private forgetEnded(world: SimWorld): void {
+    const live = new Set<string>();
+    // A relay that stops gracefully drops what it queued (it stays pending) without a write.
+    for (const node of world.nodes)
+      if (node.owner && node.process.isAlive && !node.leaving && !node.stopped)
+        live.add(node.owner);
+    const layout = world.db.layout;
+    for (const [owner, held] of this.held) {
+      if (!live.has(owner)) {
+        this.held.delete(owner);
+        continue;
+      }
+      if (held.events.size === 0) continue;
+      if (!layout || layout.partitions <= 1) {
+        if (!world.db.holdsLease(owner, undefined, world.partitioned ? 'any' : undefined)) {
+          held.events.clear();
+          held.bytes = 0;
+        }
+        continue;
+      }
+      for (const docId of [...held.events.keys()]) {
+        const slot = this.commitOf(world, docId)?.aggregateSlot;
+        if (slot === undefined) continue;
+        const scope = partitionScope(layout, partitionOfSlot(slot, layout.partitions));
+        if (!world.db.holdsLease(owner, undefined, scope)) this.release(held, docId);
+      }
+    }
   }
 
   finish(): InvariantResult {
@@ -72,10 +218,8 @@ export class MemoryInvariant implements InvariantChecker {
       checked: this.samples,
       violations: capped(this.violations),
       counts: {
-        'max events held': this.maxEvents,
-        'max bytes held': this.maxBytes,
-        'max aggregates tracked': this.maxLanes,
-        'samples tracking more aggregates than maxInFlight': this.lanesOverBound,
+        'max events held (observed)': this.maxEvents,
+        'max bytes held (observed)': this.maxBytes,
       },
     };
   }

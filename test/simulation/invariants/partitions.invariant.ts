@@ -1,18 +1,17 @@
-import { partitionOfSlot } from '../../../lib/relay/ports/partition-layout';
 import type { RelayLayout } from '../../../lib/relay/ports/relay-partitions.store';
-import { partitionScope, SINGLE_SCOPE } from '../mongo/sim-database';
-import { SIM_EPOCH_MS } from '../process/sim-process';
-import type { LeaseFact } from '../world/sim.history';
+import { partitionScope } from '../mongo/sim-database';
 import type { SimRunOutcome, SimWorld } from '../world/sim-world';
 import { capped } from './invariant';
 import type { InvariantChecker, InvariantResult } from './invariant';
+import { LeaseView } from './lease-view';
 
 /**
  * (p) Partitions (partitioned runs only):
- * - one effective owner per partition: no send of a partition's events is issued by a relay
- *   while another relay holds that partition's lease (by the server's clock), in the layout in
- *   force then (so two layouts never publish at once either); sends issued with no valid
- *   lease at all are counted (they can only add duplicates);
+ * - one effective owner per partition: every event of every send, as the broker's sender port
+ *   saw the request leave a relay, belongs to a partition (in the layout in force then, so two
+ *   layouts never publish at once either) whose lease the sending incarnation held at that
+ *   virtual time by the server's record of leases (`LeaseView`); a send while another relay
+ *   held it, or while nobody did (the sender's expired or was released), is a violation;
  * - at the end (churn over), the stored layout is the one the live relays are configured
  *   with, every partition is held by exactly one live relay, which holds its lease and
  *   follows its stream, and the spread is fair: between floor and ceil of P / live relays.
@@ -99,46 +98,18 @@ export class PartitionsInvariant implements InvariantChecker {
     if (!world.partitioned) {
       return { id: this.id, name: this.name, checked: 0, violations: [] };
     }
-    const { history } = world;
-    const leases = new Map<string, LeaseFact[]>();
-    for (const lease of history.leases) {
-      const scope = lease.scope ?? SINGLE_SCOPE;
-      leases.set(scope, [...(leases.get(scope) ?? []), lease]);
-    }
-    const holderAt = (scope: string, at: number): string | undefined => {
-      let holder: { node: string; owner: string; expiresAt: number } | undefined;
-      for (const lease of leases.get(scope) ?? []) {
-        if (lease.at > at) break;
-        if (lease.kind === 'acquire') holder = { ...lease };
-        else if (holder && lease.owner === holder.owner) holder.expiresAt = lease.expiresAt;
-      }
-      return holder && holder.expiresAt - SIM_EPOCH_MS > at ? holder.node : undefined;
-    };
-    const layoutAt = (at: number): RelayLayout | undefined => {
-      let layout: RelayLayout | undefined;
-      for (const change of history.layoutSwitches) if (change.at <= at) layout = change;
-      return layout;
-    };
+    const leases = new LeaseView(world.history);
     const violations = [...this.violations];
-    let withoutLease = 0;
     let checked = this.checked;
-    for (const call of history.sendCalls) {
-      const layout = layoutAt(call.issuedAt);
-      for (const eventId of call.eventIds) {
-        const slot = history.commits.get(eventId)?.aggregateSlot;
-        if (slot === undefined) continue;
-        checked++;
-        const scope =
-          layout && layout.partitions > 1
-            ? partitionScope(layout, partitionOfSlot(slot, layout.partitions))
-            : SINGLE_SCOPE;
-        const holder = holderAt(scope, call.issuedAt);
-        if (holder === undefined) withoutLease++;
-        else if (holder !== call.node) {
-          violations.push(
-            `${call.issuedAt}: ${call.node} sent ${eventId} (${scope}) while ${holder} held that partition's lease`,
-          );
-        }
+    for (const call of world.history.sendCalls) {
+      checked += call.eventIds.length;
+      for (const { eventId, scope, holder } of leases.unleasedEvents(call)) {
+        violations.push(
+          `${call.issuedAt}: ${call.owner} sent ${eventId} (${scope}) ` +
+            (holder
+              ? `while ${holder.owner} held that partition's lease`
+              : `while nobody held that partition's lease (the sender's had expired or was released)`),
+        );
       }
     }
     return {
@@ -146,7 +117,6 @@ export class PartitionsInvariant implements InvariantChecker {
       name: this.name,
       checked,
       violations: capped(violations),
-      counts: { 'event sends issued without the partition lease': withoutLease },
     };
   }
 

@@ -50,6 +50,13 @@ export class SimKafkaSender implements KafkaSender {
     return this.call('metadata', () => {
       const answer = this.cluster.metadata(topic);
       if ('partitions' in answer) return { value: answer.partitions };
+      this.history.portFlow.push({
+        kind: 'failed',
+        at: this.scheduler.now,
+        owner: `${this.process.name}#${this.process.incarnation}`,
+        eventIds: [],
+        refusedTopics: [topic],
+      });
       return {
         error: answer.retriable ? afterRetries(answer.error, this.options.retries) : answer.error,
       };
@@ -68,6 +75,7 @@ export class SimKafkaSender implements KafkaSender {
     const fact: SendCallFact = {
       callId: this.history.sendCalls.length + 1,
       node: this.process.name,
+      owner: `${this.process.name}#${this.process.incarnation}`,
       issuedAt: this.scheduler.now,
       eventIds: copy.flatMap((batch) =>
         batch.messages.map((message) => message.headers[KAFKA_HEADERS.id] ?? '?'),
@@ -111,6 +119,19 @@ export class SimKafkaSender implements KafkaSender {
           this.ackDelay(),
           () => {
             fact.unanswered = false;
+            const at = this.scheduler.now;
+            const { owner, eventIds } = fact;
+            if (error) {
+              const appended = new Set(fact.appended);
+              const refusedTopics = copy
+                .filter((batch) =>
+                  batch.messages.some(
+                    (message) => !appended.has(message.headers[KAFKA_HEADERS.id] ?? '?'),
+                  ),
+                )
+                .map((batch) => batch.topic);
+              this.history.portFlow.push({ kind: 'failed', at, owner, eventIds, refusedTopics });
+            } else this.history.portFlow.push({ kind: 'published', at, owner, eventIds });
             if (error) reject(error);
             else resolve();
           },

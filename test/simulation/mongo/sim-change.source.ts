@@ -14,6 +14,7 @@ import type { DbAnswer, SimMongoConnection } from './sim-mongo.connection';
 import { mongoErrors } from './sim-mongo.error';
 import type { SimMongoError } from './sim-mongo.error';
 import { asSimToken } from './sim-token';
+import { recordHanded } from './sim-outbox.store';
 import type { SlotRange } from '../../../lib/relay/ports/partition-layout';
 
 /**
@@ -48,6 +49,7 @@ export class SimChangeSource implements ChangeSource {
     });
     return new SimChangeCursor(
       this.connection,
+      this.history,
       this.streams,
       this.options,
       id,
@@ -80,6 +82,7 @@ class SimChangeCursor implements ChangeCursor {
 
   constructor(
     private readonly connection: SimMongoConnection,
+    private readonly history: SimHistory,
     private readonly streams: SimChangeStreams,
     private readonly options: { batchSize: number; idleMs: number },
     private readonly id: number,
@@ -88,8 +91,15 @@ class SimChangeCursor implements ChangeCursor {
   ) {}
 
   next(max: number): Promise<ChangeBatch> {
+    const onAnswer = (batch: ChangeBatch): void =>
+      recordHanded(
+        this.history,
+        this.connection,
+        'stream',
+        batch.changes.map((change) => change.event),
+      );
     return this.connection.request<ChangeBatch>(
-      { name: 'cursor.next', write: false },
+      { name: 'cursor.next', write: false, onAnswer },
       (respond) => {
         if (this.cursorFault()) {
           this.streams.kill(this.id);

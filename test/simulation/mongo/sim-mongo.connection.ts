@@ -17,6 +17,10 @@ export interface DbOpSpec {
   ids?: readonly unknown[];
   /** The lease the write is made under (default the single relay lease; a partition's scope). */
   leaseScope?: string;
+  /** Observation only: called with a successful answer as it reaches the caller (no extra tick). */
+  onAnswer?: (value: never) => void;
+  /** Observation only: called when an error answer reaches the caller. */
+  onFailure?: () => void;
 }
 
 /** What the server answers: a value, or an error (and whether the operation was applied). */
@@ -46,6 +50,11 @@ export class SimMongoConnection {
   /** Virtual time now (the server's clock). */
   now(): number {
     return this.scheduler.now;
+  }
+
+  /** The calling process's wall clock now (what the relay's `now()` returns), for observations. */
+  callerNow(): number {
+    return this.process.clock().now();
   }
 
   /** A call whose server side answers at once with what `apply` returns (or throws). */
@@ -107,6 +116,8 @@ export class SimMongoConnection {
           `db answer ${spec.name}#${fact.opId}`,
           () => {
             fact.answered = true;
+            if (final.ok) spec.onAnswer?.(final.value as never);
+            else spec.onFailure?.();
             if (final.ok) resolve(final.value);
             else reject(final.error);
           },

@@ -35,6 +35,27 @@ export function stampMissingSlotsOp(
   });
 }
 
+/** Records outbox documents a read answered to the relay (`PortFlowFact` 'handed'). */
+export function recordHanded(
+  history: SimHistory,
+  connection: SimMongoConnection,
+  via: 'stream' | 'drain' | 'catch-up',
+  records: readonly OutboxEventRecord[],
+): void {
+  if (records.length === 0) return;
+  history.portFlow.push({
+    kind: 'handed',
+    at: connection.now(),
+    owner: connection.owner,
+    via,
+    docs: records.map((record) => ({
+      docId: String(record._id),
+      retryAt: record.nextAttemptAt ? new Date(record.nextAttemptAt).getTime() : undefined,
+    })),
+    relayNow: connection.callerNow(),
+  });
+}
+
 /** `OutboxRelayStore` over the simulated database (majority reads, fenced writes). */
 export class SimOutboxStore implements OutboxRelayStore {
   /** A partition's store only, as on MongoDB. */
@@ -54,7 +75,28 @@ export class SimOutboxStore implements OutboxRelayStore {
 
   /** By `_id`: the same with or without a partition's range (as the adapter). */
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
-    return this.read('findPendingState', () => this.db.findPendingState(ids), false);
+    const checked = (states: PendingState[]): void => {
+      this.history.portFlow.push({
+        kind: 'states',
+        at: this.connection.now(),
+        owner: this.connection.owner,
+        asked: ids.map(String),
+        pending: states.map((state) => ({
+          docId: String(state._id),
+          retryAt: state.nextAttemptAt ? new Date(state.nextAttemptAt).getTime() : undefined,
+        })),
+      });
+    };
+    // A failed check drops the stream's batch (it is read again): as if none were pending.
+    return this.connection.op(
+      {
+        name: 'findPendingState',
+        write: false,
+        onAnswer: checked,
+        onFailure: () => checked([]),
+      },
+      () => this.db.scoped(undefined, () => this.db.findPendingState(ids)),
+    );
   }
 
   /** By aggregate: the same with or without a partition's range (as the adapter). */
@@ -63,6 +105,7 @@ export class SimOutboxStore implements OutboxRelayStore {
       'findPendingOfAggregate',
       () => this.db.findPendingOfAggregate(ref, limit),
       false,
+      (records) => this.handed('catch-up', records),
     );
   }
 
@@ -70,7 +113,12 @@ export class SimOutboxStore implements OutboxRelayStore {
     after: OutboxEventRecord | undefined,
     limit: number,
   ): Promise<OutboxEventRecord[]> {
-    return this.read('findPendingPage', () => this.db.findPendingPage(after, limit));
+    return this.read(
+      'findPendingPage',
+      () => this.db.findPendingPage(after, limit),
+      true,
+      (records) => this.handed('drain', records),
+    );
   }
 
   findRetryingAggregates(
@@ -145,14 +193,31 @@ export class SimOutboxStore implements OutboxRelayStore {
     );
   }
 
+  /** Records what a read handed to the relay (see `PortFlowFact`), as it reaches the relay. */
+  private handed(via: 'drain' | 'catch-up', records: OutboxEventRecord[]): void {
+    recordHanded(this.history, this.connection, via, records);
+  }
+
   /** A read; `scoped`: a scan, limited to the partition's slot range. */
-  private read<T>(name: string, apply: () => T, scoped = true): Promise<T> {
+  private read<T>(
+    name: string,
+    apply: () => T,
+    scoped = true,
+    onAnswer?: (value: T) => void,
+  ): Promise<T> {
     const range = scoped ? this.partition?.range : undefined;
-    return this.connection.op({ name, write: false }, () => this.db.scoped(range, apply));
+    return this.connection.op({ name, write: false, onAnswer }, () => this.db.scoped(range, apply));
   }
 
   private write(spec: DbOpSpec & { fence: RelayFence }, apply: () => LandedWrite[]): Promise<void> {
     const scoped = { ...spec, leaseScope: this.partition?.leaseScope };
+    this.history.portFlow.push({
+      kind: 'written',
+      at: this.connection.now(),
+      owner: this.connection.owner,
+      name: spec.name,
+      docIds: (spec.ids ?? []).map(String),
+    });
     return this.connection.op(scoped, (fact: StoreOpFact) => {
       for (const landed of apply()) {
         this.history.outboxWrites.push({

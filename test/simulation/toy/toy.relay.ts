@@ -21,6 +21,10 @@ export interface ToyBugs {
   streamGivesUp?: boolean;
   /** Publishes each drained page newest first (breaks per-aggregate order). */
   drainNewestFirst?: boolean;
+  /** Asks its change stream for 2 x maxInFlight events at once (breaks bounded memory). */
+  readsPastBound?: boolean;
+  /** Never checks its lease: keeps its term and publishes after a renewal failed (breaks fencing). */
+  noLeaseCheck?: boolean;
 }
 
 /**
@@ -90,6 +94,7 @@ export class ToyRelay implements RelayUnderTest {
     const expiresAt = new Date(serverNow.getTime() + options.lease.durationMs);
     if (this.fencing !== undefined) {
       if (!this.isLeader() || !(await state.renewLease(owner, this.fencing, expiresAt))) {
+        if (this.bugs.noLeaseCheck) return;
         this.endTerm();
         return;
       }
@@ -118,7 +123,7 @@ export class ToyRelay implements RelayUnderTest {
   }
 
   private active(term: number): boolean {
-    return this.running && term === this.term && this.isLeader();
+    return this.running && term === this.term && (this.bugs.noLeaseCheck || this.isLeader());
   }
 
   private fence(): number | null {
@@ -169,7 +174,11 @@ export class ToyRelay implements RelayUnderTest {
     const { outbox, state, clock } = this.ports;
     this.stream = 'following';
     while (this.active(term)) {
-      const batch = await cursor.next(this.ports.options.batchSize);
+      const batch = await cursor.next(
+        this.bugs.readsPastBound
+          ? 2 * this.ports.options.maxInFlight
+          : this.ports.options.batchSize,
+      );
       for (const change of batch.changes) {
         if (!this.active(term)) return;
         if (this.bugs.checkpointBeforeAck) {
@@ -181,6 +190,7 @@ export class ToyRelay implements RelayUnderTest {
         await state.saveCheckpoint(change.token, this.fencing as number, new Date(clock.now()));
       }
       if (batch.changes.length === 0 && batch.position !== undefined) {
+        if (!this.active(term)) return;
         moved(batch.position);
         await state.saveCheckpoint(batch.position, this.fencing as number, new Date(clock.now()));
       }

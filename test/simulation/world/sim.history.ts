@@ -45,6 +45,8 @@ export interface AppendFact {
 export interface SendCallFact {
   callId: number;
   node: string;
+  /** The sending incarnation, as it names itself in leases (`relay-1#2`). */
+  owner: string;
   issuedAt: number;
   eventIds: string[];
   appended: string[];
@@ -133,7 +135,43 @@ export interface OutboxWriteFact {
   stampBefore?: number;
 }
 
+/**
+ * What passed between the relay and its ports that decides what it holds in memory, in the
+ * order it happened (recorded by the simulated ports, never asked of the relay):
+ * - `handed`: a read answered to the incarnation `owner` with these outbox documents (change
+ *   stream batch, drain page, one aggregate's catch-up page); `relayNow` is the reader's wall
+ *   clock then (a catch-up page stops at the first event not yet due on it);
+ * - `states`: a pending-state check of `owner` (the stream's events against the collection)
+ *   answered: of `asked`, only `pending` are still pending (with their retry markers);
+ * - `published`: a Kafka send of `owner` answered without an error (its events are out);
+ * - `failed`: a Kafka send (or a topic's metadata request) of `owner` answered with an error;
+ *   `refusedTopics`: the topics of its events the broker did not append (or the topic asked);
+ * - `written`: `owner` issued a write that settles these documents (published, held back,
+ *   failure recorded, dead-lettered).
+ */
+export type PortFlowFact =
+  | {
+      kind: 'handed';
+      at: number;
+      owner: string;
+      via: 'stream' | 'drain' | 'catch-up';
+      docs: Array<{ docId: string; retryAt?: number }>;
+      relayNow: number;
+    }
+  | {
+      kind: 'states';
+      at: number;
+      owner: string;
+      asked: string[];
+      pending: Array<{ docId: string; retryAt?: number }>;
+    }
+  | { kind: 'published'; at: number; owner: string; eventIds: string[] }
+  | { kind: 'failed'; at: number; owner: string; eventIds: string[]; refusedTopics: string[] }
+  | { kind: 'written'; at: number; owner: string; name: string; docIds: string[] };
+
 export class SimHistory {
+  /** See `PortFlowFact`. */
+  readonly portFlow: PortFlowFact[] = [];
   readonly commits = new Map<string, CommitFact>();
   readonly appends: AppendFact[] = [];
   readonly sendCalls: SendCallFact[] = [];
