@@ -1,13 +1,10 @@
-import { backoffDelay as relayBackoffDelay } from '../relay/backoff';
-import {
-  backoffDelay as consumerBackoffDelay,
-  SINK_BACKOFF,
-  TOPIC_BACKOFF,
-} from '../consumer/consumer-sink';
+import { SINK_BACKOFF, TOPIC_BACKOFF } from '../consumer/consumer-sink';
+import { backoffDelay } from './backoff';
 
 /**
  * The delays the relay and the consumer wait between retries, pinned for a grid of attempts,
- * policies and random draws, so that one backoff can serve both without changing a single value.
+ * policies and random draws when each had its own function (the relay's with jitter, the
+ * consumer's without): the one backoff gives both the same values.
  */
 const ATTEMPTS = [-1, 0, 1, 2, 3, 7, 12, 31, 32, 41, 100];
 const RANDOMS = [0, 0.25, 0.5, 0.999];
@@ -49,7 +46,7 @@ describe("the relay's backoff (jittered: one random draw per delay, rounded)", (
   it.each(pinned)('%j', (policy, expected) => {
     const draws: number[] = [];
     const got = RANDOMS.map((r) =>
-      ATTEMPTS.map((attempts) => relayBackoffDelay(attempts, policy, () => (draws.push(r), r))),
+      ATTEMPTS.map((attempts) => backoffDelay(attempts, policy, () => (draws.push(r), r))),
     );
     expect(got).toEqual(expected);
     // One draw per delay, even without jitter: the simulation's seeded random stays in step.
@@ -71,6 +68,8 @@ describe("the consumer's backoff (no jitter: no random draw, not rounded)", () =
     [{ initialMs: 1, maxMs: 600_000 }, [1, 1, 1, 2, 4, 64, 2048, 600000, 600000, 600000, 600000]],
   ];
   it.each(pinned)('%j', (policy, expected) => {
-    expect(ATTEMPTS.map((attempt) => consumerBackoffDelay(attempt, policy))).toEqual(expected);
+    const random = jest.fn(() => 0.5);
+    expect(ATTEMPTS.map((attempt) => backoffDelay(attempt, policy, random))).toEqual(expected);
+    expect(random).not.toHaveBeenCalled();
   });
 });

@@ -1,4 +1,4 @@
-import { backoffDelay } from '../backoff';
+import { backoffDelay } from '../../common/backoff';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { ResolvedRelayOptions } from '../relay.options';
 import type { HeldDestination } from '../relay.status';
