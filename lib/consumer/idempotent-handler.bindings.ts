@@ -1,3 +1,4 @@
+import { RuntimeRegistry } from '../common/runtime.registry';
 import type { ConsumeOutcome } from './consume.ports';
 import type { IdempotentHandlerSettings } from './idempotent-handler.options';
 import type { KafkaDelivery } from './kafka-delivery';
@@ -19,31 +20,12 @@ export interface IdempotentHandlerRuntimeApi {
 }
 
 /**
- * Which runtime serves each decorated method. Filled by the `OutboxModule`s' explorers at
- * bootstrap (each binds the handlers it found for its connection) and emptied when they are
- * destroyed; keyed by the method's settings object (one per decorated method), so nothing is
- * registered when a class is merely defined. When two running applications bind the same method
- * (tests), the latest one serves it.
+ * Which runtime serves each decorated method, keyed by the method's settings object (one per
+ * decorated method). Bound by the `OutboxModule`s' explorers at bootstrap (each binds the
+ * handlers it found for its connection), unbound when they are destroyed; when two running
+ * applications bind the same method (tests), the latest one serves it.
  */
-class HandlerBindings {
-  private readonly runtimes = new WeakMap<
-    IdempotentHandlerSettings,
-    IdempotentHandlerRuntimeApi[]
-  >();
-
-  bind(settings: IdempotentHandlerSettings, runtime: IdempotentHandlerRuntimeApi): void {
-    this.runtimes.set(settings, [...(this.runtimes.get(settings) ?? []), runtime]);
-  }
-
-  unbind(settings: IdempotentHandlerSettings, runtime: IdempotentHandlerRuntimeApi): void {
-    const left = (this.runtimes.get(settings) ?? []).filter((r) => r !== runtime);
-    if (left.length > 0) this.runtimes.set(settings, left);
-    else this.runtimes.delete(settings);
-  }
-
-  resolve(settings: IdempotentHandlerSettings): IdempotentHandlerRuntimeApi | undefined {
-    return this.runtimes.get(settings)?.at(-1);
-  }
-}
-
-export const IdempotentHandlerBindings = new HandlerBindings();
+export const IdempotentHandlerBindings = new RuntimeRegistry<
+  IdempotentHandlerSettings,
+  IdempotentHandlerRuntimeApi
+>();

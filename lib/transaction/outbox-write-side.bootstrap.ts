@@ -44,13 +44,13 @@ export class OutboxWriteSideBootstrap implements OnModuleInit, OnModuleDestroy {
       runner: this.runner,
       emitter: { emit: (events) => this.emitter.emit(events) },
     };
-    OutboxRuntimeHost.register(this.options.connectionName, runtime);
+    OutboxRuntimeHost.bind(this.options.connectionName, runtime);
     this.runtime = runtime;
   }
 
   onModuleDestroy(): void {
     if (this.runtime) {
-      OutboxRuntimeHost.unregister(this.options.connectionName, this.runtime);
+      OutboxRuntimeHost.unbind(this.options.connectionName, this.runtime);
       this.runtime = undefined;
     }
   }

@@ -8,5 +8,8 @@ export interface OutboxRuntime {
   readonly emitter: { emit(events: OutboxEventInput[]): string[] };
 }
 
-/** The running write sides, by connection name (see `RuntimeRegistry`). */
-export const OutboxRuntimeHost = new RuntimeRegistry<OutboxRuntime>();
+/**
+ * The running write sides, by connection name (`undefined`: the default connection); a decorator
+ * naming none is served by the default connection's, else by the only one running.
+ */
+export const OutboxRuntimeHost = new RuntimeRegistry<string | undefined, OutboxRuntime>();
