@@ -11,7 +11,7 @@ import { OutboxDeadLetters } from './operations/outbox-dead-letters.service';
 import { ConfigurableOutboxModule } from './outbox.module-definition';
 import { RELAY_PROVIDERS } from './relay/relay.providers';
 import { OutboxTelemetry } from './telemetry/outbox-telemetry.service';
-import { OutboxWriteSideBootstrap } from './transaction/outbox-write-side.bootstrap';
+import { OutboxWriteSideBootstrap } from './events/outbox-write-side.bootstrap';
 import { TransactionRunner } from './transaction/transaction.runner';
 
 /**

@@ -22,11 +22,11 @@ const event: OutboxEventInput = {
 };
 
 function emitter() {
-  const { connection, runner } = fakeTransactionRunner();
+  const { connection, runner, writer } = fakeTransactionRunner();
   return {
     connection,
     runner,
-    emitter: new OutboxEmitter(runner, resolveOutboxOptions({ relay: false })),
+    emitter: new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }), writer),
   };
 }
 
@@ -220,8 +220,8 @@ describe('without @opentelemetry/api installed', () => {
       const { OutboxEmitter: Emitter } = require('../events/outbox.emitter');
       const { resolveOutboxOptions: resolve } = require('../options/outbox-options.validator');
       const { instrumentKafkaSender: traced } = require('./kafka-producer.telemetry');
-      const { connection, runner } = fakes();
-      const outbox = new Emitter(runner, resolve({ relay: false }));
+      const { connection, runner, writer } = fakes();
+      const outbox = new Emitter(runner, resolve({ relay: false }), writer);
       await runner.run(async () => outbox.emit(event));
       expect(connection.docs('outbox')[0].headers).toBeUndefined();
       const inner = new RecordingSender();

@@ -11,7 +11,7 @@ import { getOutboxToken } from '../injection/outbox-token.utils';
 import type { OutboxModuleOptions } from '../options/outbox-options.interface';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
 import { RELAY_EXPORTS, RELAY_PROVIDERS } from '../relay/relay.providers';
-import { OutboxWriteSideBootstrap } from '../transaction/outbox-write-side.bootstrap';
+import { OutboxWriteSideBootstrap } from '../events/outbox-write-side.bootstrap';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import { FakeConnection } from './fakes/fake-connection';
 import { IdempotentHandlerFinder } from './consumer/idempotent-handler.finder';

@@ -1,11 +1,14 @@
-import type { OutboxEventInput } from '../common/envelope';
 import { RuntimeRegistry } from '../common/runtime.registry';
 import type { TransactionRunner } from './transaction.runner';
 
-/** What decorated methods need at call time; registered by `OutboxModule` at bootstrap. */
+/**
+ * What decorated methods need at call time; registered by the write side's bootstrap (events/).
+ * `emitDeclared` emits the events `@EmitsEvent` declared (`outbox:emits_event`), from the
+ * method's result and arguments, inside the transaction.
+ */
 export interface OutboxRuntime {
   readonly runner: TransactionRunner;
-  readonly emitter: { emit(events: OutboxEventInput[]): string[] };
+  emitDeclared(declared: readonly unknown[], result: unknown, args: unknown[]): void;
 }
 
 /**

@@ -7,6 +7,8 @@ import {
   FakeOutboxWriter,
   fakeTransactionRunner,
 } from '../testing/fakes/fake-connection';
+import { resolveDeclaredEvents } from '../events/declared-event.resolver';
+import type { DeclaredEvent } from '../events/emits-event.interface';
 import { EmitsEvent } from '../events/emits-event.decorator';
 import { InvalidOutboxEventError } from '../events/errors/invalid-outbox-event.error';
 import { OutboxEmitter } from '../events/outbox.emitter';
@@ -84,8 +86,12 @@ class OrderService {
 
 function start(): { connection: FakeConnection; writer: FakeOutboxWriter; runtime: OutboxRuntime } {
   const { connection, writer, runner } = fakeTransactionRunner();
-  const emitter = new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }));
-  const runtime: OutboxRuntime = { runner, emitter: { emit: (e) => emitter.emit(e) } };
+  const emitter = new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }), writer);
+  const runtime: OutboxRuntime = {
+    runner,
+    emitDeclared: (declared, result, args) =>
+      emitter.emit(resolveDeclaredEvents(declared as DeclaredEvent[], result, args)),
+  };
   OutboxRuntimeHost.bind(undefined, runtime);
   return { connection, writer, runtime };
 }
