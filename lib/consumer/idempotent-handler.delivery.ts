@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error';
-import { inConsumerSpan } from '../telemetry/consumer-span';
+import { inConsumerSpan } from '../telemetry/tracing/consumer-span';
 import { OutboxError } from '../common/errors/outbox.error';
 import { findKafkaContext, type KafkaContextLike } from './consumed-message';
 import type { ConsumeOutcome } from './consume.ports';

@@ -7,7 +7,7 @@ import { OutboxTransactionClosedError } from '../transaction/errors/outbox-trans
 import { OutboxTransactionRequiredError } from '../transaction/errors/outbox-transaction-required.error';
 import type { OutboxTransactionContext } from '../transaction/transaction-context';
 import { TransactionRunner } from '../transaction/transaction.runner';
-import { withEmitTraceContext } from '../telemetry/emit-trace-context';
+import { withEmitTraceContext } from '../telemetry/tracing/emit-trace-context';
 import { eventSlot } from './event-slot';
 import { validateOutboxEvent } from './event.validator';
 import { OUTBOX_EVENT_WRITER } from './outbox-event.writer';

@@ -4,7 +4,7 @@ import type { KafkaConfig, PartitionMetadata, RetryOptions } from 'kafkajs';
 import type { OutboxEventRecord } from '../../common/envelope';
 import { asError } from '../../common/errors/describe-error';
 import { PublishRejectedError } from '../errors/publish-rejected.error';
-import { instrumentKafkaSender } from '../../telemetry/kafka-producer.telemetry';
+import { instrumentKafkaSender } from './kafka-producer.telemetry';
 import { toKafkaMessage } from '../kafka-message.mapper';
 import type { CloudEventSource, OutboxKafkaMessage } from '../kafka-message.mapper';
 import type {
