@@ -26,25 +26,31 @@ export interface HandlerServingRuntime extends IdempotentHandlerRuntimeApi {
 
 export interface HandlerBootstrap {
   discovery: DiscoveryService;
-  scanner: MetadataScanner;
+  /** The app's decorated methods (`discoverIdempotentHandlers`). */
+  handlers: readonly DiscoveredHandler[];
   accessor: IdempotentHandlerMetadataAccessor;
   /** The runtime of the module bootstrapping; the app's other runtimes are its class's instances. */
   runtime: HandlerServingRuntime;
   logger: Pick<LoggerService, 'warn'>;
 }
 
-interface FoundHandler {
+/** One `@IdempotentHandler` method of the app, as discovered at bootstrap. */
+export interface DiscoveredHandler {
   settings: IdempotentHandlerSettings;
+  /** The decorated method (its `@IdempotentHandler` wrapper). */
   method: object;
+  /** Its name on the class. */
+  key: string;
+  /** The instance Nest made of its class; undefined for a class not instantiated (yet). */
+  instance?: object;
   inController: boolean;
 }
 
 /**
  * What a module does with the app's `@IdempotentHandler` methods at bootstrap, in production
- * (`IdempotentHandlerExplorer`) and in `OutboxTestingModule` alike: finds every decorated method
- * of every controller and provider (`DiscoveryService`, as `@nestjs/schedule` finds `@Cron`
- * methods), checks each, prepares the runtime for the handlers it serves and binds them to it.
- * Returns the settings it bound (to unbind at shutdown).
+ * (`IdempotentHandlerExplorer`) and in `OutboxTestingModule` alike: checks each method
+ * `discoverIdempotentHandlers` found, prepares the runtime for the handlers it serves and binds
+ * them to it. Returns the settings it bound (to unbind at shutdown).
  *
  * Throws an `IdempotentHandlerBootstrapError` naming the handler when one is not an
  * `@EventPattern` handler of a controller, has a `@UseFilters` consulted before its own filter,
@@ -53,7 +59,7 @@ interface FoundHandler {
  */
 export async function bindIdempotentHandlers({
   discovery,
-  scanner,
+  handlers,
   accessor,
   runtime,
   logger,
@@ -65,8 +71,8 @@ export async function bindIdempotentHandlers({
       (instance): instance is HandlerServingRuntime =>
         instance instanceof (runtime.constructor as abstract new () => unknown),
     );
-  const mine: FoundHandler[] = [];
-  for (const found of discover(discovery, scanner, accessor)) {
+  const mine: DiscoveredHandler[] = [];
+  for (const found of handlers) {
     checkPlacement(found, accessor);
     if (servingRuntime(found.settings, runtimes) === runtime) mine.push(found);
   }
@@ -99,22 +105,30 @@ export function unbindIdempotentHandlers(
   for (const settings of bound) IdempotentHandlerBindings.unbind(settings, runtime);
 }
 
-/** Every decorated method of every controller and provider, once each. */
-function discover(
+/**
+ * Every `@IdempotentHandler` method of every controller and provider, once each
+ * (`DiscoveryService`, as `@nestjs/schedule` finds `@Cron` methods): found once at bootstrap by
+ * the module's explorer, whose list operations reuse.
+ */
+export function discoverIdempotentHandlers(
   discovery: DiscoveryService,
   scanner: MetadataScanner,
   accessor: IdempotentHandlerMetadataAccessor,
-): FoundHandler[] {
-  const found = new Map<IdempotentHandlerSettings, FoundHandler>();
+): DiscoveredHandler[] {
+  const found = new Map<IdempotentHandlerSettings, DiscoveredHandler>();
   const scan = (wrappers: InstanceWrapper[], inController: boolean) => {
     for (const wrapper of wrappers) {
       const prototype = prototypeOf(wrapper);
       if (!prototype) continue;
-      for (const name of scanner.getAllMethodNames(prototype)) {
-        const method = (prototype as Record<string, unknown>)[name] as object;
+      const made = wrapper.instance as unknown;
+      const instance = typeof made === 'object' && made !== null ? made : undefined;
+      for (const key of scanner.getAllMethodNames(prototype)) {
+        const method = (prototype as Record<string, unknown>)[key] as object;
         const settings = accessor.settingsOf(method);
-        if (settings && !found.has(settings))
-          found.set(settings, { settings, method, inController });
+        if (!settings) continue;
+        const known = found.get(settings);
+        if (!known) found.set(settings, { settings, method, key, instance, inController });
+        else known.instance ??= instance;
       }
     }
   };
@@ -135,7 +149,7 @@ function prototypeOf(wrapper: InstanceWrapper): object | undefined {
 }
 
 function checkPlacement(
-  { settings, method, inController }: FoundHandler,
+  { settings, method, inController }: DiscoveredHandler,
   accessor: IdempotentHandlerMetadataAccessor,
 ): void {
   const fail = (
@@ -194,7 +208,7 @@ function servingRuntime(
   );
 }
 
-function checkUniqueNames(handlers: FoundHandler[]): void {
+function checkUniqueNames(handlers: DiscoveredHandler[]): void {
   const byName = new Map<string, string>();
   for (const { settings } of handlers) {
     const other = byName.get(settings.consumer);

@@ -1,18 +1,25 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { bindIdempotentHandlers, unbindIdempotentHandlers } from './idempotent-handler.bootstrap';
+import {
+  bindIdempotentHandlers,
+  discoverIdempotentHandlers,
+  unbindIdempotentHandlers,
+  type DiscoveredHandler,
+} from './idempotent-handler.bootstrap';
 import { IdempotentHandlerMetadataAccessor } from './idempotent-handler.metadata-accessor';
 import type { IdempotentHandlerSettings } from './idempotent-handler.options';
 import { IdempotentHandlerRuntime } from './idempotent-handler.runtime';
 
 /**
- * Binds the app's `@IdempotentHandler` methods served by this `OutboxModule` to its runtime at
- * bootstrap, after the checks of `bindIdempotentHandlers` (which fail the bootstrap with an
- * `IdempotentHandlerBootstrapError` naming the handler), and unbinds them at shutdown.
+ * Finds the app's `@IdempotentHandler` methods once, at bootstrap, and binds the ones this
+ * `OutboxModule` serves to its runtime, after the checks of `bindIdempotentHandlers` (which fail
+ * the bootstrap with an `IdempotentHandlerBootstrapError` naming the handler); unbinds them at
+ * shutdown. What it found is what operations (dead-letter requeue) call: `handlers()`.
  */
 @Injectable()
 export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('IdempotentHandler');
+  private found: DiscoveredHandler[] = [];
   private bound: IdempotentHandlerSettings[] = [];
 
   constructor(
@@ -24,11 +31,24 @@ export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy 
 
   async onModuleInit(): Promise<void> {
     const { discovery, scanner, accessor, runtime, logger } = this;
-    this.bound = await bindIdempotentHandlers({ discovery, scanner, accessor, runtime, logger });
+    this.found = discoverIdempotentHandlers(discovery, scanner, accessor);
+    this.bound = await bindIdempotentHandlers({
+      discovery,
+      handlers: this.found,
+      accessor,
+      runtime,
+      logger,
+    });
   }
 
   onModuleDestroy(): void {
     unbindIdempotentHandlers(this.bound, this.runtime);
     this.bound = [];
+    this.found = [];
+  }
+
+  /** Every `@IdempotentHandler` method of the app (all connections), as found at bootstrap. */
+  handlers(): readonly DiscoveredHandler[] {
+    return this.found;
   }
 }

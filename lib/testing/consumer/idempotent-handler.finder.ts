@@ -3,11 +3,12 @@ import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import {
   bindIdempotentHandlers,
+  discoverIdempotentHandlers,
   unbindIdempotentHandlers,
 } from '../../consumer/idempotent-handler.bootstrap';
 import { IdempotentHandlerMetadataAccessor } from '../../consumer/idempotent-handler.metadata-accessor';
 import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
-import { findIdempotentHandlers } from '../../operations/in-process/idempotent-handler.calls';
+import { inProcessCalls } from '../../operations/in-process/idempotent-handler.calls';
 import type { IdempotentHandlerCall } from '../../operations/in-process/idempotent-handler.calls';
 import { InMemoryConsumerRuntime } from './in-memory-consumer.runtime';
 
@@ -32,8 +33,9 @@ export class IdempotentHandlerFinder implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     const { discovery, scanner, accessor, runtime, logger } = this;
-    this.bound = await bindIdempotentHandlers({ discovery, scanner, accessor, runtime, logger });
-    this.found = findIdempotentHandlers(discovery, scanner);
+    const handlers = discoverIdempotentHandlers(discovery, scanner, accessor);
+    this.bound = await bindIdempotentHandlers({ discovery, handlers, accessor, runtime, logger });
+    this.found = inProcessCalls(handlers);
   }
 
   onModuleDestroy(): void {
