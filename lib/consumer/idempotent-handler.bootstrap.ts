@@ -64,13 +64,12 @@ export async function bindIdempotentHandlers({
   runtime,
   logger,
 }: HandlerBootstrap): Promise<IdempotentHandlerSettings[]> {
-  const runtimes = discovery
-    .getProviders()
-    .map((wrapper) => wrapper.instance as unknown)
-    .filter(
-      (instance): instance is HandlerServingRuntime =>
-        instance instanceof (runtime.constructor as abstract new () => unknown),
-    );
+  // A runtime may be listed twice (`OutboxTestingModule` provides its own under the class token).
+  const instances = new Set(discovery.getProviders().map((wrapper) => wrapper.instance as unknown));
+  const runtimes = [...instances].filter(
+    (instance): instance is HandlerServingRuntime =>
+      instance instanceof (runtime.constructor as abstract new () => unknown),
+  );
   const mine: DiscoveredHandler[] = [];
   for (const found of handlers) {
     checkPlacement(found, accessor);

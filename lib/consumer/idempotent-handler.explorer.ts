@@ -1,10 +1,17 @@
-import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import {
   bindIdempotentHandlers,
   discoverIdempotentHandlers,
   unbindIdempotentHandlers,
   type DiscoveredHandler,
+  type HandlerServingRuntime,
 } from './idempotent-handler.bootstrap';
 import { IdempotentHandlerMetadataAccessor } from './idempotent-handler.metadata-accessor';
 import type { IdempotentHandlerSettings } from './idempotent-handler.options';
@@ -12,9 +19,10 @@ import { IdempotentHandlerRuntime } from './idempotent-handler.runtime';
 
 /**
  * Finds the app's `@IdempotentHandler` methods once, at bootstrap, and binds the ones this
- * `OutboxModule` serves to its runtime, after the checks of `bindIdempotentHandlers` (which fail
- * the bootstrap with an `IdempotentHandlerBootstrapError` naming the handler); unbinds them at
- * shutdown. What it found is what operations (dead-letter requeue) call: `handlers()`.
+ * module serves to its runtime (`OutboxModule`'s, or `OutboxTestingModule`'s in-memory one),
+ * after the checks of `bindIdempotentHandlers` (which fail the bootstrap with an
+ * `IdempotentHandlerBootstrapError` naming the handler); unbinds them at shutdown. What it found,
+ * `handlers()`, is what dead-letter requeue and `OutboxTesting.drain()` call.
  */
 @Injectable()
 export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy {
@@ -26,19 +34,14 @@ export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy 
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly accessor: IdempotentHandlerMetadataAccessor,
-    private readonly runtime: IdempotentHandlerRuntime,
+    @Inject(IdempotentHandlerRuntime) private readonly runtime: HandlerServingRuntime,
   ) {}
 
   async onModuleInit(): Promise<void> {
     const { discovery, scanner, accessor, runtime, logger } = this;
     this.found = discoverIdempotentHandlers(discovery, scanner, accessor);
-    this.bound = await bindIdempotentHandlers({
-      discovery,
-      handlers: this.found,
-      accessor,
-      runtime,
-      logger,
-    });
+    const handlers = this.found;
+    this.bound = await bindIdempotentHandlers({ discovery, handlers, accessor, runtime, logger });
   }
 
   onModuleDestroy(): void {
