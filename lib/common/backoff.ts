@@ -2,18 +2,13 @@
 export interface BackoffPolicy {
   initialMs: number;
   maxMs: number;
-  /**
-   * Spread of each delay, +/- this fraction (0 to 1), so that many failures do not retry in
-   * lockstep: one `random()` draw per delay (also at 0) and delays rounded to whole ms. Without
-   * it, no draw and no rounding.
-   */
+  /** +/- this fraction (0 to 1) of each delay: one `random()` draw per delay (also at 0), rounded. */
   jitter?: number;
 }
 
 /**
- * Delay before retry number `attempts` (1 = first retry): `initialMs * 2^(attempts-1)` capped at
- * `maxMs`, spread by the policy's `jitter` when it has one. The relay's policies have one
- * (`relay.backoff`); the consumer's (`consumer.retryBackoff`, its sink's) have none.
+ * Delay before retry `attempts` (1 = first): `initialMs * 2^(attempts-1)` capped at `maxMs`,
+ * spread by `jitter` if any (the relay's policies; the consumer's have none: no draw, no rounding).
  */
 export function backoffDelay(
   attempts: number,

@@ -1,5 +1,5 @@
 import type { OutboxConnectionHost } from '../common/outbox-connection.host';
-import type { DiscoveredHandler } from '../consumer/idempotent-handler.bootstrap';
+import type { DiscoveredHandler } from '../consumer/idempotent-handler.explorer';
 import type { IdempotentHandlerExplorer } from '../consumer/idempotent-handler.explorer';
 import type { IdempotentHandlerSettings } from '../consumer/idempotent-handler.options';
 import type { OutboxEventWriter } from '../events/outbox-event.writer';

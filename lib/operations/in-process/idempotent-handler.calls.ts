@@ -1,6 +1,6 @@
 import { KafkaContext } from '@nestjs/microservices';
 import { substitutePayload } from '../../consumer/handler-arguments';
-import type { DiscoveredHandler } from '../../consumer/idempotent-handler.bootstrap';
+import type { DiscoveredHandler } from '../../consumer/idempotent-handler.explorer';
 import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
 import { handlerPatterns, rpcParametersOf } from '../../consumer/nest-internals';
 

@@ -5,10 +5,7 @@ import { relayCollection } from './relay-collections';
 import { partitionedRelayIds } from './relay-partition-ids';
 import { readStoredCheckpoint, readStoredCheckpoints } from './stored-checkpoint.reader';
 
-interface RelayStateCollections {
-  outbox: string;
-  relayState: string;
-}
+type RelayStateCollections = { outbox: string; relayState: string };
 
 /** The `RelayStateReader` of the relay's MongoDB collections. */
 export function mongoRelayStateReader(

@@ -1,16 +1,10 @@
 import type { StoredCheckpoint } from './relay-state.store';
 
-/** A partition's lease as stored (expired or released ones included). */
-export interface StoredPartitionLease {
-  owner: string;
-  fencing?: number;
-  expiresAt: Date;
-}
-
 /** What the database says of one partition of the stored layout. */
 export interface StoredPartition {
   partition: number;
-  lease?: StoredPartitionLease;
+  /** Its lease as stored (expired or released ones included). */
+  lease?: { owner: string; fencing?: number; expiresAt: Date };
   checkpoint?: StoredCheckpoint;
   /** `occurredAt` of its oldest pending event (slot in its range), if any. */
   oldestPendingAt?: Date;
@@ -24,9 +18,8 @@ export interface StoredPartitionedRelay {
 }
 
 /**
- * The relay's stored state, read-only, as any instance sees it (health checks read it; they
- * never touch the relay's collections themselves). Read from the primary at read concern
- * majority, as the relays read it.
+ * The relay's stored state, read-only, as any instance sees it (health checks read it and never
+ * touch the relay's collections), read as the relays read it (primary, read concern majority).
  */
 export interface RelayStateReader {
   /** `occurredAt` of the oldest pending event of the outbox, if any. */
