@@ -4,7 +4,13 @@ import { Test } from '@nestjs/testing';
 import { FakeConnection, FakeOutboxWriter } from './testing/fakes/fake-connection';
 import { compileFakeOutboxApp } from './testing/fakes/fake-outbox-app';
 import { OutboxOptionsError } from './common/errors/outbox-options.error';
-import { OUTBOX_RESOLVED_OPTIONS } from './common/outbox.constants';
+import {
+  OUTBOX_CONSUMER_OPTIONS,
+  OUTBOX_EVENTS_OPTIONS,
+  OUTBOX_RELAY_OPTIONS,
+  OUTBOX_RESOLVED_OPTIONS,
+  OUTBOX_STORAGE_OPTIONS,
+} from './common/outbox.constants';
 import { OutboxEmitter } from './events/outbox.emitter';
 import { OUTBOX_EVENT_WRITER } from './events/outbox-event.writer';
 import type { ResolvedOutboxOptions } from './options/resolved-options';
@@ -152,6 +158,29 @@ describe('OutboxModule bootstrap', () => {
     });
     await app.get(PlaceNamedOrder).run('o9');
     expect(connection.docs('outbox')).toHaveLength(1);
+    await app.close();
+  });
+
+  it("gives each feature its slice of the resolved options, under the slice's own token", async () => {
+    const { app } = await compileFakeOutboxApp({
+      maxPayloadBytes: 1234,
+      collections: { outbox: 'events' },
+      consumer: { maxFailures: 2 },
+    });
+    const resolved = app.get<ResolvedOutboxOptions>(OUTBOX_RESOLVED_OPTIONS);
+    expect(app.get(OUTBOX_STORAGE_OPTIONS)).toEqual({
+      collections: resolved.collections,
+      createIndexes: resolved.createIndexes,
+    });
+    expect(app.get(OUTBOX_STORAGE_OPTIONS).collections.outbox).toBe('events');
+    expect(app.get(OUTBOX_EVENTS_OPTIONS)).toEqual({
+      maxPayloadBytes: 1234,
+      allowBigInt: false,
+      aggregateSequence: false,
+    });
+    expect(app.get(OUTBOX_RELAY_OPTIONS)).toBe(resolved.relay);
+    expect(app.get(OUTBOX_CONSUMER_OPTIONS)).toBe(resolved.consumer);
+    expect(app.get(OUTBOX_CONSUMER_OPTIONS).maxFailures).toBe(2);
     await app.close();
   });
 

@@ -1,7 +1,6 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import mongoose from 'mongoose';
 import type { DynamicModule, InjectionToken, Provider, Type } from '@nestjs/common';
-import { OUTBOX_RESOLVED_OPTIONS } from './common/outbox.constants';
 import { CONSUMER_EXPORTS } from './consumer/consumer.providers';
 import { OutboxEmitter } from './events/outbox.emitter';
 import { getOutboxToken } from './injection/outbox-token.utils';
@@ -10,6 +9,7 @@ import { OutboxConsumerDeadLetters } from './operations/outbox-consumer-dead-let
 import { OutboxDeadLetters } from './operations/outbox-dead-letters.service';
 import type { OutboxModuleOptions } from './options/outbox-options.interface';
 import { resolveOutboxOptions } from './options/outbox-options.validator';
+import { resolvedOptionProviders } from './options/resolved-options';
 import { RELAY_EXPORTS } from './relay/relay.providers';
 import { registerConnectionSessions } from './transaction/connection-session.plugin';
 import { TransactionRunner } from './transaction/transaction.runner';
@@ -67,11 +67,10 @@ function withConnection(definition: DynamicModule, extras: OutboxModuleExtras): 
     global: extras.isGlobal,
     providers: [
       ...(definition.providers ?? []),
-      {
-        provide: OUTBOX_RESOLVED_OPTIONS,
+      ...resolvedOptionProviders({
         useFactory: (raw: OutboxModuleOptions) => resolveOutboxOptions(raw, connectionName),
         inject: [OUTBOX_MODULE_OPTIONS],
-      },
+      }),
       ...aliases,
     ],
     exports: [...(definition.exports ?? []), ...exported],

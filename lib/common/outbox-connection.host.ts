@@ -3,8 +3,8 @@ import { ModuleRef } from '@nestjs/core';
 import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
 import { OutboxError } from './errors/outbox.error';
-import { OUTBOX_RESOLVED_OPTIONS } from './outbox.constants';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OUTBOX_STORAGE_OPTIONS } from './outbox.constants';
+import type { OutboxStorageOptions } from './outbox-storage.options';
 
 /**
  * Holds the app's own Mongoose connection (the default one, or `connectionName`).
@@ -17,7 +17,7 @@ export class OutboxConnectionHost implements OnModuleInit {
 
   constructor(
     private readonly moduleRef: ModuleRef,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
   ) {}
 
   onModuleInit(): void {

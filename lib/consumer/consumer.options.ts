@@ -1,5 +1,6 @@
 import { KAFKA_HEADERS } from '../common/envelope';
 import { OutboxOptionsError } from '../common/errors/outbox-options.error';
+import { OptionChecker, type OptionKeys } from '../common/options/option.checker';
 import { topicNameProblem } from '../publisher/topic-name';
 import type { EventIdFallback } from './event-id.extractor';
 
@@ -45,6 +46,7 @@ export interface ConsumerOptions {
   deadLetterMaxValueBytes?: number;
 }
 
+/** The consumer's slice of the resolved options (token `OUTBOX_CONSUMER_OPTIONS`). */
 export interface ResolvedConsumerOptions {
   processedRetentionSeconds: number;
   maxFailures: number;
@@ -75,209 +77,130 @@ export const CONSUMER_LIMITS = {
   errorHistoryLimit: { min: 1, max: 100 },
 } as const;
 
-const KNOWN_KEYS: ReadonlySet<string> = new Set([
-  'processedRetentionSeconds',
-  'maxFailures',
-  'retryBackoff',
-  'handlerTimeoutMs',
-  'deadLetterMaxValueBytes',
-  'deadLetterTopic',
-  'eventIdHeader',
-  'eventIdFallback',
-  'errorHistoryLimit',
-]);
+const CONSUMER_KEYS = {
+  processedRetentionSeconds: true,
+  maxFailures: true,
+  retryBackoff: true,
+  handlerTimeoutMs: true,
+  deadLetterMaxValueBytes: true,
+  deadLetterTopic: true,
+  eventIdHeader: true,
+  eventIdFallback: true,
+  errorHistoryLimit: true,
+} as const satisfies OptionKeys<ConsumerOptions>;
+const RETRY_BACKOFF_KEYS = {
+  initialMs: true,
+  maxMs: true,
+} as const satisfies OptionKeys<NonNullable<ConsumerOptions['retryBackoff']>>;
 
 /**
  * Merges defaults into `raw` and validates it. Throws `OutboxOptionsError` naming the option
  * (`consumer.<key>`) and the fix. Called by the options validator at bootstrap.
  */
 export function resolveConsumerOptions(raw: ConsumerOptions | undefined): ResolvedConsumerOptions {
-  if (raw === undefined || raw === null) raw = {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new OutboxOptionsError(
-      'consumer',
-      `expected an object, got ${Array.isArray(raw) ? 'an array' : typeof raw}`,
-      'Pass an object such as { maxFailures: 5 }, or leave it out.',
-    );
-  }
-  for (const key of Object.keys(raw)) {
-    if (!KNOWN_KEYS.has(key)) {
-      throw new OutboxOptionsError(
-        `consumer.${key}`,
-        'unknown option',
-        `Known options: ${[...KNOWN_KEYS].join(', ')}.`,
-      );
-    }
-  }
+  const check = new OptionChecker('consumer.', (option, problem, fix) => {
+    throw new OutboxOptionsError(option, problem, fix);
+  });
+  const given = check.object<ConsumerOptions>(
+    '',
+    raw ?? {},
+    CONSUMER_KEYS,
+    'Pass an object such as { maxFailures: 5 }, or leave it out.',
+  );
   const resolved: ResolvedConsumerOptions = {
-    processedRetentionSeconds: integerAtLeast(
+    processedRetentionSeconds: check.int(
       'processedRetentionSeconds',
-      raw.processedRetentionSeconds,
+      given.processedRetentionSeconds,
       CONSUMER_DEFAULTS.processedRetentionSeconds,
-      60,
+      { min: 60, unit: 's' },
       'Give the TTL of processed records in seconds (at least 60); it must exceed the longest redelivery window.',
     ),
-    maxFailures: integerAtLeast(
+    maxFailures: check.int(
       'maxFailures',
-      raw.maxFailures,
+      given.maxFailures,
       CONSUMER_DEFAULTS.maxFailures,
-      1,
+      { min: 1 },
       'Give how many failures of one event are tolerated before it is dead-lettered (1 or more).',
     ),
-    eventIdHeader: nonEmptyString(
+    eventIdHeader: check.text(
       'eventIdHeader',
-      raw.eventIdHeader,
+      given.eventIdHeader,
       CONSUMER_DEFAULTS.eventIdHeader,
+      'Give the Kafka header name that holds the event id, or leave it out (default "ce_id").',
+      true,
     ),
-    retryBackoff: resolveRetryBackoff(raw.retryBackoff),
-    handlerTimeoutMs: integerBetween(
+    retryBackoff: resolveRetryBackoff(check, given.retryBackoff),
+    handlerTimeoutMs: check.durationMs(
       'handlerTimeoutMs',
-      raw.handlerTimeoutMs,
+      given.handlerTimeoutMs,
       CONSUMER_DEFAULTS.handlerTimeoutMs,
       CONSUMER_LIMITS.handlerTimeoutMs,
       "Give the longest run of one handler attempt in ms, below the Kafka consumer's sessionTimeout.",
     ),
-    deadLetterMaxValueBytes: integerBetween(
+    deadLetterMaxValueBytes: check.int(
       'deadLetterMaxValueBytes',
-      raw.deadLetterMaxValueBytes,
+      given.deadLetterMaxValueBytes,
       CONSUMER_DEFAULTS.deadLetterMaxValueBytes,
-      CONSUMER_LIMITS.deadLetterMaxValueBytes,
+      { ...CONSUMER_LIMITS.deadLetterMaxValueBytes, unit: 'bytes' },
       'Give the largest value copy a dead letter keeps, in bytes.',
     ),
-    errorHistoryLimit: integerBetween(
+    errorHistoryLimit: check.int(
       'errorHistoryLimit',
-      raw.errorHistoryLimit,
+      given.errorHistoryLimit,
       CONSUMER_DEFAULTS.errorHistoryLimit,
       CONSUMER_LIMITS.errorHistoryLimit,
       'Give how many recent errors a dead-letter record keeps.',
     ),
   };
-  if (raw.deadLetterTopic !== undefined) {
+  if (given.deadLetterTopic !== undefined) {
     resolved.deadLetterTopic = checkDeadLetterTopic(
-      'consumer.deadLetterTopic',
-      raw.deadLetterTopic,
+      check,
+      'deadLetterTopic',
+      given.deadLetterTopic,
     );
   }
-  if (raw.eventIdFallback !== undefined) {
-    if (typeof raw.eventIdFallback !== 'function') {
-      throw new OutboxOptionsError(
-        'consumer.eventIdFallback',
-        `expected a function, got ${typeof raw.eventIdFallback}`,
-        'Pass (message, payload) => string | undefined, or leave it out.',
-      );
-    }
-    resolved.eventIdFallback = raw.eventIdFallback;
-  }
+  const eventIdFallback = check.fn<EventIdFallback>(
+    'eventIdFallback',
+    given.eventIdFallback,
+    'Pass (message, payload) => string | undefined, or leave it out.',
+  );
+  if (eventIdFallback) resolved.eventIdFallback = eventIdFallback;
   return resolved;
 }
 
-/** Validates a dead-letter topic name (module option or `@IdempotentHandler` option). */
-export function checkDeadLetterTopic(option: string, value: unknown): string {
+/** Checks a dead-letter topic name (module option or `@IdempotentHandler` option). */
+export function checkDeadLetterTopic(
+  check: OptionChecker,
+  key: string,
+  value: unknown,
+  fix = '',
+): string {
   const problem = topicNameProblem(value);
-  if (problem !== undefined) {
-    throw new OutboxOptionsError(
-      option,
-      `${JSON.stringify(value)} is not a valid Kafka topic name: it ${problem}`,
-      'Use 1-249 characters from a-z, A-Z, 0-9, ".", "_" and "-".',
-    );
-  }
+  check.check(
+    key,
+    problem && `${JSON.stringify(value)} is not a valid Kafka topic name: it ${problem}`,
+    `Use 1-249 characters from a-z, A-Z, 0-9, ".", "_" and "-"${fix}.`,
+  );
   return value as string;
 }
 
-function resolveRetryBackoff(raw: unknown): ResolvedConsumerOptions['retryBackoff'] {
+function resolveRetryBackoff(
+  consumer: OptionChecker,
+  raw: unknown,
+): ResolvedConsumerOptions['retryBackoff'] {
   const defaults = CONSUMER_DEFAULTS.retryBackoff;
-  if (raw === undefined) return { ...defaults };
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new OutboxOptionsError(
-      'consumer.retryBackoff',
-      `expected an object, got ${Array.isArray(raw) ? 'an array' : typeof raw}`,
-      'Pass { initialMs, maxMs }, or leave it out.',
-    );
-  }
-  const given = raw as Record<string, unknown>;
-  for (const key of Object.keys(given)) {
-    if (key !== 'initialMs' && key !== 'maxMs') {
-      throw new OutboxOptionsError(
-        `consumer.retryBackoff.${key}`,
-        'unknown option',
-        'Known: initialMs, maxMs.',
-      );
-    }
-  }
+  const given = consumer.object<NonNullable<ConsumerOptions['retryBackoff']>>(
+    'retryBackoff',
+    raw,
+    RETRY_BACKOFF_KEYS,
+    'Pass { initialMs, maxMs }, or leave it out.',
+  );
+  const check = consumer.at('retryBackoff');
   const fix = 'Give delays in ms, initialMs <= maxMs.';
-  const initialMs = integerBetween(
-    'retryBackoff.initialMs',
-    given.initialMs,
-    defaults.initialMs,
-    CONSUMER_LIMITS.retryBackoffMs,
-    fix,
-  );
-  const maxMs = integerBetween(
-    'retryBackoff.maxMs',
-    given.maxMs,
-    Math.max(defaults.maxMs, initialMs),
-    CONSUMER_LIMITS.retryBackoffMs,
-    fix,
-  );
-  if (maxMs < initialMs) {
-    throw new OutboxOptionsError(
-      'consumer.retryBackoff.maxMs',
-      `${maxMs} is below initialMs ${initialMs}`,
-      fix,
-    );
-  }
+  const range = CONSUMER_LIMITS.retryBackoffMs;
+  const initialMs = check.durationMs('initialMs', given.initialMs, defaults.initialMs, range, fix);
+  const fallbackMax = Math.max(defaults.maxMs, initialMs);
+  const maxMs = check.durationMs('maxMs', given.maxMs, fallbackMax, range, fix);
+  if (maxMs < initialMs) check.fail('maxMs', `${maxMs} is below initialMs ${initialMs}`, fix);
   return { initialMs, maxMs };
-}
-
-function integerBetween(
-  key: string,
-  value: unknown,
-  fallback: number,
-  range: { min: number; max: number },
-  fix: string,
-): number {
-  if (value === undefined) return fallback;
-  if (
-    typeof value !== 'number' ||
-    !Number.isSafeInteger(value) ||
-    value < range.min ||
-    value > range.max
-  ) {
-    throw new OutboxOptionsError(
-      `consumer.${key}`,
-      `expected an integer from ${range.min} to ${range.max}, got ${JSON.stringify(value)}`,
-      fix,
-    );
-  }
-  return value;
-}
-
-function integerAtLeast(
-  key: string,
-  value: unknown,
-  fallback: number,
-  min: number,
-  fix: string,
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new OutboxOptionsError(
-      `consumer.${key}`,
-      `expected an integer >= ${min}, got ${JSON.stringify(value)}`,
-      fix,
-    );
-  }
-  return value;
-}
-
-function nonEmptyString(key: string, value: unknown, fallback: string): string {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'string' || value.trim().length === 0) {
-    throw new OutboxOptionsError(
-      `consumer.${key}`,
-      `expected a non-empty string, got ${JSON.stringify(value)}`,
-      'Give the Kafka header name that holds the event id, or leave it out (default "ce_id").',
-    );
-  }
-  return value;
 }

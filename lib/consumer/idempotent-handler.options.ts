@@ -1,6 +1,10 @@
-import { topicNameProblem } from '../publisher/topic-name';
+import { OptionChecker, type OptionKeys } from '../common/options/option.checker';
 import { consumerNameProblem, defaultConsumerName } from './consumer-name';
-import { CONSUMER_LIMITS, type ResolvedConsumerOptions } from './consumer.options';
+import {
+  checkDeadLetterTopic,
+  CONSUMER_LIMITS,
+  type ResolvedConsumerOptions,
+} from './consumer.options';
 import { IdempotentHandlerOptionsError } from './errors/idempotent-handler-options.error';
 import type { EventIdFallback } from './event-id.extractor';
 import type { ConsumeSettings } from './idempotent-consume.flow';
@@ -65,17 +69,17 @@ export interface IdempotentHandlerSettings {
   connectionName?: string;
 }
 
-const KNOWN_KEYS = new Set([
-  'consumer',
-  'maxFailures',
-  'handlerTimeoutMs',
-  'deadLetterTopic',
-  'eventId',
-  'dto',
-  'validatorOptions',
-  'validate',
-  'connectionName',
-]);
+const HANDLER_KEYS = {
+  consumer: true,
+  maxFailures: true,
+  handlerTimeoutMs: true,
+  deadLetterTopic: true,
+  eventId: true,
+  dto: true,
+  validatorOptions: true,
+  validate: true,
+  connectionName: true,
+} as const satisfies OptionKeys<IdempotentHandlerOptions>;
 
 /** Checks the decorator's options when the class is defined; throws `IdempotentHandlerOptionsError`. */
 export function resolveHandlerOptions(
@@ -84,77 +88,74 @@ export function resolveHandlerOptions(
   options: IdempotentHandlerOptions | undefined,
 ): IdempotentHandlerSettings {
   const handler = `${className}.${methodName}`;
-  const fail = (option: string, problem: string, fix: string): never => {
-    throw new IdempotentHandlerOptionsError(handler, option, problem, fix);
-  };
-  const raw = options ?? {};
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    fail('(options)', `expected an object, got ${typeof raw}`, 'Pass an object or nothing.');
-  }
-  for (const key of Object.keys(raw)) {
-    if (!KNOWN_KEYS.has(key)) fail(key, 'unknown option', `Known: ${[...KNOWN_KEYS].join(', ')}.`);
-  }
+  const check = new OptionChecker('', (option, problem, fix) => {
+    throw new IdempotentHandlerOptionsError(handler, option || '(options)', problem, fix);
+  });
+  const raw = check.object<IdempotentHandlerOptions>(
+    '',
+    options ?? {},
+    HANDLER_KEYS,
+    'Pass an object or nothing.',
+  );
   const consumer = raw.consumer ?? defaultConsumerName(className, methodName);
-  const nameProblem = consumerNameProblem(consumer);
-  if (nameProblem) {
-    fail('consumer', nameProblem, 'Give a stable, unique name such as "billing.orders".');
-  }
   const settings: IdempotentHandlerSettings = {
     handler,
     consumer,
     consumerNamed: raw.consumer !== undefined,
   };
+  check.check(
+    'consumer',
+    consumerNameProblem(consumer),
+    'Give a stable, unique name such as "billing.orders".',
+  );
   if (raw.maxFailures !== undefined) {
-    if (!Number.isSafeInteger(raw.maxFailures) || raw.maxFailures < 1) {
-      fail(
-        'maxFailures',
-        `expected an integer >= 1, got ${JSON.stringify(raw.maxFailures)}`,
-        'Use 1 or more.',
-      );
-    }
-    settings.maxFailures = raw.maxFailures;
+    settings.maxFailures = check.int(
+      'maxFailures',
+      raw.maxFailures,
+      0,
+      { min: 1 },
+      'Use 1 or more.',
+    );
   }
   if (raw.handlerTimeoutMs !== undefined) {
-    const { min, max } = CONSUMER_LIMITS.handlerTimeoutMs;
-    const value = raw.handlerTimeoutMs;
-    if (!Number.isSafeInteger(value) || value < min || value > max) {
-      fail(
-        'handlerTimeoutMs',
-        `expected an integer from ${min} to ${max} (ms), got ${JSON.stringify(value)}`,
-        "Give the longest run of one attempt, below the Kafka consumer's sessionTimeout.",
-      );
-    }
-    settings.handlerTimeoutMs = value;
+    settings.handlerTimeoutMs = check.durationMs(
+      'handlerTimeoutMs',
+      raw.handlerTimeoutMs,
+      0,
+      CONSUMER_LIMITS.handlerTimeoutMs,
+      "Give the longest run of one attempt, below the Kafka consumer's sessionTimeout.",
+    );
   }
   if (raw.deadLetterTopic !== undefined) {
-    if (raw.deadLetterTopic !== false && topicNameProblem(raw.deadLetterTopic) !== undefined) {
-      fail(
-        'deadLetterTopic',
-        `${JSON.stringify(raw.deadLetterTopic)} is not a valid Kafka topic name: it ${topicNameProblem(raw.deadLetterTopic)}`,
-        'Use 1-249 characters from a-z, A-Z, 0-9, ".", "_" and "-", or false for none.',
-      );
-    }
-    settings.deadLetterTopic = raw.deadLetterTopic;
+    settings.deadLetterTopic =
+      raw.deadLetterTopic === false
+        ? false
+        : checkDeadLetterTopic(
+            check,
+            'deadLetterTopic',
+            raw.deadLetterTopic,
+            ', or false for none',
+          );
   }
-  if (raw.eventId !== undefined) {
-    if (typeof raw.eventId !== 'function') {
-      fail(
-        'eventId',
-        `expected a function, got ${typeof raw.eventId}`,
-        'Pass (message, payload) => string | undefined.',
-      );
-    }
-    settings.eventId = raw.eventId;
-  }
+  const eventId = check.fn<EventIdFallback>(
+    'eventId',
+    raw.eventId,
+    'Pass (message, payload) => string | undefined.',
+  );
+  if (eventId) settings.eventId = eventId;
   if (raw.dto !== undefined) {
     // A class has a prototype object; an arrow function has none.
     if (typeof raw.dto !== 'function' || typeof raw.dto.prototype !== 'object') {
-      fail('dto', `expected a class, got ${typeof raw.dto}`, 'Pass a class-validator DTO class.');
+      check.fail(
+        'dto',
+        `expected a class, got ${typeof raw.dto}`,
+        'Pass a class-validator DTO class.',
+      );
     }
     try {
       requireClassValidation();
     } catch (error) {
-      fail(
+      check.fail(
         'dto',
         (error as Error).message,
         'Install them, or check payloads with validate instead.',
@@ -164,10 +165,14 @@ export function resolveHandlerOptions(
   }
   if (raw.validatorOptions !== undefined) {
     if (raw.dto === undefined) {
-      fail('validatorOptions', 'is set without dto', 'Give dto, or leave validatorOptions out.');
+      check.fail(
+        'validatorOptions',
+        'is set without dto',
+        'Give dto, or leave validatorOptions out.',
+      );
     }
     if (typeof raw.validatorOptions !== 'object' || raw.validatorOptions === null) {
-      fail(
+      check.fail(
         'validatorOptions',
         `expected an object, got ${typeof raw.validatorOptions}`,
         'Pass class-validator options.',
@@ -175,32 +180,28 @@ export function resolveHandlerOptions(
     }
     settings.validatorOptions = { ...raw.validatorOptions };
   }
-  if (raw.validate !== undefined) {
-    if (typeof raw.validate !== 'function') {
-      fail(
+  const validate = check.fn<PayloadValidateOption>(
+    'validate',
+    raw.validate,
+    'Pass (payload) => boolean | string | void.',
+  );
+  if (validate) {
+    if (optionalClassValidation()?.hasConstraints(validate)) {
+      check.fail(
         'validate',
-        `expected a function, got ${typeof raw.validate}`,
-        'Pass (payload) => boolean | string | void.',
+        `${validate.name} is a class-validator DTO class, and validate takes a function`,
+        `Pass it as dto: ${validate.name}.`,
       );
     }
-    if (optionalClassValidation()?.hasConstraints(raw.validate)) {
-      fail(
-        'validate',
-        `${raw.validate.name} is a class-validator DTO class, and validate takes a function`,
-        `Pass it as dto: ${raw.validate.name}.`,
-      );
-    }
-    settings.validate = raw.validate;
+    settings.validate = validate;
   }
   if (raw.connectionName !== undefined) {
-    if (typeof raw.connectionName !== 'string' || raw.connectionName.length === 0) {
-      fail(
-        'connectionName',
-        `expected a non-empty string, got ${JSON.stringify(raw.connectionName)}`,
-        'Use the connectionName given to OutboxModule.forRoot, or leave it out.',
-      );
-    }
-    settings.connectionName = raw.connectionName;
+    settings.connectionName = check.text(
+      'connectionName',
+      raw.connectionName,
+      undefined,
+      'Use the connectionName given to OutboxModule.forRoot, or leave it out.',
+    );
   }
   return settings;
 }

@@ -2,8 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { mongo } from 'mongoose';
 import { describeError } from '../common/errors/describe-error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OUTBOX_CONSUMER_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
+import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import type { ConsumeOutcome } from './consume.ports';
 import { OutboxConsumerMetrics } from './consumer.metrics';
@@ -22,6 +22,7 @@ import {
   type ConsumeSettings,
 } from './idempotent-consume.flow';
 import type { HandlerServingRuntime } from './idempotent-handler.bindings';
+import type { ResolvedConsumerOptions } from './consumer.options';
 import { mergeWithDefaults, type IdempotentHandlerSettings } from './idempotent-handler.options';
 import { redeliver, type KafkaDelivery } from './kafka-delivery';
 import {
@@ -44,7 +45,8 @@ export class IdempotentHandlerRuntime implements HandlerServingRuntime {
   constructor(
     private readonly connectionHost: OutboxConnectionHost,
     private readonly runner: TransactionRunner,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_STORAGE_OPTIONS) readonly options: OutboxStorageOptions,
+    @Inject(OUTBOX_CONSUMER_OPTIONS) private readonly consumer: ResolvedConsumerOptions,
     private readonly metrics: OutboxConsumerMetrics,
   ) {}
 
@@ -59,11 +61,7 @@ export class IdempotentHandlerRuntime implements HandlerServingRuntime {
   async prepare(): Promise<boolean> {
     const { processed, deadLetters, db } = this.collections();
     if (this.options.createIndexes) {
-      await ensureProcessedEventIndexes(
-        processed,
-        db,
-        this.options.consumer.processedRetentionSeconds,
-      );
+      await ensureProcessedEventIndexes(processed, db, this.consumer.processedRetentionSeconds);
       await ensureConsumerDeadLetterIndexes(deadLetters);
       return true;
     }
@@ -79,7 +77,7 @@ export class IdempotentHandlerRuntime implements HandlerServingRuntime {
     handler: IdempotentHandlerSettings,
     invoke: (payload: unknown) => unknown,
   ): Promise<ConsumeOutcome> {
-    const settings = mergeWithDefaults(handler, this.options.consumer);
+    const settings = mergeWithDefaults(handler, this.consumer);
     return this.guard(delivery, settings, () =>
       consumeIdempotently(delivery, settings, invoke, this.deps(delivery, settings)),
     );
@@ -90,7 +88,7 @@ export class IdempotentHandlerRuntime implements HandlerServingRuntime {
     handler: IdempotentHandlerSettings,
     error: unknown,
   ): Promise<ConsumeOutcome> {
-    const settings = mergeWithDefaults(handler, this.options.consumer);
+    const settings = mergeWithDefaults(handler, this.consumer);
     return this.guard(delivery, settings, () =>
       consumeRejected(delivery, settings, error, this.deps(delivery, settings)),
     );
@@ -132,7 +130,7 @@ export class IdempotentHandlerRuntime implements HandlerServingRuntime {
         ? {
             publisher: new ProducerDeadLetterPublisher(
               delivery.producer,
-              this.options.consumer.deadLetterMaxValueBytes,
+              this.consumer.deadLetterMaxValueBytes,
             ),
           }
         : {}),
@@ -160,7 +158,7 @@ export class IdempotentHandlerRuntime implements HandlerServingRuntime {
   private stores(): { processed: MongoProcessedEventStore; sink: ConsumerSink } {
     if (!this.parts) {
       const { processed, deadLetters } = this.collections();
-      const { consumer } = this.options;
+      const { consumer } = this;
       this.parts = {
         processed: new MongoProcessedEventStore(processed, () => this.runner.currentSession()),
         sink: new ConsumerSink(

@@ -2,8 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ClientSession } from 'mongoose';
 import type { OutboxEventRecord } from '../common/envelope';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OUTBOX_EVENTS_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
+import type { OutboxStorageOptions } from '../common/outbox-storage.options';
+import type { OutboxEventsOptions } from './outbox-events.options';
 import { AggregateSequencer } from './aggregate-sequencer';
 import { eventSlot } from './event-slot';
 import { getOutboxEventModel } from './outbox-event.schema';
@@ -43,7 +44,8 @@ export const OUTBOX_EVENT_WRITER = Symbol('outbox:event_writer');
 export class MongooseOutboxEventWriter implements OutboxEventWriter {
   constructor(
     private readonly host: OutboxConnectionHost,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_EVENTS_OPTIONS) private readonly options: OutboxEventsOptions,
+    @Inject(OUTBOX_STORAGE_OPTIONS) private readonly storage: OutboxStorageOptions,
   ) {}
 
   async insert(events: NewOutboxEvent[], session: ClientSession): Promise<void> {
@@ -70,11 +72,11 @@ export class MongooseOutboxEventWriter implements OutboxEventWriter {
   private sequencer(): AggregateSequencer {
     return (this.sequencerInstance ??= new AggregateSequencer(
       this.host.connection,
-      this.options.collections.sequences,
+      this.storage.collections.sequences,
     ));
   }
 
   private model() {
-    return getOutboxEventModel(this.host.connection, this.options.collections.outbox);
+    return getOutboxEventModel(this.host.connection, this.storage.collections.outbox);
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
+import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import { OutboxReplicaSetRequiredError } from '../transaction/errors/outbox-replica-set-required.error';
 import { registerConnectionSessions } from '../transaction/connection-session.plugin';
 import { enableTransactionStorage } from '../transaction/mongoose-transaction-storage';
@@ -33,7 +33,7 @@ export class OutboxWriteSideBootstrap implements OnModuleInit, OnModuleDestroy {
     private readonly runner: TransactionRunner,
     private readonly emitter: OutboxEmitter,
     @Inject(OUTBOX_EVENT_WRITER) private readonly writer: OutboxEventWriter,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
   ) {}
 
   async onModuleInit(): Promise<void> {

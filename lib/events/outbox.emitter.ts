@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
 import type { OutboxEventInput } from '../common/envelope';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OUTBOX_EVENTS_OPTIONS } from '../common/outbox.constants';
+import type { OutboxEventsOptions } from './outbox-events.options';
 import { OutboxTransactionClosedError } from '../transaction/errors/outbox-transaction-closed.error';
 import { OutboxTransactionRequiredError } from '../transaction/errors/outbox-transaction-required.error';
 import type { OutboxTransactionContext } from '../transaction/transaction-context';
@@ -27,7 +27,7 @@ export class OutboxEmitter {
 
   constructor(
     private readonly runner: TransactionRunner,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_EVENTS_OPTIONS) private readonly options: OutboxEventsOptions,
     @Inject(OUTBOX_EVENT_WRITER) writer: OutboxEventWriter,
   ) {
     runner.beforeCommit(async (attempt) => {

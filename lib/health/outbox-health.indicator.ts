@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OUTBOX_RELAY_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
+import type { OutboxStorageOptions } from '../common/outbox-storage.options';
+import type { ResolvedRelayOptions } from '../relay/relay.options';
 import { mongoRelayStateReader } from '../relay/mongo/mongo-relay-state.reader';
 import { OutboxRelay } from '../relay/outbox.relay';
 import { OutboxRelayMetrics } from '../relay/relay.metrics';
@@ -29,7 +30,8 @@ import { checkpointReport, judgePartitions, oplogVerdict, seconds } from './part
 @Injectable()
 export class OutboxHealthIndicator {
   constructor(
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
+    @Inject(OUTBOX_RELAY_OPTIONS) private readonly relayOptions: ResolvedRelayOptions | false,
     private readonly host: OutboxConnectionHost,
     private readonly relay: OutboxRelay,
     private readonly metrics: OutboxRelayMetrics,
@@ -57,7 +59,7 @@ export class OutboxHealthIndicator {
   async health(options: OutboxHealthOptions = {}): Promise<OutboxHealthReport> {
     const maxLagMs = options.maxLagMs ?? HEALTH_DEFAULTS.maxLagMs;
     const maxUse = options.maxOplogWindowUse ?? HEALTH_DEFAULTS.maxOplogWindowUse;
-    const relayOptions = this.options.relay === false ? undefined : this.options.relay;
+    const relayOptions = this.relayOptions === false ? undefined : this.relayOptions;
     const relayName = options.relayName ?? relayOptions?.name ?? 'default';
     const db = this.host.connection.db;
     if (!db) throw new Error('The Mongoose connection is not open; no health to report yet.');

@@ -1,8 +1,8 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { OutboxOptionsError } from '../common/errors/outbox-options.error';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
+import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 
 /**
  * Fails the bootstrap when the application holds two OutboxModules on the same Mongoose
@@ -13,17 +13,17 @@ import type { ResolvedOutboxOptions } from '../options/resolved-options';
 export class OneModulePerConnectionCheck implements OnModuleInit {
   constructor(
     private readonly discovery: DiscoveryService,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
   ) {}
 
   onModuleInit(): void {
     const name = this.options.connectionName;
     const modules = this.discovery
       .getProviders()
-      .filter((wrapper) => wrapper.token === OUTBOX_RESOLVED_OPTIONS)
+      .filter((wrapper) => wrapper.token === OUTBOX_STORAGE_OPTIONS)
       .filter(
         (wrapper) =>
-          (wrapper.instance as ResolvedOutboxOptions | undefined)?.connectionName === name,
+          (wrapper.instance as OutboxStorageOptions | undefined)?.connectionName === name,
       );
     if (modules.length > 1) {
       throw new OutboxOptionsError(

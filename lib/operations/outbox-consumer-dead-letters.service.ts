@@ -1,13 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import { OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
 import type { mongo } from 'mongoose';
 import { offsetSortKey, restartFailureCount } from '../consumer/consumer-failure.store';
 import type { ConsumerDeadLetterDocument } from '../consumer/consumer-failure.store';
 import { IdempotentHandlerExplorer } from '../consumer/idempotent-handler.explorer';
 import type { ProcessedEventDocument } from '../consumer/processed-event.store';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import { listMatching, pagesInOrder, purgeMatching, requeueBatchSize } from './dead-letter.batches';
 import { consumerDeadLetterQuery } from './dead-letter.filter';
 import type { DeadLetterFilter } from './dead-letter.filter';
@@ -33,7 +33,7 @@ export class OutboxConsumerDeadLetters {
 
   constructor(
     private readonly host: OutboxConnectionHost,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
     private readonly explorer: IdempotentHandlerExplorer,
   ) {}
 

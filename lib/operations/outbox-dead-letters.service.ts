@@ -3,10 +3,10 @@ import type { ClientSession } from 'mongoose';
 import { describeError } from '../common/errors/describe-error';
 import { OutboxError } from '../common/errors/outbox.error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
+import { OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import type { NewOutboxEvent, OutboxEventWriter } from '../events/outbox-event.writer';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import type { OutboxDeadLetter, OutboxDoc } from '../relay/mongo/mongo-outbox-relay.store';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import { listMatching, pagesInOrder, purgeMatching, requeueBatchSize } from './dead-letter.batches';
@@ -39,7 +39,7 @@ export class OutboxDeadLetters {
     private readonly host: OutboxConnectionHost,
     private readonly runner: TransactionRunner,
     @Inject(OUTBOX_EVENT_WRITER) private readonly writer: OutboxEventWriter,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
   ) {}
 
   private get deadLetters() {

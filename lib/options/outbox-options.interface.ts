@@ -1,21 +1,8 @@
+import type { OutboxCollections } from '../common/outbox-storage.options';
 import type { ConsumerOptions } from '../consumer/consumer.options';
 import type { RelayOptions } from '../relay/relay.options';
 
-/** Collection names used by the library. Every name can be changed; defaults in `outbox.defaults.ts`. */
-export interface OutboxCollections {
-  /** The outbox itself. Default `outbox`. */
-  outbox?: string;
-  /** Events the relay gave up on, with their error history. Default `outbox_dead_letters`. */
-  deadLetters?: string;
-  /** Relay checkpoints (resume tokens) and the leader lease. Default `outbox_relay_state`. */
-  relayState?: string;
-  /** `(consumer, eventId)` records of `@IdempotentHandler`. Default `outbox_processed_events`. */
-  processedEvents?: string;
-  /** Messages a consumer gave up on. Default `outbox_consumer_dead_letters`. */
-  consumerDeadLetters?: string;
-  /** Per-aggregate counters of `aggregateSequence`. Default `outbox_sequences`. */
-  sequences?: string;
-}
+export type { OutboxCollections };
 
 /**
  * Options of `OutboxModule.forRoot()` / `forRootAsync()` (what `useFactory` returns). Unknown keys

@@ -1,14 +1,4 @@
-import type { OutboxCollections } from './outbox-options.interface';
-
-/** Default collection names. */
-export const OUTBOX_DEFAULT_COLLECTIONS: Readonly<Required<OutboxCollections>> = Object.freeze({
-  outbox: 'outbox',
-  deadLetters: 'outbox_dead_letters',
-  relayState: 'outbox_relay_state',
-  processedEvents: 'outbox_processed_events',
-  consumerDeadLetters: 'outbox_consumer_dead_letters',
-  sequences: 'outbox_sequences',
-});
+export { OUTBOX_DEFAULT_COLLECTIONS } from '../common/outbox-storage.options';
 
 /** Defaults of the top-level options (relay and consumer defaults live in their own folders). */
 export const OUTBOX_DEFAULTS = Object.freeze({

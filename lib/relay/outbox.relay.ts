@@ -9,8 +9,12 @@ import {
   Optional,
 } from '@nestjs/common';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
-import { OUTBOX_PUBLISHER, OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import {
+  OUTBOX_PUBLISHER,
+  OUTBOX_RELAY_OPTIONS,
+  OUTBOX_STORAGE_OPTIONS,
+} from '../common/outbox.constants';
+import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
 import { MongoChangeSource } from './mongo/mongo-change.source';
 import { MongoOutboxRelayStore } from './mongo/mongo-outbox-relay.store';
@@ -44,13 +48,14 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private indexesReady = false;
 
   constructor(
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
+    @Inject(OUTBOX_RELAY_OPTIONS) relay: ResolvedRelayOptions | false,
     private readonly connectionHost: OutboxConnectionHost,
     readonly metrics: OutboxRelayMetrics,
     private readonly scheduling: RelayScheduling,
     @Optional() @Inject(OUTBOX_PUBLISHER) private readonly publisher: OutboxPublisher | null,
   ) {
-    this.relayOptions = options.relay === false ? undefined : options.relay;
+    this.relayOptions = relay === false ? undefined : relay;
   }
 
   /** Whether this instance currently holds the lease and publishes. */

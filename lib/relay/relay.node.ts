@@ -2,7 +2,6 @@ import { describeError } from '../common/errors/describe-error';
 import { LeaseKeeper } from './lease/lease.keeper';
 import type { RelayTimer } from './ports/relay-clock';
 import type { RelayLogger } from './ports/relay-logger';
-import { PublisherConnection } from './publisher-connection';
 import type { RelayNodeDeps } from './relay-node.deps';
 import type { ResolvedRelayOptions } from './relay.options';
 import type { RelayStatus } from './relay.status';
@@ -17,7 +16,6 @@ import type { TermEnd } from './term/relay.term';
 export class RelayNode {
   private readonly lease: LeaseKeeper;
   private readonly logger: RelayLogger;
-  private readonly connection: PublisherConnection;
   private running = false;
   private term?: RelayTerm;
   private ending?: Promise<void>;
@@ -32,7 +30,6 @@ export class RelayNode {
     this.lease = new LeaseKeeper(deps.state, deps.owner, options.lease, deps.clock);
     deps.metrics.serverNow = () => this.lease.serverNow();
     this.logger = deps.loggers('RelayLease');
-    this.connection = new PublisherConnection(deps.publisher, this.logger);
   }
 
   get owner(): string {
@@ -51,7 +48,6 @@ export class RelayNode {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    this.connection.open();
     await this.tick();
     if (!this.running) return;
     const interval = this.options.lease.enabled ? this.options.lease.renewMs : 1000;
@@ -66,8 +62,8 @@ export class RelayNode {
 
   /**
    * Stops taking work, lets publishes under way finish (up to `shutdownTimeoutMs`; then they
-   * stay pending), saves the checkpoint, releases the lease, disconnects the publisher. Never
-   * throws.
+   * stay pending), saves the checkpoint, releases the lease. Never throws. The publisher's
+   * connection is not its own: `PartitionedRelayNode` opens and closes it.
    */
   async stop(): Promise<void> {
     if (!this.running) return;
@@ -77,7 +73,6 @@ export class RelayNode {
       this.watchdog?.cancel();
       await this.ticking?.catch(() => undefined);
       await this.endTerm('the relay is stopping', this.options.shutdownTimeoutMs, true);
-      await this.connection.close();
     } catch (error) {
       this.logger.error(`Error while stopping the relay (ignored): ${describeError(error)}`);
     }

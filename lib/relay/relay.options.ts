@@ -1,118 +1,17 @@
 import { OutboxOptionsError } from '../common/errors/outbox-options.error';
+import { OptionChecker, showOption, type OptionKeys } from '../common/options/option.checker';
 import type { KafkaConnectionOptions } from '../publisher/kafka/kafka.publisher';
-import type { CloudEventSource } from '../publisher/kafka-message.mapper';
 import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
 import { topicNameProblem } from '../publisher/topic-name';
-import type { TopicRouter } from '../publisher/topic-name';
+import type {
+  RelayBackoffOptions,
+  RelayCheckpointOptions,
+  RelayLeaseOptions,
+  RelayOptions,
+  ResolvedRelayOptions,
+} from './relay-options.interface';
 
-/** Retry delays of an event the broker did not accept: `min(maxMs, initialMs * 2^(attempts-1))`, +/- jitter. */
-export interface RelayBackoffOptions {
-  /** First retry delay, ms. Default 500. */
-  initialMs?: number;
-  /** Largest retry delay, ms. Default 60 000. */
-  maxMs?: number;
-  /** Random spread, a fraction of the delay in [0, 1]: 0.2 means +/- 20 %. Default 0.2. */
-  jitter?: number;
-}
-
-/** When the resume token is written (whichever comes first, and only up to what the broker acknowledged). */
-export interface RelayCheckpointOptions {
-  /** After this many acknowledged change events. Default 1000. */
-  events?: number;
-  /** After this many ms with something new to save. Default 1000. */
-  ms?: number;
-}
-
-/** One active relay among the app's instances: a lease document with expiry and fencing number. */
-export interface RelayLeaseOptions {
-  /** Default true. With false, every instance publishes (duplicates, no ordering across instances). */
-  enabled?: boolean;
-  /** How long a lease lasts without renewal; another instance takes over after that. Default 15 000 ms. */
-  durationMs?: number;
-  /** How often the leader renews, and followers try to acquire. Must be < durationMs / 2. Default 5 000 ms. */
-  renewMs?: number;
-}
-
-/** Options of the relay (`OutboxModule.forRoot({ relay: {...} })`). `relay: false` disables it. */
-export interface RelayOptions {
-  /** Start the relay in `onApplicationBootstrap`. Default true. With false, call `OutboxRelay.start()`. */
-  autoStart?: boolean;
-  /** The default Kafka publisher's connection. Required unless `publisher` is given. */
-  kafka?: KafkaConnectionOptions;
-  /** A publisher of your own (then `kafka`, `topic`, `topicPrefix`, `source`, `allowAutoTopicCreation` are unused). */
-  publisher?: OutboxPublisher;
-  /** Topic of an event. Default `${topicPrefix}${aggregateType}`. Names are validated on every event. */
-  topic?: TopicRouter;
-  /** Prefix of the default topic. Default '' (topic = aggregateType, e.g. `Order`). */
-  topicPrefix?: string;
-  /** `ce_source` header: a string or a function of the event. Default the event's aggregateType. */
-  source?: CloudEventSource;
-  /** Let the broker create topics it does not know. Default false: an unknown topic dead-letters the event. */
-  allowAutoTopicCreation?: boolean;
-  /** Most events per publish call and per database page. Default 500. */
-  batchSize?: number;
-  /**
-   * Most bytes (keys, values and headers) per publish call; one larger event goes alone. Keeps
-   * each produce request under the broker's `message.max.bytes` (1 MiB by default). Default 1 000 000.
-   */
-  maxBatchBytes?: number;
-  /** Most events the relay holds in memory (queued + being published); bounds memory under backlog. Default 5 000. */
-  maxInFlight?: number;
-  /** Most bytes of events the relay holds in memory (see the README on how reads are sized). Default 32 MiB. */
-  maxInFlightBytes?: number;
-  /** Publish attempts of an event before it moves to the dead-letter collection. Default 10. */
-  maxAttempts?: number;
-  backoff?: RelayBackoffOptions;
-  /** How often the collection is swept for events still pending (and gauges refreshed). Default 10 000 ms. */
-  sweepIntervalMs?: number;
-  /** The sweep only takes events pending for longer than this (the change stream's job before). Default 30 000 ms. */
-  sweepGraceMs?: number;
-  checkpointEvery?: RelayCheckpointOptions;
-  lease?: RelayLeaseOptions;
-  /** Published events are deleted by a TTL index this long after `publishedAt`. Pending ones never. Default 7 days. */
-  retentionSeconds?: number;
-  /** Longest wait of one change-stream read (`maxAwaitTimeMS`); also the latency of noticing a stop. Default 1 000 ms. */
-  idleMs?: number;
-  /** Longest time `stop()` (and app shutdown) waits for in-flight publishes before abandoning them (they stay pending). Default 10 000 ms. */
-  shutdownTimeoutMs?: number;
-  /** Name of this relay's checkpoint and lease documents (run several relays on one database). Default `default`. */
-  name?: string;
-  /**
-   * How many partitions the outbox is split into (by a hash of aggregateType and aggregateId),
-   * each with its own lease, fencing number and checkpoint, spread over the app's instances.
-   * Default 1: one relay instance publishes, the others wait (single leader). Every instance
-   * must use the same number; after a change, instances with the new number take over once
-   * every lease of the old layout has ended. Needs `maxInFlight >= partitions x batchSize`.
-   */
-  partitions?: number;
-}
-
-export interface ResolvedRelayOptions {
-  autoStart: boolean;
-  kafka?: KafkaConnectionOptions;
-  publisher?: OutboxPublisher;
-  topic?: TopicRouter;
-  topicPrefix: string;
-  source?: CloudEventSource;
-  allowAutoTopicCreation: boolean;
-  batchSize: number;
-  maxBatchBytes: number;
-  maxInFlight: number;
-  maxInFlightBytes: number;
-  /** Publish calls in flight at once (derived: 1 with kafkajs' idempotent producer, else up to 4). */
-  publishConcurrency: number;
-  maxAttempts: number;
-  backoff: Required<RelayBackoffOptions>;
-  sweepIntervalMs: number;
-  sweepGraceMs: number;
-  checkpointEvery: Required<RelayCheckpointOptions>;
-  lease: Required<RelayLeaseOptions>;
-  retentionSeconds: number;
-  idleMs: number;
-  shutdownTimeoutMs: number;
-  name: string;
-  partitions: number;
-}
+export type * from './relay-options.interface';
 
 /** Most relay partitions (each needs its lease, checkpoint and change stream). */
 export const MAX_RELAY_PARTITIONS = 256;
@@ -138,135 +37,86 @@ export const RELAY_DEFAULTS = {
   partitions: 1,
 } as const;
 
-const KNOWN_KEYS = new Set([
-  'autoStart',
-  'kafka',
-  'publisher',
-  'topic',
-  'topicPrefix',
-  'source',
-  'allowAutoTopicCreation',
-  'batchSize',
-  'maxBatchBytes',
-  'maxInFlight',
-  'maxInFlightBytes',
-  'maxAttempts',
-  'backoff',
-  'sweepIntervalMs',
-  'sweepGraceMs',
-  'checkpointEvery',
-  'lease',
-  'retentionSeconds',
-  'idleMs',
-  'shutdownTimeoutMs',
-  'name',
-  'partitions',
-]);
-const KAFKA_KEYS = new Set([
-  'brokers',
-  'clientId',
-  'ssl',
-  'sasl',
-  'connectionTimeout',
-  'requestTimeout',
-  'retry',
-  'idempotent',
-  'compression',
-]);
+const RELAY_KEYS = {
+  autoStart: true,
+  kafka: true,
+  publisher: true,
+  topic: true,
+  topicPrefix: true,
+  source: true,
+  allowAutoTopicCreation: true,
+  batchSize: true,
+  maxBatchBytes: true,
+  maxInFlight: true,
+  maxInFlightBytes: true,
+  maxAttempts: true,
+  backoff: true,
+  sweepIntervalMs: true,
+  sweepGraceMs: true,
+  checkpointEvery: true,
+  lease: true,
+  retentionSeconds: true,
+  idleMs: true,
+  shutdownTimeoutMs: true,
+  name: true,
+  partitions: true,
+} as const satisfies OptionKeys<RelayOptions>;
+const KAFKA_KEYS = {
+  brokers: true,
+  clientId: true,
+  ssl: true,
+  sasl: true,
+  connectionTimeout: true,
+  requestTimeout: true,
+  retry: true,
+  idempotent: true,
+  compression: true,
+} as const satisfies OptionKeys<KafkaConnectionOptions>;
+const BACKOFF_KEYS = {
+  initialMs: true,
+  maxMs: true,
+  jitter: true,
+} as const satisfies OptionKeys<RelayBackoffOptions>;
+const CHECKPOINT_KEYS = {
+  events: true,
+  ms: true,
+} as const satisfies OptionKeys<RelayCheckpointOptions>;
+const LEASE_KEYS = {
+  enabled: true,
+  durationMs: true,
+  renewMs: true,
+} as const satisfies OptionKeys<RelayLeaseOptions>;
 
-function fail(key: string, problem: string, fix: string): never {
-  throw new OutboxOptionsError(`relay.${key}`, problem, fix);
-}
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 
-function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'function') return 'a function';
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-function int(key: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    fail(
-      key,
-      `must be an integer from ${min} to ${max}, got ${show(value)}`,
-      `Default: ${fallback}.`,
-    );
-  }
-  return value;
-}
-
-function bool(key: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean')
-    fail(key, `must be true or false, got ${show(value)}`, `Default: ${fallback}.`);
-  return value;
-}
-
-function object<T>(key: string, value: unknown, known: Set<string>): Partial<T> {
-  if (value === undefined) return {};
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    fail(key, `must be an object, got ${show(value)}`, 'Pass an object or leave it out.');
-  }
-  for (const name of Object.keys(value)) {
-    if (!known.has(name)) {
-      fail(
-        key ? `${key}.${name}` : name,
-        'is not a known option',
-        `Known: ${[...known].join(', ')}.`,
-      );
-    }
-  }
-  return value as Partial<T>;
-}
-
-function resolveKafka(value: unknown): KafkaConnectionOptions | undefined {
+function resolveKafka(check: OptionChecker, value: unknown): KafkaConnectionOptions | undefined {
   if (value === undefined) return undefined;
-  const kafka = object<KafkaConnectionOptions>('kafka', value, KAFKA_KEYS);
+  const kafka = check.object<KafkaConnectionOptions>('kafka', value, KAFKA_KEYS);
+  const at: OptionChecker = check.at('kafka');
   const brokers = kafka.brokers;
   if (
     !Array.isArray(brokers) ||
     brokers.length === 0 ||
     brokers.some((broker) => typeof broker !== 'string' || !/^[^\s:]+:\d{1,5}$/.test(broker))
   ) {
-    fail(
-      'kafka.brokers',
-      `must be a non-empty array of "host:port" strings, got ${show(brokers)}`,
+    at.fail(
+      'brokers',
+      `expected a non-empty array of "host:port" strings, got ${showOption(brokers)}`,
       'e.g. brokers: ["127.0.0.1:9092"].',
     );
   }
-  if (
-    kafka.clientId !== undefined &&
-    (typeof kafka.clientId !== 'string' || kafka.clientId === '')
-  ) {
-    fail(
-      'kafka.clientId',
-      `must be a non-empty string, got ${show(kafka.clientId)}`,
-      'Or leave it out.',
-    );
-  }
-  int('kafka.connectionTimeout', kafka.connectionTimeout, 1000, 1, 600_000);
-  int('kafka.requestTimeout', kafka.requestTimeout, 30_000, 1, 600_000);
-  bool('kafka.idempotent', kafka.idempotent, false);
-  if (
-    kafka.compression !== undefined &&
-    kafka.compression !== 'none' &&
-    kafka.compression !== 'gzip'
-  ) {
-    fail(
-      'kafka.compression',
-      `must be "none" or "gzip", got ${show(kafka.compression)}`,
-      'Default: "none".',
-    );
+  at.text('clientId', kafka.clientId, undefined, 'Or leave it out.');
+  at.durationMs('connectionTimeout', kafka.connectionTimeout, 1000, { min: 1, max: 600_000 });
+  at.durationMs('requestTimeout', kafka.requestTimeout, 30_000, { min: 1, max: 600_000 });
+  at.bool('idempotent', kafka.idempotent, false);
+  if (kafka.compression !== undefined) {
+    at.oneOf('compression', kafka.compression, ['none', 'gzip'], 'Default: "none".');
   }
   if (kafka.retry !== undefined && (kafka.retry === null || typeof kafka.retry !== 'object')) {
-    fail(
-      'kafka.retry',
-      `must be a kafkajs RetryOptions object, got ${show(kafka.retry)}`,
+    at.fail(
+      'retry',
+      `expected a kafkajs RetryOptions object, got ${showOption(kafka.retry)}`,
       'Or leave it out.',
     );
   }
@@ -284,189 +134,144 @@ function isPublisher(value: unknown): value is OutboxPublisher {
   );
 }
 
+function resolveBackoff(check: OptionChecker, raw: unknown): Required<RelayBackoffOptions> {
+  const given = check.object<RelayBackoffOptions>('backoff', raw, BACKOFF_KEYS);
+  const at = check.at('backoff');
+  const defaults = RELAY_DEFAULTS.backoff;
+  const backoff = {
+    initialMs: at.durationMs('initialMs', given.initialMs, defaults.initialMs, {
+      min: 1,
+      max: HOUR_MS,
+    }),
+    maxMs: at.durationMs('maxMs', given.maxMs, defaults.maxMs, { min: 1, max: DAY_MS }),
+    jitter: at.number('jitter', given.jitter, defaults.jitter, 0, 1),
+  };
+  if (backoff.maxMs < backoff.initialMs) {
+    at.fail(
+      'maxMs',
+      `(${backoff.maxMs}) is below backoff.initialMs (${backoff.initialMs})`,
+      'Raise maxMs.',
+    );
+  }
+  return backoff;
+}
+
+function resolveLease(check: OptionChecker, raw: unknown): Required<RelayLeaseOptions> {
+  const given = check.object<RelayLeaseOptions>('lease', raw, LEASE_KEYS);
+  const at = check.at('lease');
+  const defaults = RELAY_DEFAULTS.lease;
+  const lease = {
+    enabled: at.bool('enabled', given.enabled, defaults.enabled),
+    durationMs: at.durationMs('durationMs', given.durationMs, defaults.durationMs, {
+      min: 100,
+      max: HOUR_MS,
+    }),
+    renewMs: at.durationMs('renewMs', given.renewMs, defaults.renewMs, { min: 10, max: HOUR_MS }),
+  };
+  if (lease.renewMs * 2 > lease.durationMs) {
+    at.fail(
+      'renewMs',
+      `(${lease.renewMs}) must be at most half of lease.durationMs (${lease.durationMs})`,
+      'A leader must be able to miss one renewal without losing the lease.',
+    );
+  }
+  return lease;
+}
+
 /**
  * Merges defaults into `raw` and validates it. Throws `OutboxOptionsError` naming the option
  * (`relay.<key>`) and the fix. Called by the options validator at bootstrap.
  */
 export function resolveRelayOptions(raw: RelayOptions | undefined): ResolvedRelayOptions {
-  const options = object<RelayOptions>('', raw ?? {}, KNOWN_KEYS);
-  const kafka = resolveKafka(options.kafka);
+  const check = new OptionChecker('relay.', (option, problem, fix) => {
+    throw new OutboxOptionsError(option, problem, fix);
+  });
+  const options = check.object<RelayOptions>('', raw ?? {}, RELAY_KEYS);
+  const kafka = resolveKafka(check, options.kafka);
   if (options.publisher !== undefined && !isPublisher(options.publisher)) {
-    fail(
+    check.fail(
       'publisher',
       'must implement OutboxPublisher (connect, publish, disconnect)',
       'Or use relay.kafka.',
     );
   }
   if (!kafka && !options.publisher) {
-    fail(
+    check.fail(
       'kafka',
       'is required: the relay needs a broker to publish to',
       'Set relay.kafka.brokers (e.g. ["127.0.0.1:9092"]), give relay.publisher, or set relay: false for an app that only writes events.',
     );
   }
-  if (options.topic !== undefined && typeof options.topic !== 'function') {
-    fail(
-      'topic',
-      `must be a function (event) => topic name, got ${show(options.topic)}`,
-      'Or use relay.topicPrefix.',
-    );
-  }
+  check.fn('topic', options.topic, 'Pass (event) => topic name, or use relay.topicPrefix.');
   const topicPrefix = options.topicPrefix ?? RELAY_DEFAULTS.topicPrefix;
   if (
     typeof topicPrefix !== 'string' ||
     (topicPrefix !== '' && topicNameProblem(`${topicPrefix}x`))
   ) {
-    fail(
+    check.fail(
       'topicPrefix',
-      `must be a string of [a-zA-Z0-9._-], got ${show(topicPrefix)}`,
+      `expected a string of [a-zA-Z0-9._-], got ${showOption(topicPrefix)}`,
       'e.g. "events.".',
     );
   }
-  if (
-    options.source !== undefined &&
-    typeof options.source !== 'function' &&
-    (typeof options.source !== 'string' || options.source === '')
-  ) {
-    fail(
-      'source',
-      `must be a non-empty string or a function, got ${show(options.source)}`,
-      'e.g. "/orders-service".',
-    );
+  if (typeof options.source !== 'function') {
+    check.text('source', options.source, undefined, 'e.g. "/orders-service", or a function.');
   }
-  const backoffRaw = object<RelayBackoffOptions>(
-    'backoff',
-    options.backoff,
-    new Set(['initialMs', 'maxMs', 'jitter']),
-  );
-  const backoff = {
-    initialMs: int(
-      'backoff.initialMs',
-      backoffRaw.initialMs,
-      RELAY_DEFAULTS.backoff.initialMs,
-      1,
-      3_600_000,
-    ),
-    maxMs: int('backoff.maxMs', backoffRaw.maxMs, RELAY_DEFAULTS.backoff.maxMs, 1, 86_400_000),
-    jitter: backoffRaw.jitter ?? RELAY_DEFAULTS.backoff.jitter,
-  };
-  if (typeof backoff.jitter !== 'number' || !(backoff.jitter >= 0 && backoff.jitter <= 1)) {
-    fail(
-      'backoff.jitter',
-      `must be a number from 0 to 1, got ${show(backoff.jitter)}`,
-      'Default: 0.2.',
-    );
-  }
-  if (backoff.maxMs < backoff.initialMs) {
-    fail(
-      'backoff.maxMs',
-      `(${backoff.maxMs}) is below backoff.initialMs (${backoff.initialMs})`,
-      'Raise maxMs.',
-    );
-  }
-  const checkpointRaw = object<RelayCheckpointOptions>(
+  const backoff = resolveBackoff(check, options.backoff);
+  const checkpointRaw = check.object<RelayCheckpointOptions>(
     'checkpointEvery',
     options.checkpointEvery,
-    new Set(['events', 'ms']),
+    CHECKPOINT_KEYS,
   );
+  const checkpoint = check.at('checkpointEvery');
   const checkpointEvery = {
-    events: int(
-      'checkpointEvery.events',
-      checkpointRaw.events,
-      RELAY_DEFAULTS.checkpointEvery.events,
-      1,
-      1_000_000,
-    ),
-    ms: int(
-      'checkpointEvery.ms',
-      checkpointRaw.ms,
-      RELAY_DEFAULTS.checkpointEvery.ms,
-      1,
-      3_600_000,
-    ),
+    events: checkpoint.int('events', checkpointRaw.events, RELAY_DEFAULTS.checkpointEvery.events, {
+      min: 1,
+      max: 1_000_000,
+    }),
+    ms: checkpoint.durationMs('ms', checkpointRaw.ms, RELAY_DEFAULTS.checkpointEvery.ms, {
+      min: 1,
+      max: HOUR_MS,
+    }),
   };
-  const leaseRaw = object<RelayLeaseOptions>(
-    'lease',
-    options.lease,
-    new Set(['enabled', 'durationMs', 'renewMs']),
-  );
-  const lease = {
-    enabled: bool('lease.enabled', leaseRaw.enabled, RELAY_DEFAULTS.lease.enabled),
-    durationMs: int(
-      'lease.durationMs',
-      leaseRaw.durationMs,
-      RELAY_DEFAULTS.lease.durationMs,
-      100,
-      3_600_000,
-    ),
-    renewMs: int('lease.renewMs', leaseRaw.renewMs, RELAY_DEFAULTS.lease.renewMs, 10, 3_600_000),
-  };
-  if (lease.renewMs * 2 > lease.durationMs) {
-    fail(
-      'lease.renewMs',
-      `(${lease.renewMs}) must be at most half of lease.durationMs (${lease.durationMs})`,
-      'A leader must be able to miss one renewal without losing the lease.',
-    );
-  }
-  const batchSize = int('batchSize', options.batchSize, RELAY_DEFAULTS.batchSize, 1, 10_000);
-  const maxInFlight = int(
-    'maxInFlight',
-    options.maxInFlight,
-    RELAY_DEFAULTS.maxInFlight,
-    1,
-    1_000_000,
-  );
+  const lease = resolveLease(check, options.lease);
+  const int = (key: keyof RelayOptions & keyof typeof RELAY_DEFAULTS, min: number, max: number) =>
+    check.int(key, options[key], RELAY_DEFAULTS[key] as number, { min, max });
+  const batchSize = int('batchSize', 1, 10_000);
+  const maxInFlight = int('maxInFlight', 1, 1_000_000);
   if (maxInFlight < batchSize) {
-    fail(
+    check.fail(
       'maxInFlight',
       `(${maxInFlight}) is below relay.batchSize (${batchSize})`,
       'Raise maxInFlight or lower batchSize.',
     );
   }
-  const maxBatchBytes = int(
-    'maxBatchBytes',
-    options.maxBatchBytes,
-    RELAY_DEFAULTS.maxBatchBytes,
-    1024,
-    256 * 1024 * 1024,
-  );
-  const maxInFlightBytes = int(
-    'maxInFlightBytes',
-    options.maxInFlightBytes,
-    RELAY_DEFAULTS.maxInFlightBytes,
-    1024,
-    16 * 1024 * 1024 * 1024,
-  );
+  const maxBatchBytes = int('maxBatchBytes', 1024, 256 * 1024 * 1024);
+  const maxInFlightBytes = int('maxInFlightBytes', 1024, 16 * 1024 * 1024 * 1024);
   if (maxInFlightBytes < maxBatchBytes) {
-    fail(
+    check.fail(
       'maxInFlightBytes',
       `(${maxInFlightBytes}) is below relay.maxBatchBytes (${maxBatchBytes})`,
       'Raise maxInFlightBytes or lower maxBatchBytes.',
     );
   }
-  const partitions = int(
-    'partitions',
-    options.partitions,
-    RELAY_DEFAULTS.partitions,
-    1,
-    MAX_RELAY_PARTITIONS,
-  );
+  const partitions = int('partitions', 1, MAX_RELAY_PARTITIONS);
   if (partitions > 1 && !lease.enabled) {
-    fail(
+    check.fail(
       'partitions',
       `(${partitions}) needs relay.lease.enabled (each partition is leased)`,
       'Enable the lease or use partitions: 1.',
     );
   }
   if (maxInFlight < partitions * batchSize) {
-    fail(
+    check.fail(
       'maxInFlight',
       `(${maxInFlight}) is below relay.partitions x relay.batchSize (${partitions} x ${batchSize})`,
       'One instance may own every partition and each needs room for a batch: raise maxInFlight or lower batchSize.',
     );
   }
   if (maxInFlightBytes < partitions * maxBatchBytes) {
-    fail(
+    check.fail(
       'maxInFlightBytes',
       `(${maxInFlightBytes}) is below relay.partitions x relay.maxBatchBytes (${partitions} x ${maxBatchBytes})`,
       'Raise maxInFlightBytes or lower maxBatchBytes.',
@@ -475,20 +280,20 @@ export function resolveRelayOptions(raw: RelayOptions | undefined): ResolvedRela
   const idempotent = kafka?.idempotent === true && !options.publisher;
   const name = options.name ?? RELAY_DEFAULTS.name;
   if (typeof name !== 'string' || !/^[A-Za-z0-9._-]{1,100}$/.test(name)) {
-    fail(
+    check.fail(
       'name',
-      `must be 1 to 100 characters of [A-Za-z0-9._-], got ${show(name)}`,
+      `expected 1 to 100 characters of [A-Za-z0-9._-], got ${showOption(name)}`,
       'Default: "default".',
     );
   }
   return {
-    autoStart: bool('autoStart', options.autoStart, RELAY_DEFAULTS.autoStart),
+    autoStart: check.bool('autoStart', options.autoStart, RELAY_DEFAULTS.autoStart),
     kafka,
     publisher: options.publisher,
     topic: options.topic,
     topicPrefix,
     source: options.source,
-    allowAutoTopicCreation: bool(
+    allowAutoTopicCreation: check.bool(
       'allowAutoTopicCreation',
       options.allowAutoTopicCreation,
       RELAY_DEFAULTS.allowAutoTopicCreation,
@@ -500,39 +305,15 @@ export function resolveRelayOptions(raw: RelayOptions | undefined): ResolvedRela
     publishConcurrency: idempotent
       ? 1
       : Math.min(4, Math.max(1, Math.floor(maxInFlight / batchSize))),
-    maxAttempts: int('maxAttempts', options.maxAttempts, RELAY_DEFAULTS.maxAttempts, 1, 1000),
+    maxAttempts: int('maxAttempts', 1, 1000),
     backoff,
-    sweepIntervalMs: int(
-      'sweepIntervalMs',
-      options.sweepIntervalMs,
-      RELAY_DEFAULTS.sweepIntervalMs,
-      10,
-      86_400_000,
-    ),
-    sweepGraceMs: int(
-      'sweepGraceMs',
-      options.sweepGraceMs,
-      RELAY_DEFAULTS.sweepGraceMs,
-      0,
-      86_400_000,
-    ),
+    sweepIntervalMs: int('sweepIntervalMs', 10, DAY_MS),
+    sweepGraceMs: int('sweepGraceMs', 0, DAY_MS),
     checkpointEvery,
     lease,
-    retentionSeconds: int(
-      'retentionSeconds',
-      options.retentionSeconds,
-      RELAY_DEFAULTS.retentionSeconds,
-      1,
-      10 * 365 * 86_400,
-    ),
-    idleMs: int('idleMs', options.idleMs, RELAY_DEFAULTS.idleMs, 10, 60_000),
-    shutdownTimeoutMs: int(
-      'shutdownTimeoutMs',
-      options.shutdownTimeoutMs,
-      RELAY_DEFAULTS.shutdownTimeoutMs,
-      0,
-      600_000,
-    ),
+    retentionSeconds: int('retentionSeconds', 1, 10 * 365 * 86_400),
+    idleMs: int('idleMs', 10, 60_000),
+    shutdownTimeoutMs: int('shutdownTimeoutMs', 0, 600_000),
     name,
     partitions,
   };

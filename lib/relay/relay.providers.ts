@@ -1,15 +1,14 @@
 import type { Provider } from '@nestjs/common';
-import { OUTBOX_PUBLISHER, OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
-import type { ResolvedOutboxOptions } from '../options/resolved-options';
+import { OUTBOX_PUBLISHER, OUTBOX_RELAY_OPTIONS } from '../common/outbox.constants';
 import { KafkaPublisher } from '../publisher/kafka/kafka.publisher';
 import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
 import { OutboxRelay } from './outbox.relay';
 import { OutboxRelayMetrics } from './relay.metrics';
+import type { ResolvedRelayOptions } from './relay.options';
 import { RelayScheduling } from './relay.scheduling';
 
 /** The relay's publisher: `relay.publisher` if given, else a `KafkaPublisher`; null without a relay. */
-export function createOutboxPublisher(options: ResolvedOutboxOptions): OutboxPublisher | null {
-  const relay = options.relay;
+export function createOutboxPublisher(relay: ResolvedRelayOptions | false): OutboxPublisher | null {
   if (relay === false) return null;
   if (relay.publisher) return relay.publisher;
   if (!relay.kafka) return null;
@@ -27,7 +26,7 @@ export const RELAY_PROVIDERS: Provider[] = [
   {
     provide: OUTBOX_PUBLISHER,
     useFactory: createOutboxPublisher,
-    inject: [OUTBOX_RESOLVED_OPTIONS],
+    inject: [OUTBOX_RELAY_OPTIONS],
   },
   OutboxRelayMetrics,
   RelayScheduling,

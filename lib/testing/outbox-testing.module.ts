@@ -6,12 +6,12 @@ import { OutboxConsumerMetrics } from '../consumer/consumer.metrics';
 import { IdempotentHandlerExplorer } from '../consumer/idempotent-handler.explorer';
 import { IdempotentHandlerMetadataAccessor } from '../consumer/idempotent-handler.metadata-accessor';
 import { IdempotentHandlerRuntime } from '../consumer/idempotent-handler.runtime';
-import { OUTBOX_RESOLVED_OPTIONS } from '../common/outbox.constants';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import { OutboxEmitter } from '../events/outbox.emitter';
 import { getOutboxToken } from '../injection/outbox-token.utils';
 import type { OutboxModuleOptions } from '../options/outbox-options.interface';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
+import { resolvedOptionProviders } from '../options/resolved-options';
 import { RELAY_EXPORTS, RELAY_PROVIDERS } from '../relay/relay.providers';
 import { OutboxWriteSideBootstrap } from '../events/outbox-write-side.bootstrap';
 import { TransactionRunner } from '../transaction/transaction.runner';
@@ -64,11 +64,10 @@ export class OutboxTestingModule {
     const connection = new FakeConnection();
     const writer = new RecordingOutboxWriter();
     const providers: Provider[] = [
-      {
-        provide: OUTBOX_RESOLVED_OPTIONS,
+      ...resolvedOptionProviders({
         useFactory: () =>
           resolveOutboxOptions({ ...outbox, relay: false, createIndexes: false }, connectionName),
-      },
+      }),
       { provide: OutboxConnectionHost, useValue: { connection: connection.asConnection } },
       { provide: RecordingOutboxWriter, useValue: writer },
       { provide: OUTBOX_EVENT_WRITER, useExisting: RecordingOutboxWriter },

@@ -15,8 +15,9 @@
  *      (third-party EBADENGINE warnings are reported, not failed: see CONTRIBUTING.md); then the
  *      package's other format is removed, so the app proves it loads its own (dist/cjs for
  *      CommonJS, dist/esm for ES modules);
- *   3. `tsc` (strict) compiles the app, its tests and every ```ts block of the README (a test file
- *      of the README is written as a spec and run in step 5 where its runner is the app's);
+ *   3. `tsc` (strict) compiles the app, its tests and every ```ts block of the README and of the
+ *      docs/ pages (a test file among them is written as a spec and run in step 5 where its
+ *      runner is the app's);
  *   4. Node loads the compiled app module in the app's own format (require or import);
  *   5. `npm test` (unit, no servers) and `npm run test:e2e` (with MONGODB_URI and KAFKA_BROKERS:
  *      boots the app, commits a @Transactional + @EmitsEvent call, sees the relay publish it to
@@ -34,6 +35,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { engineWarnings, peerWarnings, readmeBlockKind } = require('./classify');
+const { blockName, docFiles, tsBlocks } = require('./doc-blocks');
 const { ensureNode, selectNodeVersions } = require('./node-binaries');
 const { renderTestedWith, withTestedWith } = require('./tested-with');
 
@@ -120,26 +122,29 @@ function packTarball(into) {
 }
 
 /**
- * The ```ts blocks of the README as modules of the app: code is compiled, never run; a test file
- * is written as a spec (compiled and run by the app's tests) when the app's runner can run it,
- * and left out otherwise (a Vitest file in a Jest app). Returns how many of each.
+ * The ```ts blocks of the README and of the docs/ pages (doc-blocks.js) as modules of the app:
+ * code is compiled, never run; a test file is written as a spec (compiled and run by the app's
+ * tests) when the app's runner can run it, and left out otherwise (a Vitest file in a Jest app).
+ * Each is named after its file and first line (readme-line-N, docs-testing-line-N). Returns how
+ * many of each.
  */
-function writeReadmeBlocks(appDir, runner) {
-  const text = fs.readFileSync(readmePath, 'utf8');
+function writeDocBlocks(appDir, runner) {
   const dir = path.join(appDir, 'src', 'readme');
   fs.mkdirSync(dir, { recursive: true });
-  const fence = /^```ts\n([\s\S]*?)^```$/gm;
   const counts = { code: 0, specs: 0, otherRunner: 0 };
-  for (let match = fence.exec(text); match; match = fence.exec(text)) {
-    const line = text.slice(0, match.index).split('\n').length + 1;
-    const kind = readmeBlockKind(match[1]);
-    if (kind === 'vitest test' && runner !== 'vitest') {
-      counts.otherRunner++;
-      continue;
+  for (const file of docFiles(root)) {
+    const text = fs.readFileSync(path.join(root, file), 'utf8');
+    for (const block of tsBlocks(text)) {
+      const kind = readmeBlockKind(block.code);
+      if (kind === 'vitest test' && runner !== 'vitest') {
+        counts.otherRunner++;
+        continue;
+      }
+      const spec = kind !== 'code';
+      const name = `${blockName(file, block.line + 1)}${spec ? '.spec' : ''}.ts`;
+      fs.writeFileSync(path.join(dir, name), block.code);
+      counts[spec ? 'specs' : 'code']++;
     }
-    const spec = kind !== 'code';
-    fs.writeFileSync(path.join(dir, `readme-line-${line}${spec ? '.spec' : ''}.ts`), match[1]);
-    counts[spec ? 'specs' : 'code']++;
   }
   return counts;
 }
@@ -225,7 +230,7 @@ function checkStack(name, node, tarball, options) {
   try {
     fs.cpSync(path.join(compatDir, 'app'), appDir, { recursive: true });
     fs.cpSync(stackDir, appDir, { recursive: true });
-    const blocks = writeReadmeBlocks(appDir, runner);
+    const blocks = writeDocBlocks(appDir, runner);
 
     // npm, and what its scripts call `node`, must run on this Node.js, not on the one running us.
     const seen = run(
@@ -281,7 +286,7 @@ function checkStack(name, node, tarball, options) {
     fs.rmSync(otherFormat, { recursive: true });
 
     say(
-      `tsc (strict): the app, its tests and the README's ${blocks.code} code blocks and ` +
+      `tsc (strict): the app, its tests and the README's and docs/' ${blocks.code} code blocks and ` +
         `${blocks.specs} test files (${blocks.otherRunner} for another runner left out)`,
     );
     step('tsc', () =>

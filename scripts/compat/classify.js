@@ -1,5 +1,6 @@
 'use strict';
-// What the compatibility check reads: npm's warnings while installing, and the README's blocks.
+// What the compatibility check reads: npm's warnings while installing, and the blocks of the
+// README and docs/ (read by doc-blocks.js).
 
 /** What npm said about peer dependencies while installing (its ERESOLVE explanations). */
 function peerWarnings(output) {
@@ -25,9 +26,9 @@ function engineWarnings(output, own) {
 }
 
 /**
- * What a README block is: a Vitest test file (it imports from 'vitest'), a test file written with
- * the globals Jest and Vitest (with `globals: true`, as `nest new` sets it) both provide (a
- * top-level `describe(`), or code.
+ * What a block of the README or docs/ is: a Vitest test file (it imports from 'vitest'), a test
+ * file written with the globals Jest and Vitest (with `globals: true`, as `nest new` sets it) both
+ * provide (a top-level `describe(`), or code.
  */
 function readmeBlockKind(code) {
   if (/from 'vitest'/.test(code)) return 'vitest test';

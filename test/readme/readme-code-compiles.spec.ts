@@ -3,25 +3,54 @@ import { join } from 'node:path';
 import ts from 'typescript';
 
 /**
- * Every ```ts block of the README type-checks against the library as it is, imported as a user
- * would (`from 'nestjs-outbox'`), with the project's compiler options. Its test files (Vitest and
- * Jest) are also compiled and run by `npm run compat` in the apps of test/compat/stacks.
+ * Every ```ts block of the README and of the docs/ pages type-checks against the library as it
+ * is, imported as a user would (`from 'nestjs-outbox'`), with the project's compiler options, and
+ * no TypeScript example is written in a way that escapes the check. Their test files (Vitest and
+ * Jest) are also compiled and run by `npm run compat` in the apps of test/compat/stacks, which
+ * reads the blocks with the same code (scripts/compat/doc-blocks.js).
  */
 const root = join(__dirname, '..', '..');
 
-function readmeBlocks(): Array<{ line: number; code: string }> {
-  const text = readFileSync(join(root, 'README.md'), 'utf8');
-  const blocks: Array<{ line: number; code: string }> = [];
-  const fence = /^```ts\n([\s\S]*?)^```$/gm;
-  for (let match = fence.exec(text); match; match = fence.exec(text)) {
-    blocks.push({ line: text.slice(0, match.index).split('\n').length, code: match[1] });
-  }
-  return blocks;
+const { docFiles, tsBlocks, uncompiledExamples } = require('../../scripts/compat/doc-blocks') as {
+  docFiles(root: string): string[];
+  tsBlocks(text: string): Array<{ line: number; code: string }>;
+  uncompiledExamples(text: string): Array<{ line: number; fence: string; reason: string }>;
+};
+
+interface Block {
+  file: string;
+  line: number;
+  code: string;
 }
 
-describe('README', () => {
-  it('has TypeScript examples', () => {
-    expect(readmeBlocks().length).toBeGreaterThanOrEqual(5);
+const read = (file: string) => readFileSync(join(root, file), 'utf8');
+
+function docBlocks(): Block[] {
+  return docFiles(root).flatMap((file) =>
+    tsBlocks(read(file)).map((block) => ({ file, ...block })),
+  );
+}
+
+describe('README and docs/', () => {
+  it('reads README.md and every page under docs/', () => {
+    const files = docFiles(root);
+    expect(files[0]).toBe('README.md');
+    expect(files).toEqual(expect.arrayContaining(['docs/configuration.md', 'docs/testing.md']));
+  });
+
+  it('has TypeScript examples in the README (the quick start) and in docs/', () => {
+    const blocks = docBlocks();
+    expect(blocks.filter((block) => block.file === 'README.md').length).toBeGreaterThanOrEqual(1);
+    expect(blocks.filter((block) => block.file !== 'README.md').length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('writes every TypeScript example as a ```ts block, so that it is compiled', () => {
+    const escaping = docFiles(root).flatMap((file) =>
+      uncompiledExamples(read(file)).map(
+        ({ line, fence, reason }) => `${file}:${line}: ${fence}: ${reason}`,
+      ),
+    );
+    expect(escaping).toEqual([]);
   });
 
   it('every TypeScript block compiles against the library', () => {
@@ -38,9 +67,9 @@ describe('README', () => {
         vitest: ['test/readme/vitest.d.ts'],
       },
     };
-    const virtual = new Map<string, { line: number; code: string }>();
-    readmeBlocks().forEach((block, i) =>
-      virtual.set(join(root, 'test', 'readme', `__readme_block_${i + 1}.ts`), block),
+    const virtual = new Map<string, Block>();
+    docBlocks().forEach((block, i) =>
+      virtual.set(join(root, 'test', 'readme', `__doc_block_${i + 1}.ts`), block),
     );
     const host = ts.createCompilerHost(options);
     const { getSourceFile, fileExists, readFile } = host;
@@ -59,7 +88,7 @@ describe('README', () => {
       .map((d) => {
         const block = virtual.get(d.file!.fileName)!;
         const { line } = d.file!.getLineAndCharacterOfPosition(d.start ?? 0);
-        return `README.md:${block.line + 1 + line}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+        return `${block.file}:${block.line + 1 + line}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
       });
     expect(problems).toEqual([]);
   });

@@ -1,6 +1,6 @@
-// What the README's Vitest test files import from 'vitest', typed as Jest's globals (the same
-// shapes), so that readme-code-compiles.spec.ts checks their use of this library without Vitest
-// installed here. `npm run compat` compiles and runs them with the real Vitest
+// What the Vitest test files of the README and docs/ import from 'vitest', typed as Jest's
+// globals (the same shapes), so that readme-code-compiles.spec.ts checks their use of this library
+// without Vitest installed here. `npm run compat` compiles and runs them with the real Vitest
 // (test/compat/stacks/nest12-vitest).
 export declare const describe: jest.Describe;
 export declare const it: jest.It;

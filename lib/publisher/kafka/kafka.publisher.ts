@@ -1,12 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { Partitioners } from 'kafkajs';
-import type { KafkaConfig, PartitionMetadata, RetryOptions } from 'kafkajs';
+import type { PartitionMetadata } from 'kafkajs';
 import type { OutboxEventRecord } from '../../common/envelope';
 import { asError } from '../../common/errors/describe-error';
-import { PublishRejectedError } from '../errors/publish-rejected.error';
-import { instrumentKafkaSender } from './kafka-producer.telemetry';
 import { toKafkaMessage } from '../kafka-message.mapper';
-import type { CloudEventSource, OutboxKafkaMessage } from '../kafka-message.mapper';
+import type { OutboxKafkaMessage } from '../kafka-message.mapper';
 import type {
   OutboxPublisher,
   PublishContext,
@@ -17,48 +15,15 @@ import type { TopicRouter } from '../topic-name';
 import { classifyKafkaError } from './kafka-error.classifier';
 import type { KafkaErrorClass } from './kafka-error.classifier';
 import { BrokerOutageLog } from './broker-outage.log';
+import { instrumentKafkaSender } from './kafka-producer.telemetry';
 import { SendAbortedError } from './kafka.sender';
 import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
 import { KafkajsSender } from './kafkajs.sender';
+import { failedSendOutcome } from './kafka-send.outcome';
+import type { KafkaPublisherOptions } from './kafka-publisher.options';
+import { PublishCall } from './publish.call';
 
-/** Connection settings of the default publisher (a subset of kafkajs' `KafkaConfig`). */
-export interface KafkaConnectionOptions {
-  /** `host:port` of at least one broker. Use `127.0.0.1` rather than `localhost`. */
-  brokers: string[];
-  /** Default `nestjs-outbox-relay`. */
-  clientId?: string;
-  ssl?: KafkaConfig['ssl'];
-  sasl?: KafkaConfig['sasl'];
-  /** ms, kafkajs default 1000. */
-  connectionTimeout?: number;
-  /** ms, kafkajs default 30000. */
-  requestTimeout?: number;
-  /**
-   * kafkajs' own retries of one send (metadata refresh, leader changes...). Default
-   * `{ retries: 2, initialRetryTime: 100, maxRetryTime: 1000 }`: a send gives up after about a
-   * second and the relay retries with its own backoff, holding back only what failed.
-   */
-  retry?: RetryOptions;
-  /**
-   * kafkajs' idempotent producer (broker-side dedupe of producer retries; forces one request in
-   * flight). Default false: the relay already keeps per-aggregate order itself, and kafkajs marks
-   * this mode experimental.
-   */
-  idempotent?: boolean;
-  /** Default `none`. */
-  compression?: 'none' | 'gzip';
-}
-
-export interface KafkaPublisherOptions extends KafkaConnectionOptions {
-  /** Topic of an event. Default `${topicPrefix}${aggregateType}`. */
-  topic?: TopicRouter;
-  /** Prefix of the default topic name. Default ''. */
-  topicPrefix?: string;
-  /** `ce_source` header. Default the event's aggregateType. */
-  source?: CloudEventSource;
-  /** Let the broker create unknown topics (if it allows it). Default false. */
-  allowAutoTopicCreation?: boolean;
-}
+export type { KafkaConnectionOptions, KafkaPublisherOptions } from './kafka-publisher.options';
 
 /** An event ready to send, computed once per event object (size, routing, then publish). */
 interface Prepared {
@@ -394,70 +359,8 @@ export class KafkaPublisher implements OutboxPublisher {
     topic: string,
     partition?: number,
   ): void {
-    const fatal = cls.scope === 'size' || cls.scope === 'invalid-topic';
-    const failure = rejected(error, cls.type, topic, fatal);
-    let outcome: PublishOutcome;
-    if (fatal) outcome = { status: 'fatal', error: failure };
-    else if (cls.scope === 'topic') {
-      this.partitionCounts.delete(topic);
-      outcome = { status: 'retriable', error: failure, scope: 'destination', destination: topic };
-    } else if (cls.scope === 'partition' && partition !== undefined) {
-      outcome = {
-        status: 'retriable',
-        error: failure,
-        scope: 'destination',
-        destination: `${topic}#${partition}`,
-      };
-    } else if (cls.scope === 'partition') {
-      outcome = { status: 'retriable', error: failure, scope: 'destination', destination: topic };
-    } else
-      outcome = {
-        status: 'retriable',
-        error: failure,
-        scope: cls.scope === 'broker' ? 'broker' : 'event',
-      };
+    if (cls.scope === 'topic') this.partitionCounts.delete(topic);
+    const outcome = failedSendOutcome(error, cls, topic, partition);
     for (const entry of entries) outcomes[entry.index] = outcome;
-  }
-}
-
-function rejected(error: unknown, type: string | undefined, topic: string, fatal: boolean): Error {
-  const cause = asError(error);
-  const result = new PublishRejectedError(
-    `Kafka ${fatal ? 'rejected' : 'did not accept'} the event for topic "${topic}"` +
-      `${type ? ` (${type})` : ''}: ${cause.message}`,
-    fatal,
-    { topic, kafkaError: type },
-  );
-  (result as Error & { cause?: unknown }).cause = cause;
-  return result;
-}
-
-/**
- * One `publish` call: the signal handed to the sender, aborted when the relay gave up on the
- * call or may no longer send for it (read at each `stopped()`, right before a send).
- */
-class PublishCall {
-  private readonly controller = new AbortController();
-  private readonly relayGaveUp = (): void => this.controller.abort();
-
-  constructor(private readonly context: PublishContext) {
-    if (context.signal?.aborted) this.controller.abort();
-    else context.signal?.addEventListener('abort', this.relayGaveUp, { once: true });
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  stopped(): boolean {
-    if (!this.controller.signal.aborted && this.context.mayStillSend?.() === false) {
-      this.controller.abort();
-    }
-    return this.controller.signal.aborted;
-  }
-
-  /** Forgets the relay's signal (it outlives the call). */
-  end(): void {
-    this.context.signal?.removeEventListener('abort', this.relayGaveUp);
   }
 }

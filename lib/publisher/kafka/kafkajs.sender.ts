@@ -2,7 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import type { Admin, LogEntry, Producer, RecordMetadata } from 'kafkajs';
 import { asError } from '../../common/errors/describe-error';
-import type { KafkaPublisherOptions } from './kafka.publisher';
+import type { KafkaPublisherOptions } from './kafka-publisher.options';
 import { throwIfSendAborted } from './kafka.sender';
 import type { KafkaSender, TopicBatch } from './kafka.sender';
 

@@ -15,49 +15,113 @@ export interface LaneItem {
 /**
  * - `live`: events arrive from the stream (or the drain) in commit order and are published in
  *   that order.
- * - `blocked`: the aggregate waits, for its own retry (`retryAt`) or for a held destination
- *   (`heldBy`). Its events stay pending in the collection, each with a durable marker.
+ * - `blocked`: the aggregate waits, for its own retry or for a held destination (`heldBy`). Its
+ *   events stay pending in the collection, each with a durable marker.
  * - `catchup`: the aggregate's pending events are read from the collection, page by page, in
  *   aggregate order; events the stream brings meanwhile are marked and read with a later page.
  */
 export type LaneMode = 'live' | 'blocked' | 'catchup';
 
-export interface AggregateLane {
-  readonly key: string;
-  readonly ref: AggregateRef;
-  mode: LaneMode;
-  /** Waiting to be published, in order. */
-  queue: LaneItem[];
-  /** Queued and in-flight items by id (the stream, the drain and catch-up pages overlap). */
-  ids: Map<string, LaneItem>;
-  /** A publish call or a dead-letter step of this aggregate is under way. */
-  busy: boolean;
-  inReady: boolean;
-  /** While blocked for a retry: when. */
-  retryAt: number;
-  /** While blocked by a destination hold: which. */
-  heldBy?: string;
-  /** A catch-up page is being read, or queued to be read. */
-  reading: boolean;
-  /** Catch-up: another page is needed (the last one was full, or events arrived meanwhile). */
-  more: boolean;
-}
-
 export function aggregateKey(ref: AggregateRef): string {
   return `${ref.aggregateType}\u0000${ref.aggregateId}`;
 }
 
-export function newLane(ref: AggregateRef): AggregateLane {
-  return {
-    key: aggregateKey(ref),
-    ref: { aggregateType: ref.aggregateType, aggregateId: ref.aggregateId },
-    mode: 'live',
-    queue: [],
-    ids: new Map(),
-    busy: false,
-    inReady: false,
-    retryAt: 0,
-    reading: false,
-    more: false,
-  };
+/** One aggregate's events in memory and where it stands; its mode changes only through its transitions. */
+export class AggregateLane {
+  readonly key: string;
+  readonly ref: AggregateRef;
+  private current: LaneMode = 'live';
+  private destination?: string;
+  /** Waiting to be published, in order. */
+  queue: LaneItem[] = [];
+  /** Queued and in-flight items by id (the stream, the drain and catch-up pages overlap). */
+  readonly ids = new Map<string, LaneItem>();
+  /** A publish call or a dead-letter step of this aggregate is under way. */
+  busy = false;
+  inReady = false;
+  /** A catch-up page is being read, or queued to be read. */
+  reading = false;
+  /** Catch-up: another page is needed (the last one was full, or events arrived meanwhile). */
+  more = false;
+
+  constructor(ref: AggregateRef) {
+    this.key = aggregateKey(ref);
+    this.ref = { aggregateType: ref.aggregateType, aggregateId: ref.aggregateId };
+  }
+
+  get mode(): LaneMode {
+    return this.current;
+  }
+
+  /** While blocked by a destination hold: which. */
+  get heldBy(): string | undefined {
+    return this.destination;
+  }
+
+  /** Blocked for its own retry (not by a destination). */
+  get waitsForRetry(): boolean {
+    return this.current === 'blocked' && this.destination === undefined;
+  }
+
+  /** Blocked by a destination hold. */
+  get waitsForDestination(): boolean {
+    return this.current === 'blocked' && this.destination !== undefined;
+  }
+
+  /** Queued events and no call under way: it can go into a batch. */
+  get publishable(): boolean {
+    return !this.busy && this.current !== 'blocked' && this.queue.length > 0;
+  }
+
+  /** Holds nothing: no event, no call or read under way (it may leave memory). */
+  get empty(): boolean {
+    return !this.busy && !this.reading && this.ids.size === 0 && this.queue.length === 0;
+  }
+
+  /** Waits for its own retry. */
+  block(): void {
+    this.current = 'blocked';
+    this.destination = undefined;
+  }
+
+  /** Waits for `destination` to accept events again. */
+  hold(destination: string): void {
+    this.current = 'blocked';
+    this.destination = destination;
+  }
+
+  /** Reads its pending events from the collection, page by page. */
+  catchUp(): void {
+    this.current = 'catchup';
+    this.destination = undefined;
+    this.more = true;
+  }
+
+  /** Caught up: takes events from the stream again. */
+  goLive(): void {
+    this.current = 'live';
+  }
+
+  add(item: LaneItem): void {
+    this.queue.push(item);
+    this.ids.set(item.id, item);
+  }
+
+  /** `item`'s fate is decided: it no longer counts as held here. */
+  settle(item: LaneItem): void {
+    this.ids.delete(item.id);
+  }
+
+  /** Puts `items` back at the head of the queue (not sent). */
+  requeue(items: readonly LaneItem[]): void {
+    this.queue.unshift(...items);
+  }
+
+  /** Removes `items` and the queue from memory; returns them (they stay pending, marked). */
+  drop(items: readonly LaneItem[]): LaneItem[] {
+    const dropped = [...items, ...this.queue];
+    for (const item of dropped) this.ids.delete(item.id);
+    this.queue = [];
+    return dropped;
+  }
 }

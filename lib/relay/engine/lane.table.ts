@@ -1,6 +1,5 @@
 import type { AggregateRef } from '../ports/outbox-relay.store';
-import { aggregateKey, newLane } from './aggregate.lane';
-import type { AggregateLane } from './aggregate.lane';
+import { AggregateLane, aggregateKey } from './aggregate.lane';
 import { UntrackedMarks } from './untracked-marks';
 
 /**
@@ -37,7 +36,7 @@ export class LaneTable {
     const key = aggregateKey(ref);
     let lane = this.lanes.get(key);
     if (!lane) {
-      lane = newLane(ref);
+      lane = new AggregateLane(ref);
       this.lanes.set(key, lane);
     }
     return lane;
@@ -63,7 +62,7 @@ export class LaneTable {
    */
   park(lane: AggregateLane): boolean {
     if (this.lanes.size <= this.bound() || this.lanes.get(lane.key) !== lane) return false;
-    if (lane.busy || lane.reading || lane.ids.size > 0 || lane.queue.length > 0) return false;
+    if (!lane.empty) return false;
     this.lanes.delete(lane.key);
     this.untracked.add(lane.key);
     this.wake();

@@ -1,4 +1,3 @@
-import type { OutboxPublisher } from '../../publisher/outbox-publisher.interface';
 import type { RelayLogger, RelayLoggerFactory } from '../ports/relay-logger';
 import type { PartitionScope, RelayLayout } from '../ports/relay-partitions.store';
 import type { RelayNodeDeps } from '../relay-node.deps';
@@ -11,8 +10,6 @@ import type { SharedInFlight } from './shared-in-flight';
 export interface PartitionRelayContext {
   options: ResolvedRelayOptions;
   base: RelayNodeDeps;
-  /** The instance's publisher, connected and disconnected by the partitioned node only. */
-  publisher: OutboxPublisher;
   budget: SharedInFlight;
   metrics: OutboxRelayMetrics;
 }
@@ -35,7 +32,7 @@ export class PartitionRelay {
     scope: PartitionScope,
     context: PartitionRelayContext,
   ) {
-    const { options, base, publisher, budget, metrics } = context;
+    const { options, base, budget, metrics } = context;
     const label = `partition ${partition}/${layout.partitions}`;
     this.node = new RelayNode(
       { ...options, name: `${options.name}.p${partition}of${layout.partitions}` },
@@ -44,7 +41,6 @@ export class PartitionRelay {
         outbox: scope.outbox,
         state: scope.state,
         changes: scope.changes,
-        publisher: sharedPublisher(publisher),
         loggers: labelled(base.loggers, label),
         metrics,
         budget: () => budget.share(),
@@ -76,19 +72,6 @@ export class PartitionRelay {
     this.stopping ??= this.node.stop();
     return this.stopping;
   }
-}
-
-/** The instance's publisher without connect/disconnect (the partitioned node does those once). */
-export function sharedPublisher(publisher: OutboxPublisher): OutboxPublisher {
-  return {
-    connect: async () => undefined,
-    disconnect: async () => undefined,
-    publish: (events, context) => publisher.publish(events, context),
-    sizeOf: publisher.sizeOf ? (event) => publisher.sizeOf!(event) : undefined,
-    destinationsOf: publisher.destinationsOf
-      ? (event) => publisher.destinationsOf!(event)
-      : undefined,
-  };
 }
 
 /** The same loggers, each message prefixed with the partition. */

@@ -15,7 +15,7 @@ import type { PartitionStatus, RelayStatus, StreamState } from '../relay.status'
 import { LayoutGate } from './layout.gate';
 import { aggregateGauges, partitionMetrics } from './partition.metrics';
 import { planShare } from './partition-share';
-import { PartitionRelay, sharedPublisher } from './partition.relay';
+import { PartitionRelay } from './partition.relay';
 import { SharedInFlight } from './shared-in-flight';
 
 export type PartitionedRelayNodeDeps = RelayNodeDeps & { partitions: RelayPartitionPorts };
@@ -102,6 +102,7 @@ export class PartitionedRelayNode {
     if (this.options.partitions === 1 && (await this.singleLayoutStored())) {
       if (!this.running) return;
       this.single = new RelayNode(this.options, this.deps);
+      this.connection.open();
       await this.single.start();
       return;
     }
@@ -306,7 +307,6 @@ export class PartitionedRelayNode {
       {
         options: this.options,
         base: this.deps,
-        publisher: this.deps.publisher,
         budget: this.budget,
         metrics,
       },
@@ -351,10 +351,7 @@ export class PartitionedRelayNode {
     if (this.single || !this.running || this.options.partitions !== 1) return;
     this.ticker?.cancel();
     this.stamper?.cancel();
-    this.single = new RelayNode(this.options, {
-      ...this.deps,
-      publisher: sharedPublisher(this.deps.publisher),
-    });
+    this.single = new RelayNode(this.options, this.deps);
     await this.single.start();
   }
 

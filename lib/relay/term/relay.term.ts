@@ -53,31 +53,20 @@ export class RelayTerm {
     const now = () => lease.serverNow();
     const checkpointAllowed = () => (this.active || this.finalSave) && lease.isValid();
     const writes = new FencedWrites(outbox, fencing, () => this.settling && lease.isValid());
-    this.engine = new RelayEngine(
-      {
-        batchSize: options.batchSize,
-        maxBatchBytes: options.maxBatchBytes,
-        maxInFlight: options.maxInFlight,
-        maxInFlightBytes: options.maxInFlightBytes,
-        maxAttempts: options.maxAttempts,
-        backoff: options.backoff,
-        publishConcurrency: options.publishConcurrency,
-      },
-      {
-        outbox,
-        writes,
-        publisher,
-        clock,
-        now,
-        canPublish,
-        leaseValid: () => lease.isValid(),
-        random,
-        logger: loggers('RelayEngine'),
-        holdsLogger: loggers('RelayDestinations'),
-        metrics,
-        budget: deps.budget?.(),
-      },
-    );
+    this.engine = new RelayEngine(options, {
+      outbox,
+      writes,
+      publisher,
+      clock,
+      now,
+      canPublish,
+      leaseValid: () => lease.isValid(),
+      random,
+      logger: loggers('RelayEngine'),
+      holdsLogger: loggers('RelayDestinations'),
+      metrics,
+      budget: deps.budget?.(),
+    });
     this.checkpointer = new Checkpointer(options.checkpointEvery, {
       state: deps.state,
       fencing: fencing ?? 0,

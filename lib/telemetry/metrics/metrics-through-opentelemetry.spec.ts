@@ -57,7 +57,7 @@ describe('metrics through the OpenTelemetry metrics API', () => {
     const relay = { status: () => status } as unknown as OutboxRelay;
     const options = resolveOutboxOptions({ relay: { kafka: { brokers: ['127.0.0.1:1'] } } });
     const telemetry = new OutboxTelemetry(
-      options,
+      options.relay,
       relayMetrics,
       relay,
       new OutboxConsumerMetrics(),
@@ -100,7 +100,7 @@ describe('metrics through the OpenTelemetry metrics API', () => {
 
   it('does not report outbox.relay.partitions.owned with one partition', async () => {
     const telemetry = new OutboxTelemetry(
-      resolveOutboxOptions({ relay: { kafka: { brokers: ['127.0.0.1:1'] } } }),
+      resolveOutboxOptions({ relay: { kafka: { brokers: ['127.0.0.1:1'] } } }).relay,
       Object.assign(new OutboxRelayMetrics(), { pendingCount: 3 }),
       { status: () => status } as unknown as OutboxRelay,
       new OutboxConsumerMetrics(),
@@ -139,7 +139,7 @@ describe('metrics through the OpenTelemetry metrics API', () => {
     ];
     const relay = { status: () => ({ ...status, partitions }) } as unknown as OutboxRelay;
     const telemetry = new OutboxTelemetry(
-      resolveOutboxOptions({ relay: { kafka: { brokers: ['127.0.0.1:1'] }, partitions: 3 } }),
+      resolveOutboxOptions({ relay: { kafka: { brokers: ['127.0.0.1:1'] }, partitions: 3 } }).relay,
       relayMetrics,
       relay,
       new OutboxConsumerMetrics(),
@@ -194,7 +194,7 @@ describe('metrics through the OpenTelemetry metrics API', () => {
     const consumerMetrics = new OutboxConsumerMetrics();
     consumerMetrics.applied = 4;
     const telemetry = new OutboxTelemetry(
-      resolveOutboxOptions({ relay: false }),
+      resolveOutboxOptions({ relay: false }).relay,
       new OutboxRelayMetrics(),
       {} as OutboxRelay,
       consumerMetrics,

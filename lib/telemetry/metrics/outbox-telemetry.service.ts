@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { OUTBOX_RESOLVED_OPTIONS } from '../../common/outbox.constants';
+import { OUTBOX_RELAY_OPTIONS } from '../../common/outbox.constants';
 import { OutboxConsumerMetrics } from '../../consumer/consumer.metrics';
-import type { ResolvedOutboxOptions } from '../../options/resolved-options';
+import type { ResolvedRelayOptions } from '../../relay/relay.options';
 import { OutboxRelay } from '../../relay/outbox.relay';
 import { OutboxRelayMetrics } from '../../relay/relay.metrics';
 import { openTelemetry } from '../tracing/opentelemetry.loader';
@@ -20,7 +20,7 @@ export class OutboxTelemetry implements OnModuleInit, OnModuleDestroy {
   private readonly unregister: Array<() => void> = [];
 
   constructor(
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_RELAY_OPTIONS) private readonly relayOptions: ResolvedRelayOptions | false,
     private readonly relayMetrics: OutboxRelayMetrics,
     private readonly relay: OutboxRelay,
     private readonly consumerMetrics: OutboxConsumerMetrics,
@@ -35,12 +35,12 @@ export class OutboxTelemetry implements OnModuleInit, OnModuleDestroy {
     const api = openTelemetry();
     if (!api) return;
     this.unregister.push(registerConsumerInstruments(api, this.consumerMetrics));
-    if (this.options.relay === false) return;
+    if (this.relayOptions === false) return;
     this.unregister.push(
       registerRelayInstruments(api, {
         metrics: this.relayMetrics,
         status: () => this.relay.status(),
-        relayName: this.options.relay.name,
+        relayName: this.relayOptions.name,
       }),
     );
   }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { OUTBOX_RESOLVED_OPTIONS } from '../../common/outbox.constants';
+import { OUTBOX_CONSUMER_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../../common/outbox.constants';
+import type { OutboxStorageOptions } from '../../common/outbox-storage.options';
 import type {
   ConsumeOutcome,
   ConsumerFailureStore,
@@ -15,11 +16,11 @@ import {
 } from '../../consumer/idempotent-consume.flow';
 import type { ConsumeDeps } from '../../consumer/idempotent-consume.flow';
 import type { HandlerServingRuntime } from '../../consumer/idempotent-handler.bindings';
+import type { ResolvedConsumerOptions } from '../../consumer/consumer.options';
 import { mergeWithDefaults } from '../../consumer/idempotent-handler.options';
 import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
 import { redeliver } from '../../consumer/kafka-delivery';
 import type { KafkaDelivery } from '../../consumer/kafka-delivery';
-import type { ResolvedOutboxOptions } from '../../options/resolved-options';
 import { TransactionRunner } from '../../transaction/transaction.runner';
 import type { FakeSession } from '../fakes/fake-connection';
 
@@ -48,7 +49,8 @@ export class InMemoryConsumerRuntime implements HandlerServingRuntime {
 
   constructor(
     private readonly runner: TransactionRunner,
-    @Inject(OUTBOX_RESOLVED_OPTIONS) private readonly options: ResolvedOutboxOptions,
+    @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
+    @Inject(OUTBOX_CONSUMER_OPTIONS) private readonly consumer: ResolvedConsumerOptions,
     private readonly metrics: OutboxConsumerMetrics,
   ) {}
 
@@ -76,7 +78,7 @@ export class InMemoryConsumerRuntime implements HandlerServingRuntime {
     handler: IdempotentHandlerSettings,
     invoke: (payload: unknown) => unknown,
   ): Promise<ConsumeOutcome> {
-    const settings = mergeWithDefaults(handler, this.options.consumer);
+    const settings = mergeWithDefaults(handler, this.consumer);
     return this.redeliverOn(delivery, settings.handler, () =>
       consumeIdempotently(delivery, settings, invoke, this.deps()),
     );
@@ -87,7 +89,7 @@ export class InMemoryConsumerRuntime implements HandlerServingRuntime {
     handler: IdempotentHandlerSettings,
     error: unknown,
   ): Promise<ConsumeOutcome> {
-    const settings = mergeWithDefaults(handler, this.options.consumer);
+    const settings = mergeWithDefaults(handler, this.consumer);
     return this.redeliverOn(delivery, settings.handler, () =>
       consumeRejected(delivery, settings, error, this.deps()),
     );

@@ -1,5 +1,6 @@
 import { KafkaPublisher } from '../../../lib/publisher/kafka/kafka.publisher';
 import { PartitionedRelayNode } from '../../../lib/relay/partitions/partitioned-relay.node';
+import { PublisherConnection } from '../../../lib/relay/publisher-connection';
 import { RelayNode } from '../../../lib/relay/relay.node';
 import { OutboxRelayMetrics } from '../../../lib/relay/relay.metrics';
 import { resolveRelayOptions } from '../../../lib/relay/relay.options';
@@ -51,7 +52,21 @@ export const realRelay: RelayFactory = (ports) => {
     metrics: new OutboxRelayMetrics(),
     random: ports.random,
   };
-  return ports.partitions
-    ? new PartitionedRelayNode(options, { ...deps, partitions: ports.partitions })
-    : new RelayNode(options, deps);
+  if (ports.partitions) {
+    return new PartitionedRelayNode(options, { ...deps, partitions: ports.partitions });
+  }
+  // A RelayNode alone does not own the publisher's connection (PartitionedRelayNode does).
+  const node = new RelayNode(options, deps);
+  const connection = new PublisherConnection(publisher, ports.loggers('RelayLease'));
+  return {
+    start: () => {
+      if (!node.isRunning) connection.open();
+      return node.start();
+    },
+    stop: async () => {
+      await node.stop();
+      await connection.close();
+    },
+    status: () => node.status(),
+  };
 };

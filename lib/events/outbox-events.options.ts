@@ -1,0 +1,6 @@
+/** The write side's slice of the resolved options (token `OUTBOX_EVENTS_OPTIONS`). */
+export interface OutboxEventsOptions {
+  maxPayloadBytes: number;
+  allowBigInt: boolean;
+  aggregateSequence: boolean;
+}

@@ -1,0 +1,59 @@
+import { describeError } from '../../common/errors/describe-error';
+import type { RelayClock } from '../ports/relay-clock';
+import type { RelayLogger } from '../ports/relay-logger';
+import type { OutboxRelayMetrics } from '../relay.metrics';
+import type { ResolvedRelayOptions } from '../relay.options';
+
+/**
+ * The broker-outage pause: while the broker is unreachable nothing is published, retried with
+ * its own backoff (up to 30 s); no attempt is counted against the events. Said once when it
+ * starts and once when the broker accepts events again.
+ */
+export class BrokerPause {
+  private until = 0;
+  private failures = 0;
+
+  constructor(
+    private readonly clock: RelayClock,
+    private readonly backoff: ResolvedRelayOptions['backoff'],
+    private readonly logger: RelayLogger,
+    private readonly metrics: OutboxRelayMetrics,
+  ) {}
+
+  /** ms of the monotonic clock left in the pause, or 0. */
+  remaining(monotonicNow = this.clock.monotonic()): number {
+    return Math.max(0, this.until - monotonicNow);
+  }
+
+  /** When the pause ends, on the wall clock, if one is under way. */
+  endsAt(): number | undefined {
+    const left = this.remaining();
+    return left > 0 ? this.clock.now() + left : undefined;
+  }
+
+  /** A send failed for the whole broker: pause (longer each time). */
+  failed(error: Error): void {
+    this.failures++;
+    const first = Math.min(this.backoff.initialMs, 1000);
+    const delay = Math.min(
+      Math.min(this.backoff.maxMs, 30_000),
+      first * 2 ** Math.min(this.failures - 1, 20),
+    );
+    this.until = this.clock.monotonic() + delay;
+    if (this.failures === 1) {
+      this.metrics.outages++;
+      this.logger.warn(
+        `The broker is unavailable (${describeError(error)}); publishing paused and retried with backoff. ` +
+          'No attempt is counted against the events.',
+      );
+    }
+  }
+
+  /** The broker accepted events: the outage, if any, is over. */
+  accepted(): void {
+    if (this.failures === 0) return;
+    this.failures = 0;
+    this.until = 0;
+    this.logger.log('The broker accepts events again; publishing resumed.');
+  }
+}
