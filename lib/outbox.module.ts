@@ -10,8 +10,8 @@ import { OutboxConsumerDeadLetters } from './operations/outbox-consumer-dead-let
 import { OutboxDeadLetters } from './operations/outbox-dead-letters.service';
 import { ConfigurableOutboxModule } from './outbox.module-definition';
 import { RELAY_PROVIDERS } from './relay/relay.providers';
-import { OutboxTelemetry } from './telemetry/outbox-telemetry.service';
-import { OutboxWriteSideBootstrap } from './transaction/outbox-write-side.bootstrap';
+import { OutboxTelemetry } from './telemetry/metrics/outbox-telemetry.service';
+import { OutboxWriteSideBootstrap } from './events/outbox-write-side.bootstrap';
 import { TransactionRunner } from './transaction/transaction.runner';
 
 /**

@@ -1,36 +1,32 @@
-const DEFAULT_KEY = '\u0000default';
-
 /**
  * Bridge between decorators (applied when classes are defined, before any module exists) and the
- * running `OutboxModule`s, keyed by connection name. Filled in `onModuleInit`, emptied in
- * `onModuleDestroy`, so a closed app leaves nothing behind and overlapping apps (tests, several
- * connections) each find their own.
+ * running `OutboxModule`s: per key, the runtimes bound to it, latest last. Modules bind in
+ * `onModuleInit` and unbind in `onModuleDestroy`, so a closed app leaves nothing behind and
+ * overlapping apps (tests, several connections) each find their own. Keyed by connection name
+ * for `@Transactional`/`@EmitsEvent` (`OutboxRuntimeHost`), by the decorated method's settings
+ * for `@IdempotentHandler` (`IdempotentHandlerBindings`).
  */
-export class RuntimeRegistry<T> {
-  /** Per connection name, the running modules, latest last. */
-  private readonly runtimes = new Map<string, T[]>();
+export class RuntimeRegistry<K, T> {
+  private readonly runtimes = new Map<K, T[]>();
 
-  register(connectionName: string | undefined, runtime: T): void {
-    const key = connectionName ?? DEFAULT_KEY;
+  bind(key: K, runtime: T): void {
     this.runtimes.set(key, [...(this.runtimes.get(key) ?? []), runtime]);
   }
 
   /** Removes `runtime`; an app closing never disconnects another one still running. */
-  unregister(connectionName: string | undefined, runtime: T): void {
-    const key = connectionName ?? DEFAULT_KEY;
+  unbind(key: K, runtime: T): void {
     const left = (this.runtimes.get(key) ?? []).filter((r) => r !== runtime);
     if (left.length > 0) this.runtimes.set(key, left);
     else this.runtimes.delete(key);
   }
 
   /**
-   * The runtime of `connectionName` (the latest registered); without a name, the default
-   * connection's, or the one of the only connection registered. Undefined when none fits.
+   * The latest runtime bound to `key`. For the `undefined` key (a decorator naming no
+   * connection) with nothing bound to it, the one of the only key bound. Undefined when none fits.
    */
-  resolve(connectionName?: string): T | undefined {
-    if (connectionName !== undefined) return this.runtimes.get(connectionName)?.at(-1);
-    const byDefault = this.runtimes.get(DEFAULT_KEY);
-    if (byDefault) return byDefault.at(-1);
+  resolve(key: K): T | undefined {
+    const bound = this.runtimes.get(key);
+    if (bound || key !== undefined) return bound?.at(-1);
     if (this.runtimes.size === 1) return this.runtimes.values().next().value?.at(-1);
     return undefined;
   }

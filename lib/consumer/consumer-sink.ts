@@ -1,3 +1,4 @@
+import { backoffDelay, type BackoffPolicy } from '../common/backoff';
 import { describeError } from '../common/errors/describe-error';
 import type { ConsumedMessage } from './consumed-message';
 import type {
@@ -15,18 +16,9 @@ export class SinkUnavailableError extends Error {
   }
 }
 
-/** Delay `attempt` (1, 2, ...) of a doubling backoff. */
-export function backoffDelay(
-  attempt: number,
-  backoff: { initialMs: number; maxMs: number },
-): number {
-  const exponent = Math.min(Math.max(attempt - 1, 0), 30);
-  return Math.min(backoff.initialMs * 2 ** exponent, backoff.maxMs);
-}
-
 /** Backoff of the store while it refuses writes, and of a dead-letter topic that cannot be reached. */
-export const SINK_BACKOFF = { initialMs: 1000, maxMs: 60_000 } as const;
-export const TOPIC_BACKOFF = { initialMs: 5000, maxMs: 5 * 60_000 } as const;
+export const SINK_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 60_000 };
+export const TOPIC_BACKOFF: BackoffPolicy = { initialMs: 5000, maxMs: 5 * 60_000 };
 /** Most dead letters held in memory while the store is unavailable. */
 const MAX_PENDING = 10_000;
 

@@ -12,7 +12,8 @@ import type {
   ProcessedEventStore,
 } from './consume.ports';
 import type { OutboxConsumerMetrics } from './consumer.metrics';
-import { backoffDelay, SinkUnavailableError, type ConsumerSink } from './consumer-sink';
+import { backoffDelay } from '../common/backoff';
+import { SinkUnavailableError, type ConsumerSink } from './consumer-sink';
 import { isDatabaseUnavailable } from './database-outage';
 import { isUnrecoverableEventError } from './errors/unrecoverable-event.error';
 import { extractEventId, type EventIdFallback } from './event-id.extractor';

@@ -1,3 +1,4 @@
+import { RuntimeRegistry } from '../common/runtime.registry';
 import type { ConsumeOutcome } from './consume.ports';
 import type { IdempotentHandlerSettings } from './idempotent-handler.options';
 import type { KafkaDelivery } from './kafka-delivery';
@@ -19,31 +20,25 @@ export interface IdempotentHandlerRuntimeApi {
 }
 
 /**
- * Which runtime serves each decorated method. Filled by the `OutboxModule`s' explorers at
- * bootstrap (each binds the handlers it found for its connection) and emptied when they are
- * destroyed; keyed by the method's settings object (one per decorated method), so nothing is
- * registered when a class is merely defined. When two running applications bind the same method
- * (tests), the latest one serves it.
+ * A runtime `@IdempotentHandler` methods can be bound to: `OutboxModule`'s (MongoDB) or
+ * `OutboxTestingModule`'s (in memory). Both are bound by `IdempotentHandlerExplorer`.
  */
-class HandlerBindings {
-  private readonly runtimes = new WeakMap<
-    IdempotentHandlerSettings,
-    IdempotentHandlerRuntimeApi[]
-  >();
-
-  bind(settings: IdempotentHandlerSettings, runtime: IdempotentHandlerRuntimeApi): void {
-    this.runtimes.set(settings, [...(this.runtimes.get(settings) ?? []), runtime]);
-  }
-
-  unbind(settings: IdempotentHandlerSettings, runtime: IdempotentHandlerRuntimeApi): void {
-    const left = (this.runtimes.get(settings) ?? []).filter((r) => r !== runtime);
-    if (left.length > 0) this.runtimes.set(settings, left);
-    else this.runtimes.delete(settings);
-  }
-
-  resolve(settings: IdempotentHandlerSettings): IdempotentHandlerRuntimeApi | undefined {
-    return this.runtimes.get(settings)?.at(-1);
-  }
+export interface HandlerServingRuntime extends IdempotentHandlerRuntimeApi {
+  /** The `connectionName` of its module (undefined: the default connection). */
+  readonly connectionName: string | undefined;
+  /** The collection of `(consumer, eventId)` records, for messages. */
+  readonly processedEventsCollection: string;
+  /** Makes the runtime ready; false when the unique `(consumer, eventId)` index is missing. */
+  prepare(): Promise<boolean>;
 }
 
-export const IdempotentHandlerBindings = new HandlerBindings();
+/**
+ * Which runtime serves each decorated method, keyed by the method's settings object (one per
+ * decorated method). Bound by the `OutboxModule`s' explorers at bootstrap (each binds the
+ * handlers it found for its connection), unbound when they are destroyed; when two running
+ * applications bind the same method (tests), the latest one serves it.
+ */
+export const IdempotentHandlerBindings = new RuntimeRegistry<
+  IdempotentHandlerSettings,
+  IdempotentHandlerRuntimeApi
+>();

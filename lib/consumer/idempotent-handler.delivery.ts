@@ -1,10 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error';
-import { inConsumerSpan } from '../telemetry/consumer-span';
+import { inConsumerSpan } from '../telemetry/tracing/consumer-span';
 import { OutboxError } from '../common/errors/outbox.error';
 import { findKafkaContext, type KafkaContextLike } from './consumed-message';
 import type { ConsumeOutcome } from './consume.ports';
-import { backoffDelay, SINK_BACKOFF } from './consumer-sink';
+import { backoffDelay } from '../common/backoff';
+import { SINK_BACKOFF } from './consumer-sink';
 import { isConsumerRetryError, type ConsumerRetryError } from './errors/consumer-retry.error';
 import { substitutePayload } from './handler-arguments';
 import { IdempotentHandlerBindings } from './idempotent-handler.bindings';

@@ -22,7 +22,7 @@ import {
   type ConsumeDeps,
   type ConsumeSettings,
 } from './idempotent-consume.flow';
-import type { HandlerServingRuntime } from './idempotent-handler.bootstrap';
+import type { HandlerServingRuntime } from './idempotent-handler.bindings';
 import type { ResolvedConsumerOptions } from './consumer.options';
 import { mergeWithDefaults, type IdempotentHandlerSettings } from './idempotent-handler.options';
 import { redeliver, type KafkaDelivery } from './kafka-delivery';

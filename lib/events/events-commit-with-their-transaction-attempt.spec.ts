@@ -10,7 +10,7 @@ const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 
 function setup() {
   const { connection, writer, runner } = fakeTransactionRunner();
-  const emitter = new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }));
+  const emitter = new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }), writer);
   return { connection, writer, runner, emitter };
 }
 

@@ -15,8 +15,8 @@ const input = (aggregateType: string, aggregateId: string): OutboxEventInput => 
 
 describe('written events carry their slot', () => {
   it('the emitter stamps eventSlot(aggregateType, aggregateId) on every row', async () => {
-    const { connection, runner } = fakeTransactionRunner();
-    const emitter = new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }));
+    const { connection, runner, writer } = fakeTransactionRunner();
+    const emitter = new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }), writer);
     await runner.run(async () => {
       emitter.emit([input('Order', '1'), input('Order', '2'), input('Customer', '1')]);
     });

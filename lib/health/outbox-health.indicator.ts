@@ -3,9 +3,7 @@ import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_RELAY_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import type { ResolvedRelayOptions } from '../relay/relay.options';
-import type { OutboxDoc } from '../documents/outbox-event.document';
-import { readStoredCheckpoint } from '../relay/mongo/stored-checkpoint.reader';
-import { relayCollection } from '../relay/mongo/relay-collections';
+import { mongoRelayStateReader } from '../relay/mongo/mongo-relay-state.reader';
 import { OutboxRelay } from '../relay/outbox.relay';
 import { OutboxRelayMetrics } from '../relay/relay.metrics';
 import { OutboxHealthCheckError } from './outbox-health-check.error';
@@ -13,13 +11,13 @@ import { HEALTH_DEFAULTS } from './outbox-health.report';
 import type { OutboxHealthOptions, OutboxHealthReport } from './outbox-health.report';
 import { probeOplogWindow } from './oplog-window.probe';
 import { checkpointReport, judgePartitions, oplogVerdict, seconds } from './partition-health';
-import { readPartitionedRelay } from './partitioned-relay.reader';
 
 /**
  * The outbox's health: this process's relay (leader or standby, stream following or recovering,
  * held destinations), the backlog (age of the oldest pending event against `maxLagMs`), and
  * the saved stream position against the oplog window, so that a relay about to fall off the
- * oplog says so before it happens.
+ * oplog says so before it happens. The relay's stored state is read through the relay's
+ * read-only `RelayStateReader`.
  *
  * With a stored layout of several partitions (`relay.partitions` > 1), it also reports every
  * partition (holder, lag, saved position), and an instance with a relay answers for the
@@ -65,6 +63,7 @@ export class OutboxHealthIndicator {
     const relayName = options.relayName ?? relayOptions?.name ?? 'default';
     const db = this.host.connection.db;
     if (!db) throw new Error('The Mongoose connection is not open; no health to report yet.');
+    const stored = mongoRelayStateReader(db, this.options.collections);
     const problems: string[] = [];
 
     const hello = await db.command({ hello: 1 });
@@ -84,17 +83,14 @@ export class OutboxHealthIndicator {
       if (status.role === 'stopped') problems.push('The relay of this instance is not running.');
     }
 
-    const oldest = await relayCollection<OutboxDoc>(db, this.options.collections.outbox).findOne(
-      { status: 'pending' },
-      { sort: { _id: 1 }, projection: { occurredAt: 1 } },
-    );
+    const oldest = await stored.oldestPendingAt();
     const oldestPendingAgeMs = oldest
-      ? Math.max(0, serverNow.getTime() - new Date(oldest.occurredAt).getTime())
+      ? Math.max(0, serverNow.getTime() - oldest.getTime())
       : undefined;
     const window = await probeOplogWindow(this.host.connection.getClient(), serverNow);
     const oplog: OutboxHealthReport['oplog'] = { ...window, maxUse };
 
-    const partitioned = await readPartitionedRelay(db, this.options.collections, relayName);
+    const partitioned = await stored.partitionedRelay(relayName);
     if (partitioned) {
       // Several partitions: this instance answers for the ones it holds (`judgePartitions`).
       const verdict = judgePartitions({
@@ -137,8 +133,7 @@ export class OutboxHealthIndicator {
       maxLagMs,
     };
 
-    const stored = await readStoredCheckpoint(db, this.options.collections.relayState, relayName);
-    const checkpoint = checkpointReport(stored, serverNow);
+    const checkpoint = checkpointReport(await stored.checkpoint(relayName), serverNow);
     const verdict = oplogVerdict(checkpoint, window, maxUse);
     if (verdict.used !== undefined) oplog.used = verdict.used;
     if (verdict.problem) problems.push(verdict.problem);

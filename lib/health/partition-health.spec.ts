@@ -2,7 +2,7 @@ import type { PartitionStatus } from '../relay/relay.status';
 import type { OplogWindow } from './oplog-window.probe';
 import { checkpointReport, judgePartitions } from './partition-health';
 import type { PartitionsInput } from './partition-health';
-import type { StoredPartition } from './partitioned-relay.reader';
+import type { StoredPartition } from '../relay/ports/relay-state.reader';
 
 const now = new Date('2026-12-01T12:00:00Z');
 const ago = (ms: number) => new Date(now.getTime() - ms);

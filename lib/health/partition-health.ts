@@ -2,7 +2,7 @@ import type { StoredCheckpoint } from '../relay/ports/relay-state.store';
 import type { PartitionStatus } from '../relay/relay.status';
 import type { OplogWindow } from './oplog-window.probe';
 import type { CheckpointReport, PartitionHealth, PartitionsReport } from './outbox-health.report';
-import type { StoredPartitionedRelay } from './partitioned-relay.reader';
+import type { StoredPartitionedRelay } from '../relay/ports/relay-state.reader';
 import { resumeTokenTime } from './resume-token.time';
 
 export const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;

@@ -1,6 +1,7 @@
-import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { IDEMPOTENT_HANDLER_METADATA } from '../common/outbox.constants';
 import type { OutboxConnectionHost } from '../common/outbox-connection.host';
+import type { DiscoveredHandler } from '../consumer/idempotent-handler.explorer';
+import type { IdempotentHandlerExplorer } from '../consumer/idempotent-handler.explorer';
+import type { IdempotentHandlerSettings } from '../consumer/idempotent-handler.options';
 import type { OutboxEventWriter } from '../events/outbox-event.writer';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';
 import type { TransactionRunner } from '../transaction/transaction.runner';
@@ -103,36 +104,30 @@ function hostOf(collections: Record<string, FakeCollection>): OutboxConnectionHo
   } as unknown as OutboxConnectionHost;
 }
 
+/** What the app's explorer found at bootstrap. */
+const explorerOf = (handlers: DiscoveredHandler[]) =>
+  ({ handlers: () => handlers }) as unknown as IdempotentHandlerExplorer;
+
 /** An app with no `@IdempotentHandler`: every consumer dead letter is one it cannot replay. */
-const noHandlers = {
-  discovery: { getControllers: () => [], getProviders: () => [] } as unknown as DiscoveryService,
-  scanner: { getAllMethodNames: () => [] } as unknown as MetadataScanner,
-};
+const noHandlers = explorerOf([]);
 
 /** An app whose `Billing.onOrder` is the `@IdempotentHandler` of consumer "billing" (never called here). */
 class Billing {
   onOrder(): void {}
 }
-Reflect.defineMetadata(
-  IDEMPOTENT_HANDLER_METADATA,
-  { consumer: 'billing' },
-  Billing.prototype.onOrder,
-);
-const billingHandler = {
-  discovery: {
-    getControllers: () => [{ instance: new Billing() }],
-    getProviders: () => [],
-  } as unknown as DiscoveryService,
-  scanner: { getAllMethodNames: () => ['onOrder'] } as unknown as MetadataScanner,
-};
+const billing = new Billing();
+const billingHandler = explorerOf([
+  {
+    settings: { consumer: 'billing' } as IdempotentHandlerSettings,
+    method: billing.onOrder,
+    key: 'onOrder',
+    instance: billing,
+    inController: true,
+  },
+]);
 
 function consumerDeadLetters(letters: FakeCollection, app = noHandlers) {
-  return new OutboxConsumerDeadLetters(
-    hostOf({ consumer_dead_letters: letters }),
-    options,
-    app.discovery,
-    app.scanner,
-  );
+  return new OutboxConsumerDeadLetters(hostOf({ consumer_dead_letters: letters }), options, app);
 }
 
 const consumerLetter = (n: number, partition: number, offset: string, offsetKey = true) => ({

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { describeError } from '../common/errors/describe-error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
@@ -7,12 +6,13 @@ import type { mongo } from 'mongoose';
 import { offsetSortKey, restartFailureCount } from '../consumer/consumer-failure.store';
 import type { ConsumerDeadLetterDocument } from '../documents/consumer-dead-letter.document';
 import type { ProcessedEventDocument } from '../documents/processed-event.document';
+import { IdempotentHandlerExplorer } from '../consumer/idempotent-handler.explorer';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import { listMatching, pagesInOrder, purgeMatching, requeueBatchSize } from './dead-letter.batches';
 import { consumerDeadLetterQuery } from './dead-letter.filter';
 import type { DeadLetterFilter } from './dead-letter.filter';
 import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
-import { findIdempotentHandlers, kafkaContextFor } from './in-process/idempotent-handler.calls';
+import { inProcessCalls, kafkaContextFor } from './in-process/idempotent-handler.calls';
 import type { IdempotentHandlerCall } from './in-process/idempotent-handler.calls';
 
 /** Kafka order of a consumer's messages: per topic and partition, by numeric offset. */
@@ -34,8 +34,7 @@ export class OutboxConsumerDeadLetters {
   constructor(
     private readonly host: OutboxConnectionHost,
     @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
-    private readonly discovery: DiscoveryService,
-    private readonly scanner: MetadataScanner,
+    private readonly explorer: IdempotentHandlerExplorer,
   ) {}
 
   private get deadLetters() {
@@ -94,7 +93,7 @@ export class OutboxConsumerDeadLetters {
     const batchSize = requeueBatchSize(options.batchSize);
     const query = consumerDeadLetterQuery(filter);
     const handlers = new Map<string, IdempotentHandlerCall>();
-    for (const handler of findIdempotentHandlers(this.discovery, this.scanner)) {
+    for (const handler of inProcessCalls(this.explorer.handlers())) {
       handlers.set(handler.settings.consumer, handler);
     }
     const result: DeadLetterRequeueResult = {

@@ -3,7 +3,9 @@ import { DiscoveryModule } from '@nestjs/core';
 import type { DynamicModule, InjectionToken, Provider, Type } from '@nestjs/common';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OutboxConsumerMetrics } from '../consumer/consumer.metrics';
+import { IdempotentHandlerExplorer } from '../consumer/idempotent-handler.explorer';
 import { IdempotentHandlerMetadataAccessor } from '../consumer/idempotent-handler.metadata-accessor';
+import { IdempotentHandlerRuntime } from '../consumer/idempotent-handler.runtime';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import { OutboxEmitter } from '../events/outbox.emitter';
 import { getOutboxToken } from '../injection/outbox-token.utils';
@@ -11,10 +13,9 @@ import type { OutboxModuleOptions } from '../options/outbox-options.interface';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
 import { resolvedOptionProviders } from '../options/resolved-options';
 import { RELAY_EXPORTS, RELAY_PROVIDERS } from '../relay/relay.providers';
-import { OutboxWriteSideBootstrap } from '../transaction/outbox-write-side.bootstrap';
+import { OutboxWriteSideBootstrap } from '../events/outbox-write-side.bootstrap';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import { FakeConnection } from './fakes/fake-connection';
-import { IdempotentHandlerFinder } from './consumer/idempotent-handler.finder';
 import { InMemoryConsumerRuntime } from './consumer/in-memory-consumer.runtime';
 import { OUTBOX_TESTING_TOPIC_PREFIX, OutboxTesting } from './outbox-testing.service';
 import { RecordingOutboxWriter } from './recording-outbox.writer';
@@ -76,8 +77,10 @@ export class OutboxTestingModule {
       OutboxTesting,
       { provide: OUTBOX_TESTING_TOPIC_PREFIX, useValue: topicPrefix },
       IdempotentHandlerMetadataAccessor,
-      IdempotentHandlerFinder,
+      IdempotentHandlerExplorer,
       InMemoryConsumerRuntime,
+      // The explorer binds the handlers to the in-memory runtime, through the production checks.
+      { provide: IdempotentHandlerRuntime, useExisting: InMemoryConsumerRuntime },
       OutboxConsumerMetrics,
       ...RELAY_PROVIDERS,
     ];

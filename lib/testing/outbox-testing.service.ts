@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { IdempotentHandlerFinder } from './consumer/idempotent-handler.finder';
+import { IdempotentHandlerExplorer } from '../consumer/idempotent-handler.explorer';
+import { inProcessCalls } from '../operations/in-process/idempotent-handler.calls';
 import { InMemoryConsumerRuntime } from './consumer/in-memory-consumer.runtime';
 import type { TestingConsumerDeadLetter } from './consumer/in-memory-consumer.runtime';
 import { inProcessDelivery } from './consumer/in-process.delivery';
@@ -33,7 +34,7 @@ export class OutboxTesting {
 
   constructor(
     private readonly writer: RecordingOutboxWriter,
-    private readonly handlers: IdempotentHandlerFinder,
+    private readonly explorer: IdempotentHandlerExplorer,
     private readonly consumers: InMemoryConsumerRuntime,
     @Inject(OUTBOX_TESTING_TOPIC_PREFIX) private readonly topicPrefix: string,
   ) {}
@@ -139,9 +140,9 @@ export class OutboxTesting {
 
   private async deliver(event: EmittedEvent, report: DrainReport): Promise<boolean> {
     const topic = `${this.topicPrefix}${event.aggregateType}`;
-    const listening = this.handlers
-      .handlers()
-      .filter((h) => h.patterns.some((p) => p === event.eventType || p === topic));
+    const listening = inProcessCalls(this.explorer.handlers()).filter((h) =>
+      h.patterns.some((p) => p === event.eventType || p === topic),
+    );
     for (const handler of listening) {
       const { data, context } = inProcessDelivery(event, topic, this.offset++);
       try {

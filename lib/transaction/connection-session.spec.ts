@@ -27,7 +27,6 @@ function inTransaction<T>(
   const context: OutboxTransactionContext = {
     connection,
     session,
-    events: [],
     closed,
     outer: outboxTransactionStorage.getStore(),
   };

@@ -1,7 +1,5 @@
 import { OutboxError } from '../common/errors/outbox.error';
 import { EMITS_EVENT_METADATA, TRANSACTIONAL_METADATA } from '../common/outbox.constants';
-import { resolveDeclaredEvents } from '../events/declared-event.resolver';
-import type { DeclaredEvent } from '../events/emits-event.interface';
 import { copyMethodMetadata } from './copy-method-metadata';
 import { OutboxNotInitializedError } from './errors/outbox-not-initialized.error';
 import { TransactionPropagationError } from './errors/transaction-propagation.error';
@@ -48,16 +46,13 @@ export function ensureOutboxWrapper(
   const wrapper: AnyMethod = async function (this: unknown, ...args: unknown[]) {
     const options = (Reflect.getOwnMetadata(TRANSACTIONAL_METADATA, wrapper) ??
       {}) as TransactionalOptions;
-    const declared = (Reflect.getOwnMetadata(EMITS_EVENT_METADATA, wrapper) ??
-      []) as DeclaredEvent[];
+    const declared = (Reflect.getOwnMetadata(EMITS_EVENT_METADATA, wrapper) ?? []) as unknown[];
     const runtime = OutboxRuntimeHost.resolve(options.connectionName);
     if (!runtime) throw new OutboxNotInitializedError(label, options.connectionName);
     return runtime.runner.run(
       async () => {
         const result: unknown = await original.apply(this, args);
-        if (declared.length > 0) {
-          runtime.emitter.emit(resolveDeclaredEvents(declared, result, args));
-        }
+        if (declared.length > 0) runtime.emitDeclared(declared, result, args);
         return result;
       },
       options,

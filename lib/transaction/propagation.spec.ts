@@ -3,8 +3,8 @@ import { TransactionPropagationError } from './errors/transaction-propagation.er
 import { Propagation } from './propagation';
 
 function setup() {
-  const { connection, writer, runner } = fakeTransactionRunner();
-  return { connection, writer, runner };
+  const { connection, runner } = fakeTransactionRunner();
+  return { connection, runner };
 }
 
 describe('TransactionRunner propagation', () => {
@@ -90,24 +90,21 @@ describe('TransactionRunner propagation', () => {
   });
 
   it('joins a transaction the app started itself with connection.transaction()', async () => {
-    const { connection, runner, writer } = setup();
+    const { connection, runner } = setup();
+    const hookSessions: unknown[] = [];
+    runner.beforeCommit(async (attempt) => {
+      hookSessions.push(attempt.session);
+      await connection.insert('outbox', { eventId: 'e1' });
+    });
+    let appSession: unknown;
     await connection.transaction(async () => {
+      appSession = runner.currentSession();
       expect(runner.isActive()).toBe(true);
-      await runner.run(async () => {
-        runner.currentContext()!.events.push({
-          eventId: 'e1',
-          eventType: 'OrderCreated',
-          aggregateType: 'Order',
-          aggregateId: 'o1',
-          payload: {},
-          occurredAt: new Date(),
-          status: 'pending',
-          attempts: 0,
-        });
-      });
+      await runner.run(async () => undefined);
     });
     expect(connection.transactionsStarted).toBe(1);
-    expect(writer.insertCalls).toBe(1);
+    // The before-commit hooks ran once, in the app's session, and their write committed with it.
+    expect(hookSessions).toEqual([appSession]);
     expect(connection.docs('outbox')).toHaveLength(1);
   });
 

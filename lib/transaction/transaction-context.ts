@@ -1,18 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ClientSession, Connection } from 'mongoose';
-import type { NewOutboxEvent } from '../documents/outbox-event.document';
 
 /**
- * One ATTEMPT of one transaction, as the outbox sees it. A new context (with an empty event
- * buffer) is made every time Mongoose (re)runs the transaction body, so a body retried after a
- * TransientTransactionError never writes the events of the failed attempt.
+ * One ATTEMPT of one transaction, as the outbox sees it. A new context is made every time
+ * Mongoose (re)runs the transaction body, so what the layers above keep per attempt (the events
+ * emitted in it) starts empty again when a body is retried after a TransientTransactionError.
  */
 export interface OutboxTransactionContext {
   readonly connection: Connection;
   readonly session: ClientSession;
-  /** Events emitted so far in this attempt, inserted just before the body returns. */
-  readonly events: NewOutboxEvent[];
-  /** Set once the buffer was flushed: later emits would be lost, so they throw. */
+  /** Set once the before-commit hooks ran: later emits would be lost, so they throw. */
   closed: boolean;
   /**
    * The context this one was started in (a transaction of another connection, or undefined):

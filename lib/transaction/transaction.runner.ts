@@ -1,8 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { ClientSession, Connection } from 'mongoose';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
-import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
-import type { OutboxEventWriter } from '../events/outbox-event.writer';
 import { throwIfFenced } from '../common/work-fence';
 import { TransactionPropagationError } from './errors/transaction-propagation.error';
 import { Propagation } from './propagation';
@@ -10,6 +8,9 @@ import { isSessionOf, mongooseTransactionSession } from './mongoose-transaction-
 import { contextOf, outboxTransactionStorage } from './transaction-context';
 import type { OutboxTransactionContext } from './transaction-context';
 import type { TransactionalOptions } from './transactional-options.interface';
+
+/** Work of a layer above at the end of an attempt, in its session, before the commit. */
+export type BeforeCommitHook = (attempt: OutboxTransactionContext) => Promise<void>;
 
 /**
  * Runs functions in a MongoDB transaction of the app's Mongoose connection, on Mongoose's own
@@ -19,15 +20,23 @@ import type { TransactionalOptions } from './transactional-options.interface';
  *   TransientTransactionError and the commit on UnknownTransactionCommitResult.
  * - Nested calls JOIN the running transaction (never a second, independent one). A call made inside
  *   a transaction the app started itself with `connection.transaction()` joins that one too.
- * - Events emitted in an attempt are inserted with one `insertMany`, in the session, right before
- *   the outermost function of the attempt returns, so they commit (or abort) with the data.
+ * - Right before the outermost function of an attempt returns, the before-commit hooks run in its
+ *   session, so what they write commits (or aborts) with the data: the write side (events/)
+ *   registers the insert of the events emitted in the attempt.
  */
 @Injectable()
 export class TransactionRunner {
-  constructor(
-    private readonly host: OutboxConnectionHost,
-    @Inject(OUTBOX_EVENT_WRITER) private readonly writer: OutboxEventWriter,
-  ) {}
+  private readonly beforeCommitHooks: BeforeCommitHook[] = [];
+
+  constructor(private readonly host: OutboxConnectionHost) {}
+
+  /**
+   * Runs `hook` at the end of every attempt, in its session, before the commit.
+   * @internal registered by `OutboxEmitter`.
+   */
+  beforeCommit(hook: BeforeCommitHook): void {
+    this.beforeCommitHooks.push(hook);
+  }
 
   /** Runs `fn` according to `options.propagation` (default `Required`: join or start). */
   async run<T>(
@@ -107,7 +116,7 @@ export class TransactionRunner {
     return contextOf(this.host.connection);
   }
 
-  /** One attempt: fresh buffer, run `fn`, flush the buffer into the session, close. */
+  /** One attempt: a fresh context, run `fn`, the before-commit hooks in the session, close. */
   private async runAttempt<T>(
     connection: Connection,
     session: ClientSession,
@@ -116,16 +125,13 @@ export class TransactionRunner {
     const context: OutboxTransactionContext = {
       connection,
       session,
-      events: [],
       closed: false,
       outer: outboxTransactionStorage.getStore(),
     };
     return outboxTransactionStorage.run(context, async () => {
       try {
         const result = await fn();
-        if (context.events.length > 0) {
-          await this.writer.insert(context.events, session);
-        }
+        for (const hook of this.beforeCommitHooks) await hook(context);
         return result;
       } finally {
         context.closed = true;

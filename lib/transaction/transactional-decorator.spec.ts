@@ -7,6 +7,8 @@ import {
   FakeOutboxWriter,
   fakeTransactionRunner,
 } from '../testing/fakes/fake-connection';
+import { resolveDeclaredEvents } from '../events/declared-event.resolver';
+import type { DeclaredEvent } from '../events/emits-event.interface';
 import { EmitsEvent } from '../events/emits-event.decorator';
 import { InvalidOutboxEventError } from '../events/errors/invalid-outbox-event.error';
 import { OutboxEmitter } from '../events/outbox.emitter';
@@ -84,9 +86,13 @@ class OrderService {
 
 function start(): { connection: FakeConnection; writer: FakeOutboxWriter; runtime: OutboxRuntime } {
   const { connection, writer, runner } = fakeTransactionRunner();
-  const emitter = new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }));
-  const runtime: OutboxRuntime = { runner, emitter: { emit: (e) => emitter.emit(e) } };
-  OutboxRuntimeHost.register(undefined, runtime);
+  const emitter = new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }), writer);
+  const runtime: OutboxRuntime = {
+    runner,
+    emitDeclared: (declared, result, args) =>
+      emitter.emit(resolveDeclaredEvents(declared as DeclaredEvent[], result, args)),
+  };
+  OutboxRuntimeHost.bind(undefined, runtime);
   return { connection, writer, runtime };
 }
 
@@ -104,7 +110,7 @@ describe('@Transactional and @EmitsEvent', () => {
   it('stops working again after the module unregisters (app closed)', async () => {
     const { runtime } = start();
     const service = new OrderService(new FakeConnection());
-    OutboxRuntimeHost.unregister(undefined, runtime);
+    OutboxRuntimeHost.unbind(undefined, runtime);
     await expect(service.create('a')).rejects.toThrow(OutboxNotInitializedError);
   });
 
@@ -226,10 +232,10 @@ describe('@Transactional and @EmitsEvent', () => {
   it('an app closing does not disconnect another app still running', async () => {
     const first = start();
     const second = start();
-    OutboxRuntimeHost.unregister(undefined, second.runtime);
+    OutboxRuntimeHost.unbind(undefined, second.runtime);
     await new OrderService(first.connection).create('a');
     expect(first.connection.docs('orders')).toHaveLength(1);
-    OutboxRuntimeHost.unregister(undefined, first.runtime);
+    OutboxRuntimeHost.unbind(undefined, first.runtime);
     await expect(new OrderService(first.connection).create('b')).rejects.toThrow(
       OutboxNotInitializedError,
     );
@@ -238,7 +244,7 @@ describe('@Transactional and @EmitsEvent', () => {
   it('resolves the runtime by connection name', async () => {
     const { runtime } = start();
     OutboxRuntimeHost.reset();
-    OutboxRuntimeHost.register('orders', runtime);
+    OutboxRuntimeHost.bind('orders', runtime);
     class Named {
       @Transactional({ connectionName: 'orders' })
       async a(): Promise<number> {

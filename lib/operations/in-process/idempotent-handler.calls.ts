@@ -1,7 +1,6 @@
-import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { KafkaContext } from '@nestjs/microservices';
-import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
 import { substitutePayload } from '../../consumer/handler-arguments';
+import type { DiscoveredHandler } from '../../consumer/idempotent-handler.explorer';
 import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
 import { handlerPatterns, rpcParametersOf } from '../../consumer/nest-internals';
 
@@ -19,42 +18,26 @@ export interface IdempotentHandlerCall {
   call(data: unknown, context: KafkaContext): Promise<unknown>;
 }
 
-/** The app's `@IdempotentHandler` methods, on controllers and providers, once each. */
-export function findIdempotentHandlers(
-  discovery: DiscoveryService,
-  scanner: MetadataScanner,
-): IdempotentHandlerCall[] {
-  const found: IdempotentHandlerCall[] = [];
-  const seen = new Set<object>();
-  for (const wrapper of [...discovery.getControllers(), ...discovery.getProviders()]) {
-    const instance = wrapper.instance as Record<string, unknown> | undefined;
-    if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
-    seen.add(instance);
-    const prototype = Object.getPrototypeOf(instance) as object;
-    for (const key of scanner.getAllMethodNames(prototype)) {
-      const method = instance[key];
-      if (typeof method !== 'function') continue;
-      const settings = Reflect.getMetadata(IDEMPOTENT_HANDLER_METADATA, method) as
-        IdempotentHandlerSettings | undefined;
-      if (!settings) continue;
-      const parameters = rpcParametersOf(prototype, key);
-      found.push({
-        name: `${instance.constructor.name}.${key}`,
-        settings,
-        patterns: handlerPatterns(method),
-        call: async (data, context) => {
-          // As Nest's transport does: the context at `@Ctx()`, the data at `@Payload()`.
-          const args: unknown[] = [];
-          if (parameters.contextIndex !== undefined) args[parameters.contextIndex] = context;
-          return (method as (...a: unknown[]) => unknown).apply(
-            instance,
-            substitutePayload(args, parameters, data),
-          );
-        },
-      });
-    }
-  }
-  return found;
+/**
+ * How to call, in process, the `@IdempotentHandler` methods the explorer found at bootstrap
+ * (`IdempotentHandlerExplorer.handlers()`): those of classes Nest made an instance of.
+ */
+export function inProcessCalls(handlers: readonly DiscoveredHandler[]): IdempotentHandlerCall[] {
+  return handlers.flatMap(({ settings, method, key, instance }) => {
+    if (!instance) return [];
+    const parameters = rpcParametersOf(Object.getPrototypeOf(instance) as object, key);
+    const call = async (data: unknown, context: KafkaContext) => {
+      // As Nest's transport does: the context at `@Ctx()`, the data at `@Payload()`.
+      const args: unknown[] = [];
+      if (parameters.contextIndex !== undefined) args[parameters.contextIndex] = context;
+      return (method as (...a: unknown[]) => unknown).apply(
+        instance,
+        substitutePayload(args, parameters, data),
+      );
+    };
+    const name = `${instance.constructor.name}.${key}`;
+    return [{ name, settings, patterns: handlerPatterns(method), call }];
+  });
 }
 
 /** A Kafka message as kafkajs hands it to Nest (key, value and headers as Buffers). */

@@ -3,7 +3,6 @@ import { Partitioners } from 'kafkajs';
 import type { PartitionMetadata } from 'kafkajs';
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { asError } from '../../common/errors/describe-error';
-import { instrumentKafkaSender } from '../../telemetry/kafka-producer.telemetry';
 import { toKafkaMessage } from '../kafka-message.mapper';
 import type { OutboxKafkaMessage } from '../kafka-message.mapper';
 import type {
@@ -16,6 +15,7 @@ import type { TopicRouter } from '../topic-name';
 import { classifyKafkaError } from './kafka-error.classifier';
 import type { KafkaErrorClass } from './kafka-error.classifier';
 import { BrokerOutageLog } from './broker-outage.log';
+import { instrumentKafkaSender } from './kafka-producer.telemetry';
 import { SendAbortedError } from './kafka.sender';
 import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
 import { createKafkaSender } from './kafka-sender.factory';

@@ -1,5 +1,5 @@
 import { outboxDiagnostics } from '../../diagnostics/outbox.diagnostics';
-import { backoffDelay } from '../backoff';
+import { backoffDelay } from '../../common/backoff';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { ResolvedRelayOptions } from '../relay.options';
 import type { HeldDestination } from '../relay.status';

@@ -1,5 +1,5 @@
 import { describeError } from '../../common/errors/describe-error';
-import { backoffDelay } from '../backoff';
+import { backoffDelay } from '../../common/backoff';
 import { LeaseLostError } from '../lease/lease-lost.error';
 import { abortableSleep } from '../ports/relay-clock';
 import type { RelayClock } from '../ports/relay-clock';

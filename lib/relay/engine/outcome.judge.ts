@@ -1,6 +1,6 @@
 import { describeError } from '../../common/errors/describe-error';
 import type { PublishOutcome } from '../../publisher/outbox-publisher.interface';
-import { backoffDelay } from '../backoff';
+import { backoffDelay } from '../../common/backoff';
 import type { DeadLetterRecord, FailureRecord } from '../ports/outbox-relay.store';
 import type { ResolvedRelayOptions } from '../relay.options';
 import type { LaneItem } from './aggregate.lane';

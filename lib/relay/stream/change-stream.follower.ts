@@ -1,5 +1,5 @@
 import { describeError } from '../../common/errors/describe-error';
-import { backoffDelay } from '../backoff';
+import { backoffDelay } from '../../common/backoff';
 import type { RelayEngine, Offer } from '../engine/relay.engine';
 import { ChangeSourceError } from '../ports/change-source';
 import type { ChangeCursor, ChangeSource, ResumeToken } from '../ports/change-source';

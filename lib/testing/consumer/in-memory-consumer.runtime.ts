@@ -15,7 +15,7 @@ import {
   RedeliveryRequired,
 } from '../../consumer/idempotent-consume.flow';
 import type { ConsumeDeps } from '../../consumer/idempotent-consume.flow';
-import type { HandlerServingRuntime } from '../../consumer/idempotent-handler.bootstrap';
+import type { HandlerServingRuntime } from '../../consumer/idempotent-handler.bindings';
 import type { ResolvedConsumerOptions } from '../../consumer/consumer.options';
 import { mergeWithDefaults } from '../../consumer/idempotent-handler.options';
 import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';

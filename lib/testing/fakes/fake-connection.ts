@@ -201,9 +201,8 @@ export function fakeTransactionRunner(): {
 } {
   const connection = new FakeConnection();
   const writer = new FakeOutboxWriter();
-  const runner = new TransactionRunner(
-    { connection: connection.asConnection } as OutboxConnectionHost,
-    writer,
-  );
+  const runner = new TransactionRunner({
+    connection: connection.asConnection,
+  } as OutboxConnectionHost);
   return { connection, writer, runner };
 }

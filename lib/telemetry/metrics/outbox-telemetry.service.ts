@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { OUTBOX_RELAY_OPTIONS } from '../common/outbox.constants';
-import { OutboxConsumerMetrics } from '../consumer/consumer.metrics';
-import type { ResolvedRelayOptions } from '../relay/relay.options';
-import { OutboxRelay } from '../relay/outbox.relay';
-import { OutboxRelayMetrics } from '../relay/relay.metrics';
-import { openTelemetry } from './opentelemetry.loader';
+import { OUTBOX_RELAY_OPTIONS } from '../../common/outbox.constants';
+import { OutboxConsumerMetrics } from '../../consumer/consumer.metrics';
+import type { ResolvedRelayOptions } from '../../relay/relay.options';
+import { OutboxRelay } from '../../relay/outbox.relay';
+import { OutboxRelayMetrics } from '../../relay/relay.metrics';
+import { openTelemetry } from '../tracing/opentelemetry.loader';
 import { registerConsumerInstruments } from './consumer-metrics.instruments';
 import { registerRelayInstruments } from './relay-metrics.instruments';
 

@@ -1,16 +1,18 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
-import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
-import type { OutboxEventWriter } from '../events/outbox-event.writer';
-import { OutboxEmitter } from '../events/outbox.emitter';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
-import { OutboxReplicaSetRequiredError } from './errors/outbox-replica-set-required.error';
-import { registerConnectionSessions } from './connection-session.plugin';
-import { enableTransactionStorage } from './mongoose-transaction-storage';
-import { TransactionRunner } from './transaction.runner';
-import { OutboxRuntimeHost } from './transaction-runtime.host';
-import type { OutboxRuntime } from './transaction-runtime.host';
+import { OutboxReplicaSetRequiredError } from '../transaction/errors/outbox-replica-set-required.error';
+import { registerConnectionSessions } from '../transaction/connection-session.plugin';
+import { enableTransactionStorage } from '../transaction/mongoose-transaction-storage';
+import { TransactionRunner } from '../transaction/transaction.runner';
+import { OutboxRuntimeHost } from '../transaction/transaction-runtime.host';
+import type { OutboxRuntime } from '../transaction/transaction-runtime.host';
+import { resolveDeclaredEvents } from './declared-event.resolver';
+import type { DeclaredEvent } from './emits-event.interface';
+import { OUTBOX_EVENT_WRITER } from './outbox-event.writer';
+import type { OutboxEventWriter } from './outbox-event.writer';
+import { OutboxEmitter } from './outbox.emitter';
 
 /**
  * Readies the write side in `onModuleInit` (before the importing modules' own hooks):
@@ -42,15 +44,17 @@ export class OutboxWriteSideBootstrap implements OnModuleInit, OnModuleDestroy {
     }
     const runtime: OutboxRuntime = {
       runner: this.runner,
-      emitter: { emit: (events) => this.emitter.emit(events) },
+      emitDeclared: (declared, result, args) => {
+        this.emitter.emit(resolveDeclaredEvents(declared as DeclaredEvent[], result, args));
+      },
     };
-    OutboxRuntimeHost.register(this.options.connectionName, runtime);
+    OutboxRuntimeHost.bind(this.options.connectionName, runtime);
     this.runtime = runtime;
   }
 
   onModuleDestroy(): void {
     if (this.runtime) {
-      OutboxRuntimeHost.unregister(this.options.connectionName, this.runtime);
+      OutboxRuntimeHost.unbind(this.options.connectionName, this.runtime);
       this.runtime = undefined;
     }
   }

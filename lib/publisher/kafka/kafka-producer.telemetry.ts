@@ -1,9 +1,9 @@
 import type { Counter, Histogram, Span } from '@opentelemetry/api';
-import { KAFKA_HEADERS } from '../common/envelope';
-import type { KafkaSender, PartitionedMessage, TopicBatch } from '../publisher/kafka/kafka.sender';
-import { INSTRUMENTATION_SCOPE, openTelemetry } from './opentelemetry.loader';
-import type { OpenTelemetryApi } from './opentelemetry.loader';
-import { contextFromHeaders, injectTraceHeaders } from './w3c-trace-context';
+import { KAFKA_HEADERS } from '../../common/envelope';
+import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
+import { INSTRUMENTATION_SCOPE, openTelemetry } from '../../telemetry/tracing/opentelemetry.loader';
+import type { OpenTelemetryApi } from '../../telemetry/tracing/opentelemetry.loader';
+import { contextFromHeaders, injectTraceHeaders } from '../../telemetry/tracing/w3c-trace-context';
 
 /**
  * The relay's producer telemetry: `sender` itself when OpenTelemetry is not installed, else a

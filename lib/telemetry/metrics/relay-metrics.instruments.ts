@@ -1,8 +1,8 @@
 import type { Attributes, BatchObservableResult, Observable } from '@opentelemetry/api';
-import type { OutboxRelayMetrics } from '../relay/relay.metrics';
-import type { RelayStatus } from '../relay/relay.status';
-import { INSTRUMENTATION_SCOPE } from './opentelemetry.loader';
-import type { OpenTelemetryApi } from './opentelemetry.loader';
+import type { OutboxRelayMetrics } from '../../relay/relay.metrics';
+import type { RelayStatus } from '../../relay/relay.status';
+import { INSTRUMENTATION_SCOPE } from '../tracing/opentelemetry.loader';
+import type { OpenTelemetryApi } from '../tracing/opentelemetry.loader';
 
 /** What the instruments read at each collection. */
 export interface RelayMetricsSource {

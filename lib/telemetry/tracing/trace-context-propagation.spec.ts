@@ -6,13 +6,13 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import type { OutboxEventInput } from '../common/envelope';
-import { OutboxEmitter } from '../events/outbox.emitter';
-import { resolveOutboxOptions } from '../options/outbox-options.validator';
-import type { KafkaSender, TopicBatch } from '../publisher/kafka/kafka.sender';
-import { fakeTransactionRunner } from '../testing/fakes/fake-connection';
+import type { OutboxEventInput } from '../../common/envelope';
+import { OutboxEmitter } from '../../events/outbox.emitter';
+import { resolveOutboxOptions } from '../../options/outbox-options.validator';
+import type { KafkaSender, TopicBatch } from '../../publisher/kafka/kafka.sender';
+import { fakeTransactionRunner } from '../../testing/fakes/fake-connection';
 import { inConsumerSpan } from './consumer-span';
-import { instrumentKafkaSender } from './kafka-producer.telemetry';
+import { instrumentKafkaSender } from '../../publisher/kafka/kafka-producer.telemetry';
 
 const event: OutboxEventInput = {
   eventType: 'OrderPlaced',
@@ -22,11 +22,11 @@ const event: OutboxEventInput = {
 };
 
 function emitter() {
-  const { connection, runner } = fakeTransactionRunner();
+  const { connection, runner, writer } = fakeTransactionRunner();
   return {
     connection,
     runner,
-    emitter: new OutboxEmitter(runner, resolveOutboxOptions({ relay: false })),
+    emitter: new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }), writer),
   };
 }
 
@@ -213,15 +213,17 @@ describe('without @opentelemetry/api installed', () => {
     await jest.isolateModulesAsync(async () => {
       jest.doMock('@opentelemetry/api', factory);
       // Loading the whole library must not touch the package.
-      require('../index');
+      require('../../index');
       expect(factory).not.toHaveBeenCalled();
 
-      const { fakeTransactionRunner: fakes } = require('../testing/fakes/fake-connection');
-      const { OutboxEmitter: Emitter } = require('../events/outbox.emitter');
-      const { resolveOutboxOptions: resolve } = require('../options/outbox-options.validator');
-      const { instrumentKafkaSender: traced } = require('./kafka-producer.telemetry');
-      const { connection, runner } = fakes();
-      const outbox = new Emitter(runner, resolve({ relay: false }));
+      const { fakeTransactionRunner: fakes } = require('../../testing/fakes/fake-connection');
+      const { OutboxEmitter: Emitter } = require('../../events/outbox.emitter');
+      const { resolveOutboxOptions: resolve } = require('../../options/outbox-options.validator');
+      const {
+        instrumentKafkaSender: traced,
+      } = require('../../publisher/kafka/kafka-producer.telemetry');
+      const { connection, runner, writer } = fakes();
+      const outbox = new Emitter(runner, resolve({ relay: false }), writer);
       await runner.run(async () => outbox.emit(event));
       expect(connection.docs('outbox')[0].headers).toBeUndefined();
       const inner = new RecordingSender();

@@ -1,42 +1,40 @@
 import type { mongo } from 'mongoose';
-import type { StoredCheckpoint } from '../relay/ports/relay-state.store';
-import { slotsOfPartition } from '../relay/ports/partition-layout';
-import { relayCollection } from '../relay/mongo/relay-collections';
-import type { OutboxDoc } from '../documents/outbox-event.document';
-import { partitionedRelayIds } from '../documents/relay-state.document';
-import type { RelayLayoutDoc, RelayLeaseDoc } from '../documents/relay-state.document';
-import { readStoredCheckpoints } from '../relay/mongo/stored-checkpoint.reader';
+import type { OutboxDoc } from '../../documents/outbox-event.document';
+import { partitionedRelayIds } from '../../documents/relay-state.document';
+import type { RelayLayoutDoc, RelayLeaseDoc } from '../../documents/relay-state.document';
+import { slotsOfPartition } from '../ports/partition-layout';
+import type { RelayStateReader, StoredPartitionedRelay } from '../ports/relay-state.reader';
+import { relayCollection } from './relay-collections';
+import { readStoredCheckpoint, readStoredCheckpoints } from './stored-checkpoint.reader';
 
-/** A partition's lease as stored (expired or released ones included). */
-export type StoredPartitionLease = Required<Pick<RelayLeaseDoc, 'owner' | 'expiresAt'>> &
-  Pick<RelayLeaseDoc, 'fencing'>;
+type RelayStateCollections = { outbox: string; relayState: string };
 
-/** What the database says of one partition of the stored layout. */
-export interface StoredPartition {
-  partition: number;
-  lease?: StoredPartitionLease;
-  checkpoint?: StoredCheckpoint;
-  /** `occurredAt` of its oldest pending event (slot in its range), if any. */
-  oldestPendingAt?: Date;
-}
-
-/** The stored layout of several partitions, and every partition's documents. */
-export interface StoredPartitionedRelay {
-  partitions: number;
-  generation: number;
-  each: StoredPartition[];
+/** The `RelayStateReader` of the relay's MongoDB collections. */
+export function mongoRelayStateReader(
+  db: mongo.Db,
+  collections: RelayStateCollections,
+): RelayStateReader {
+  return {
+    async oldestPendingAt() {
+      const oldest = await relayCollection<{ occurredAt: Date; status: string }>(
+        db,
+        collections.outbox,
+      ).findOne({ status: 'pending' }, { sort: { _id: 1 }, projection: { occurredAt: 1 } });
+      return oldest ? new Date(oldest.occurredAt) : undefined;
+    },
+    checkpoint: (relayName) => readStoredCheckpoint(db, collections.relayState, relayName),
+    partitionedRelay: (relayName) => readPartitionedRelay(db, collections, relayName),
+  };
 }
 
 /**
  * Reads relay `relayName`'s stored layout from `collections.relayState` and, when it has
  * several partitions, each partition's lease and checkpoint (`partitionedRelayIds`) and the
- * oldest pending event of its slot range in the outbox. Undefined when no layout is stored or
- * it has one partition (the single relay's `lease:<name>` and `checkpoint:<name>` then apply).
- * Read from the primary at read concern majority, as the relays read them.
+ * oldest pending event of its slot range in the outbox.
  */
-export async function readPartitionedRelay(
+async function readPartitionedRelay(
   db: mongo.Db,
-  collections: { outbox: string; relayState: string },
+  collections: RelayStateCollections,
   relayName: string,
 ): Promise<StoredPartitionedRelay | undefined> {
   const ids = partitionedRelayIds(relayName);

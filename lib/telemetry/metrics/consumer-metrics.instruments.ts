@@ -1,7 +1,7 @@
 import type { BatchObservableResult, Observable } from '@opentelemetry/api';
-import type { OutboxConsumerMetrics } from '../consumer/consumer.metrics';
-import { INSTRUMENTATION_SCOPE } from './opentelemetry.loader';
-import type { OpenTelemetryApi } from './opentelemetry.loader';
+import type { OutboxConsumerMetrics } from '../../consumer/consumer.metrics';
+import { INSTRUMENTATION_SCOPE } from '../tracing/opentelemetry.loader';
+import type { OpenTelemetryApi } from '../tracing/opentelemetry.loader';
 
 /** What the consumer instruments read: `OutboxConsumerMetrics.snapshot()`. */
 export type ConsumerMetricsSource = Pick<OutboxConsumerMetrics, 'snapshot'>;

@@ -1,15 +1,15 @@
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import type { MetricData } from '@opentelemetry/sdk-metrics';
-import { OutboxConsumerMetrics } from '../consumer/consumer.metrics';
-import { resolveOutboxOptions } from '../options/outbox-options.validator';
-import type { OutboxRelay } from '../relay/outbox.relay';
-import { OutboxRelayMetrics } from '../relay/relay.metrics';
-import type { KafkaSender, TopicBatch } from '../publisher/kafka/kafka.sender';
+import { OutboxConsumerMetrics } from '../../consumer/consumer.metrics';
+import { resolveOutboxOptions } from '../../options/outbox-options.validator';
+import type { OutboxRelay } from '../../relay/outbox.relay';
+import { OutboxRelayMetrics } from '../../relay/relay.metrics';
+import type { KafkaSender, TopicBatch } from '../../publisher/kafka/kafka.sender';
 import { registerConsumerInstruments } from './consumer-metrics.instruments';
-import { inConsumerSpan } from './consumer-span';
-import { instrumentKafkaSender } from './kafka-producer.telemetry';
-import { openTelemetry } from './opentelemetry.loader';
+import { inConsumerSpan } from '../tracing/consumer-span';
+import { instrumentKafkaSender } from '../../publisher/kafka/kafka-producer.telemetry';
+import { openTelemetry } from '../tracing/opentelemetry.loader';
 import { OutboxTelemetry } from './outbox-telemetry.service';
 
 /** A reader the test pulls from (what a Prometheus scrape does). */
