@@ -3,7 +3,7 @@ import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
 import type { ConsumerDeadLetterDocument } from '../documents/consumer-dead-letter.document';
-import { KAFKA_HEADERS } from '../common/envelope';
+import { KAFKA_HEADERS } from '../documents/outbox-event.envelope';
 import { OutboxConsumerDeadLetters } from '../operations/outbox-consumer-dead-letters.service';
 import { OutboxDeadLetters } from '../operations/outbox-dead-letters.service';
 import type { OutboxDeadLetter } from '../documents/dead-letter.document';

@@ -1,16 +1,9 @@
 import type { ClientSession } from 'mongoose';
 import type { PublishErrorEntry } from '../documents/outbox-event.document';
 import type { ConsumedMessage } from './consumed-message';
-import type { BadPayloadReason } from './payload.decoder';
+import type { DeadLetterReason } from '../documents/consumer-dead-letter.document';
 
-/**
- * Why a message was dead-lettered: its input (`empty-value`, `invalid-json`, `forbidden-key`,
- * `invalid-payload`, `missing-event-id`, `invalid-event-id`), `max-failures` (the handler, or a
- * guard/pipe/interceptor in front of it, failed `maxFailures` times), or `unrecoverable` (an
- * `UnrecoverableEventError`).
- */
-export type DeadLetterReason =
-  BadPayloadReason | 'missing-event-id' | 'invalid-event-id' | 'max-failures' | 'unrecoverable';
+export type { DeadLetterReason };
 
 /**
  * One failure of one event, as stored in a dead letter's `errors`: the relay's entry, whose

@@ -1,4 +1,4 @@
-import { KAFKA_HEADERS } from '../common/envelope';
+import { KAFKA_HEADERS } from '../documents/outbox-event.envelope';
 import { OutboxOptionsError } from '../common/errors/outbox-options.error';
 import { OptionChecker, type OptionKeys } from '../common/options/option.checker';
 import { topicNameProblem } from '../publisher/topic-name';

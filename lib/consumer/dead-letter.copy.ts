@@ -1,29 +1,12 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
+import type { DeadLetterCopy } from '../documents/consumer-dead-letter.document';
 import { valueBytes, type ConsumedMessage } from './consumed-message';
 
 /** Most headers a dead letter keeps, and the longest header name and value kept (characters). */
 export const DEAD_LETTER_HEADER_LIMITS = { count: 64, name: 256, value: 4096 } as const;
 
-/** The copy of a message a dead letter keeps: bounded, whatever the message's size. */
-export interface DeadLetterCopy {
-  key: string | null;
-  headers: Array<{ key: string; value: string }>;
-  /** The value as UTF-8 text, or base64 when its bytes are not UTF-8; possibly truncated. */
-  value: string | null;
-  valueEncoding: 'utf8' | 'base64';
-  /** Size of the whole value, in bytes. */
-  valueBytes: number;
-  /** SHA-256 (hex) of the whole value; null without a value. */
-  valueSha256: string | null;
-  /** True when `value` holds only the first `deadLetterMaxValueBytes` bytes. */
-  valueTruncated: boolean;
-  /**
-   * False when the transport did not keep the bytes received (Nest's `Transport.KAFKA` parsed a
-   * JSON value): the copy, size and hash are then of the value serialized again.
-   */
-  valueExact: boolean;
-}
+export type { DeadLetterCopy };
 
 /** The bounded copy of `message` kept by a dead letter (and sent to the dead-letter topic). */
 export function deadLetterCopy(message: ConsumedMessage, maxValueBytes: number): DeadLetterCopy {

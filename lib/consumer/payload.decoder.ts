@@ -7,7 +7,9 @@ import { toNullPrototypeTree } from '../common/payload-keys.rule';
  * never "cleaned" and applied); every object of the result has a null prototype, so keys such as
  * `constructor` or `prototype` are plain data.
  */
-export type BadPayloadReason = 'empty-value' | 'invalid-json' | 'forbidden-key' | 'invalid-payload';
+import type { BadPayloadReason } from '../documents/consumer-dead-letter.document';
+
+export type { BadPayloadReason };
 
 export type DecodeResult =
   | { ok: true; payload: Record<string, unknown> }

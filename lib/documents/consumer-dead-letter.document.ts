@@ -1,6 +1,37 @@
 import type { mongo } from 'mongoose';
-import type { DeadLetterReason, FailureEntry } from '../consumer/consume.ports';
-import type { DeadLetterCopy } from '../consumer/dead-letter.copy';
+import type { PublishErrorEntry } from './outbox-event.document';
+
+/** Why the input of a message could not be decoded (a `reason` of a consumer dead letter). */
+export type BadPayloadReason = 'empty-value' | 'invalid-json' | 'forbidden-key' | 'invalid-payload';
+
+/**
+ * Why a message was dead-lettered: its input (`empty-value`, `invalid-json`, `forbidden-key`,
+ * `invalid-payload`, `missing-event-id`, `invalid-event-id`), `max-failures` (the handler, or a
+ * guard/pipe/interceptor in front of it, failed `maxFailures` times), or `unrecoverable` (an
+ * `UnrecoverableEventError`).
+ */
+export type DeadLetterReason =
+  BadPayloadReason | 'missing-event-id' | 'invalid-event-id' | 'max-failures' | 'unrecoverable';
+
+/** The copy of a message a dead letter keeps: bounded, whatever the message's size. */
+export interface DeadLetterCopy {
+  key: string | null;
+  headers: Array<{ key: string; value: string }>;
+  /** The value as UTF-8 text, or base64 when its bytes are not UTF-8; possibly truncated. */
+  value: string | null;
+  valueEncoding: 'utf8' | 'base64';
+  /** Size of the whole value, in bytes. */
+  valueBytes: number;
+  /** SHA-256 (hex) of the whole value; null without a value. */
+  valueSha256: string | null;
+  /** True when `value` holds only the first `deadLetterMaxValueBytes` bytes. */
+  valueTruncated: boolean;
+  /**
+   * False when the transport did not keep the bytes received (Nest's `Transport.KAFKA` parsed a
+   * JSON value): the copy, size and hash are then of the value serialized again.
+   */
+  valueExact: boolean;
+}
 
 export const CONSUMER_DEAD_LETTERS_COLLECTION = 'outbox_consumer_dead_letters'; // the option's default
 
@@ -25,7 +56,7 @@ export interface ConsumerDeadLetterDocument extends DeadLetterCopy {
   attempts: number;
   lastError: string;
   /** The most recent failures (`consumer.errorHistoryLimit`), oldest first. */
-  errors: FailureEntry[];
+  errors: PublishErrorEntry[];
   deadLetteredAt?: Date;
   topic: string;
   partition: number;

@@ -1,5 +1,12 @@
 import type { mongo, Types } from 'mongoose';
-import type { OutboxEventInput } from '../common/envelope';
+import type { OutboxEventInput } from './outbox-event.envelope';
+
+/**
+ * How many slots the aggregates are hashed into. Fixed forever: the slot is stored on every
+ * outbox document at emit time, and relay partitions are contiguous ranges of slots, so the
+ * number of partitions can change without rewriting a document.
+ */
+export const SLOT_COUNT = 4096;
 
 export const OUTBOX_COLLECTION = 'outbox'; // the option's default
 

@@ -1,7 +1,6 @@
 import { Schema } from 'mongoose';
 import type { Connection, Model, SchemaDefinitionProperty } from 'mongoose';
-import { SLOT_COUNT } from '../events/event-slot';
-import { OUTBOX_EVENT_ID_INDEX, OUTBOX_EVENT_STATUSES } from './outbox-event.document';
+import { OUTBOX_EVENT_ID_INDEX, OUTBOX_EVENT_STATUSES, SLOT_COUNT } from './outbox-event.document';
 import type { NewOutboxEvent, OutboxEventRecord } from './outbox-event.document';
 
 /**

@@ -1,4 +1,4 @@
-import type { OutboxEventInput } from '../common/envelope';
+import type { OutboxEventInput } from '../documents/outbox-event.envelope';
 import type { DeclaredEvent, EventValue } from './emits-event.interface';
 
 function valueOf<V>(value: EventValue<V>, result: unknown, args: unknown[]): V {

@@ -1,11 +1,7 @@
 import { createHash } from 'node:crypto';
+import { SLOT_COUNT } from '../documents/outbox-event.document';
 
-/**
- * How many slots the aggregates are hashed into. Fixed forever: the slot is stored on every
- * outbox document at emit time, and relay partitions are contiguous ranges of slots, so the
- * number of partitions can change without rewriting a document.
- */
-export const SLOT_COUNT = 4096;
+export { SLOT_COUNT };
 
 /**
  * The slot of an aggregate: the first four bytes of SHA-256 over `aggregateType`, a NUL and

@@ -1,4 +1,4 @@
-import type { OutboxEventInput } from '../common/envelope';
+import type { OutboxEventInput } from '../documents/outbox-event.envelope';
 import { OutboxError } from '../common/errors/outbox.error';
 import { InvalidOutboxEventError } from './errors/invalid-outbox-event.error';
 import { PayloadTooLargeError } from './errors/payload-too-large.error';

@@ -1,4 +1,4 @@
-import type { OutboxEventInput } from '../common/envelope';
+import type { OutboxEventInput } from '../documents/outbox-event.envelope';
 import { fakeTransactionRunner } from '../testing/fakes/fake-connection';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
 import { OutboxTransactionClosedError } from '../transaction/errors/outbox-transaction-closed.error';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
-import type { OutboxEventInput } from '../common/envelope';
+import type { OutboxEventInput } from '../documents/outbox-event.envelope';
 import { OUTBOX_EVENTS_OPTIONS } from '../common/outbox.constants';
 import type { OutboxEventsOptions } from './outbox-events.options';
 import { OutboxTransactionClosedError } from '../transaction/errors/outbox-transaction-closed.error';

@@ -1,5 +1,5 @@
 import { OutboxError } from '../common/errors/outbox.error';
-import { KAFKA_HEADERS } from '../common/envelope';
+import { KAFKA_HEADERS } from '../documents/outbox-event.envelope';
 
 /**
  * Which dead letters an operation applies to. Every field is optional and they combine with

@@ -1,5 +1,5 @@
 import type { OutboxEventRecord } from '../documents/outbox-event.document';
-import { KAFKA_HEADERS } from '../common/envelope';
+import { KAFKA_HEADERS } from '../documents/outbox-event.envelope';
 
 /** The message of one event, in kafkajs' shape (`Message`). */
 export interface OutboxKafkaMessage {

@@ -1,4 +1,4 @@
-import type { OutboxEventInput } from '../common/envelope';
+import type { OutboxEventInput } from '../documents/outbox-event.envelope';
 import { InvalidTopicError } from './errors/invalid-topic.error';
 
 /** Kafka's limit on topic name length. */

@@ -1,5 +1,5 @@
 import type { ConsumerDeserializer, IncomingEvent } from '@nestjs/microservices';
-import { KAFKA_HEADERS } from '../common/envelope';
+import { KAFKA_HEADERS } from '../documents/outbox-event.envelope';
 
 /**
  * Routes a Kafka message to the `@EventPattern` of its event type (the `ce_type` header the relay

@@ -1,5 +1,5 @@
 import type { Counter, Histogram, Span } from '@opentelemetry/api';
-import { KAFKA_HEADERS } from '../../common/envelope';
+import { KAFKA_HEADERS } from '../../documents/outbox-event.envelope';
 import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
 import { INSTRUMENTATION_SCOPE, openTelemetry } from '../../telemetry/tracing/opentelemetry.loader';
 import type { OpenTelemetryApi } from '../../telemetry/tracing/opentelemetry.loader';

@@ -1,5 +1,5 @@
 import type { Counter, Histogram } from '@opentelemetry/api';
-import { KAFKA_HEADERS } from '../../common/envelope';
+import { KAFKA_HEADERS } from '../../documents/outbox-event.envelope';
 import { INSTRUMENTATION_SCOPE, openTelemetry } from './opentelemetry.loader';
 import type { OpenTelemetryApi } from './opentelemetry.loader';
 import { contextFromHeaders } from './w3c-trace-context';

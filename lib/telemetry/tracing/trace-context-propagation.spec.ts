@@ -6,7 +6,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import type { OutboxEventInput } from '../../common/envelope';
+import type { OutboxEventInput } from '../../documents/outbox-event.envelope';
 import { OutboxEmitter } from '../../events/outbox.emitter';
 import { resolveOutboxOptions } from '../../options/outbox-options.validator';
 import type { KafkaSender, TopicBatch } from '../../publisher/kafka/kafka.sender';

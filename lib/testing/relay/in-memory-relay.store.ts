@@ -1,4 +1,4 @@
-import type { OutboxEventInput } from '../../common/envelope';
+import type { OutboxEventInput } from '../../documents/outbox-event.envelope';
 import type { OutboxDoc, OutboxEventRecord } from '../../documents/outbox-event.document';
 import type {
   AggregateRef,

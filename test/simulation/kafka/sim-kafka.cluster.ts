@@ -1,5 +1,5 @@
 import { Partitioners } from 'kafkajs';
-import { KAFKA_HEADERS } from '../../../lib/common/envelope';
+import { KAFKA_HEADERS } from '../../../lib/documents/outbox-event.envelope';
 import type { PartitionedMessage, TopicBatch } from '../../../lib/publisher/kafka/kafka.sender';
 import type { SimRandom } from '../core/sim.random';
 import type { SimScheduler } from '../core/sim.scheduler';

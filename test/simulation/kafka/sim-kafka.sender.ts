@@ -1,4 +1,4 @@
-import { KAFKA_HEADERS } from '../../../lib/common/envelope';
+import { KAFKA_HEADERS } from '../../../lib/documents/outbox-event.envelope';
 import { SendAbortedError } from '../../../lib/publisher/kafka/kafka.sender';
 import type { KafkaSender, TopicBatch } from '../../../lib/publisher/kafka/kafka.sender';
 import type { SimRandom } from '../core/sim.random';
