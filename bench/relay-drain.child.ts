@@ -8,14 +8,69 @@
  * `{ ready: true }` once the app started, starts the relay on the message 'go', and is done
  * when no event is pending any more (what it published itself is in `published`); with
  * BENCH_STAY=1 as well, it relays until it is killed and reports
- * `{ progress: true, published, cpuSeconds }` every 200 ms. */
+ * `{ progress: true, published, cpuSeconds, causes }` every 200 ms: `causes` are what the relay
+ * reported that the guarantees name as a cause of a duplicate (see `DuplicateCauses`).
+ * RELAY_BENCH_LOG=warn (or log) prints the relay's own messages as well (default: errors only). */
 import 'reflect-metadata';
+import { subscribe } from 'node:diagnostics_channel';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Logger } from '@nestjs/common';
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import type { LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { getConnectionToken, MongooseModule } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
-import { OutboxModule, OutboxRelay, OutboxRelayMetrics } from '../lib';
+import { OUTBOX_CHANNELS, OutboxModule, OutboxRelay, OutboxRelayMetrics } from '../lib';
+import type { RelayLeaseLostMessage } from '../lib';
+
+/**
+ * What this process's relay reported that docs/guarantees.md names as a cause of a second
+ * publication: leadership of a partition lost (not released: its lease ran out or it was fenced
+ * off, so another relay took its events over), acknowledged events whose published mark could
+ * not be written, failed publish attempts (an ambiguous acknowledgement or a partial failure may
+ * have stored them) and broker outages.
+ */
+export interface DuplicateCauses {
+  leasesLost: number;
+  failedMarks: number;
+  retried: number;
+  outages: number;
+  /** The first of the relay's warnings and errors, for the report. */
+  messages: string[];
+}
+
+/** Nest's console logger, that also notes the relay's warnings that name a cause. */
+class CauseLogger extends ConsoleLogger {
+  constructor(
+    private readonly causes: DuplicateCauses,
+    levels: LogLevel[],
+  ) {
+    super();
+    this.setLogLevels(levels);
+  }
+
+  override warn(message: unknown, ...rest: unknown[]): void {
+    this.note(message);
+    if (this.isLevelEnabled('warn')) super.warn(message, ...rest);
+  }
+
+  override error(message: unknown, ...rest: unknown[]): void {
+    this.note(message);
+    if (this.isLevelEnabled('error')) super.error(message, ...rest);
+  }
+
+  private note(message: unknown): void {
+    const text = String(message);
+    const marks = /Could not mark (\d+) acknowledged events published/.exec(text);
+    if (marks) this.causes.failedMarks += Number(marks[1]);
+    if (this.causes.messages.length < 5) this.causes.messages.push(text.slice(0, 300));
+  }
+}
+
+function logLevels(level: string | undefined): LogLevel[] {
+  if (level === 'log') return ['error', 'warn', 'log'];
+  if (level === 'warn') return ['error', 'warn'];
+  return ['error'];
+}
 
 export interface DrainReport {
   /** RSS after the app started, before the relay did (bytes). */
@@ -34,7 +89,21 @@ export interface DrainReport {
 }
 
 async function main(): Promise<void> {
-  Logger.overrideLogger(['error']);
+  const causes: DuplicateCauses = {
+    leasesLost: 0,
+    failedMarks: 0,
+    retried: 0,
+    outages: 0,
+    messages: [],
+  };
+  subscribe(OUTBOX_CHANNELS.relayLeaseLost, (message) => {
+    const lost = message as RelayLeaseLostMessage;
+    if (lost.released) return;
+    causes.leasesLost++;
+    if (causes.messages.length < 5) causes.messages.push(`lease lost: ${lost.reason}`);
+  });
+  const logger = new CauseLogger(causes, logLevels(process.env.RELAY_BENCH_LOG));
+  Logger.overrideLogger(logger);
   const events = Number(process.env.BENCH_EVENTS);
   const app = await NestFactory.createApplicationContext(
     {
@@ -53,7 +122,7 @@ async function main(): Promise<void> {
         }),
       ],
     } as never,
-    { logger: ['error'] },
+    { logger },
   );
   const relay = app.get(OutboxRelay);
   const metrics = app.get(OutboxRelayMetrics);
@@ -93,6 +162,7 @@ async function main(): Promise<void> {
         progress: true,
         published: metrics.published,
         cpuSeconds: (cpu.user + cpu.system) / 1e6,
+        causes: { ...causes, retried: metrics.retried, outages: metrics.outages },
       });
     }, 200);
     await new Promise(() => undefined);

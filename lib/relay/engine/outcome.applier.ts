@@ -143,18 +143,28 @@ export class OutcomeApplier {
         );
         this.deps.steps.finish(lane, failed);
         this.deps.steps.blockUntil(lane, record.nextAttemptAt.getTime());
+        this.deps.steps.dropQueue(lane, after(verdict.at + 1));
+        // The aggregate is not read again until the record is durable: a read before it lands
+        // finds the event pending without it, and publishes it again as the same attempt.
+        lane.busy = true;
         const write = this.deps.durable.run('a failure record', () =>
           this.deps.writes.recordFailure(failed.event, record),
         );
         this.deps.rescans.markerWrite(write);
         this.deps.track(
           write.then((landed) => {
-            if (landed) failed.settles.forEach((settle) => settle());
+            lane.busy = false;
+            if (!landed) return;
+            failed.settles.forEach((settle) => settle());
+            if (lane.waitsForRetry) this.deps.steps.parkIfOver(lane);
+            else {
+              // Its retry came while the record was on its way: read it now.
+              this.deps.steps.continueLane(lane);
+              this.deps.pump();
+            }
           }),
         );
-        this.deps.steps.dropQueue(lane, after(verdict.at + 1));
-        this.deps.steps.parkIfOver(lane);
-        break;
+        return;
       }
       case 'dead': {
         const dead = items[verdict.at];

@@ -435,6 +435,26 @@ describe('RelayEngine', () => {
     await engine.close(100);
   });
 
+  it('does not read a failed event back before its failure record lands (no attempt counted twice)', async () => {
+    // Seen end to end on a loaded machine: the retry's catch-up read came before the failure
+    // record landed, so the event was published again as attempt 1 and dead-lettered late.
+    const { store, publisher, metrics, engine } = setup({ batchSize: 1 });
+    const recordFailure = store.recordFailure.bind(store);
+    store.recordFailure = async (...args) => {
+      await pause(60); // slower than the retry's backoff (20 ms)
+      return recordFailure(...args);
+    };
+    publisher.script = () => ({ status: 'retriable', error: new Error('refused') });
+    store.insert({ aggregateId: 'slow-record' });
+    engine.requestCatchUp({ aggregateType: 'Order', aggregateId: 'slow-record' });
+    await until(() => metrics.deadLettered > 0);
+    await pause(200); // anything read again would be published again by now
+    expect(publisher.calls).toHaveLength(3);
+    expect(store.writes.filter((w) => w.method === 'recordFailure')).toHaveLength(2);
+    expect(metrics).toMatchObject({ retried: 2, deadLettered: 1 });
+    await engine.close(100);
+  });
+
   it('publishes a duplicate offer once', async () => {
     const { store, publisher, engine, offer } = setup({ publishConcurrency: 1 });
     publisher.delayMs = 10;
