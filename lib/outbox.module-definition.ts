@@ -1,7 +1,7 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import mongoose from 'mongoose';
 import type { DynamicModule, InjectionToken, Provider, Type } from '@nestjs/common';
-import { CONSUMER_EXPORTS } from './consumer/consumer.providers';
+import { CONSUMER_EXPORTS } from './consumer/nest/consumer.providers';
 import { OutboxEmitter } from './events/outbox.emitter';
 import { getOutboxToken } from './injection/outbox-token.utils';
 import { OutboxHealthIndicator } from './health/outbox-health.indicator';

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { OutboxConnectionHost } from './common/outbox-connection.host';
-import { CONSUMER_PROVIDERS } from './consumer/consumer.providers';
+import { CONSUMER_PROVIDERS } from './consumer/nest/consumer.providers';
 import { MongooseOutboxEventWriter, OUTBOX_EVENT_WRITER } from './events/outbox-event.writer';
 import { OutboxEmitter } from './events/outbox.emitter';
 import { OutboxHealthIndicator } from './health/outbox-health.indicator';

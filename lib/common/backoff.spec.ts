@@ -1,4 +1,4 @@
-import { SINK_BACKOFF, TOPIC_BACKOFF } from '../consumer/consumer-sink';
+import { SINK_BACKOFF, TOPIC_BACKOFF } from '../consumer/flow/consumer-sink';
 import { backoffDelay } from './backoff';
 
 /**

@@ -1,4 +1,4 @@
-import { decodePayload } from '../consumer/payload.decoder';
+import { decodePayload } from '../consumer/input/payload.decoder';
 import { UnserializablePayloadError } from '../events/errors/unserializable-payload.error';
 import { validateOutboxEvent } from '../events/event.validator';
 import { FORBIDDEN_PAYLOAD_KEYS, toNullPrototypeTree } from './payload-keys.rule';

@@ -1,6 +1,6 @@
 import type { ClientSession } from 'mongoose';
 import type { PublishErrorEntry } from '../documents/outbox-event.document';
-import type { ConsumedMessage } from './consumed-message';
+import type { ConsumedMessage } from './input/consumed-message';
 import type { DeadLetterReason } from '../documents/consumer-dead-letter.document';
 
 export type { DeadLetterReason };

@@ -2,7 +2,7 @@ import { KAFKA_HEADERS } from '../documents/outbox-event.envelope';
 import { OutboxOptionsError } from '../common/errors/outbox-options.error';
 import { OptionChecker, type OptionKeys } from '../common/options/option.checker';
 import { topicNameProblem } from '../publisher/topic-name';
-import type { EventIdFallback } from './event-id.extractor';
+import type { EventIdFallback } from './input/event-id.extractor';
 
 /** Module-level defaults for `@IdempotentHandler` consumers (`OutboxModule.forRoot({ consumer })`). */
 export interface ConsumerOptions {

@@ -6,15 +6,15 @@ import {
   type ResolvedConsumerOptions,
 } from './consumer.options';
 import { IdempotentHandlerOptionsError } from './errors/idempotent-handler-options.error';
-import type { EventIdFallback } from './event-id.extractor';
-import type { ConsumeSettings } from './idempotent-consume.flow';
+import type { EventIdFallback } from './input/event-id.extractor';
+import type { ConsumeSettings } from './flow/idempotent-consume.flow';
 import {
   optionalClassValidation,
   requireClassValidation,
   type DtoValidatorOptions,
   type PayloadDtoClass,
   type PayloadValidateOption,
-} from './payload.validator';
+} from './input/payload.validator';
 
 /** Options of `@IdempotentHandler(...)`; unset ones take the module's `consumer` defaults. */
 export interface IdempotentHandlerOptions {

@@ -1,6 +1,6 @@
 import type { mongo } from 'mongoose';
-import { ensureConsumerDeadLetterIndexes } from '../consumer/consumer-failure.store';
-import { ensureProcessedEventIndexes } from '../consumer/processed-event.store';
+import { ensureConsumerDeadLetterIndexes } from '../consumer/stores/consumer-failure.store';
+import { ensureProcessedEventIndexes } from '../consumer/stores/processed-event.store';
 import { OutboxEventSchema } from './outbox-event.schema';
 import { OUTBOX_DEFAULT_COLLECTIONS } from '../options/outbox.defaults';
 import { ensureRelayIndexes } from '../relay/mongo/relay-indexes';

@@ -1,6 +1,6 @@
 import type { OutboxConnectionHost } from '../common/outbox-connection.host';
-import type { DiscoveredHandler } from '../consumer/idempotent-handler.explorer';
-import type { IdempotentHandlerExplorer } from '../consumer/idempotent-handler.explorer';
+import type { DiscoveredHandler } from '../consumer/nest/idempotent-handler.explorer';
+import type { IdempotentHandlerExplorer } from '../consumer/nest/idempotent-handler.explorer';
 import type { IdempotentHandlerSettings } from '../consumer/idempotent-handler.options';
 import type { OutboxEventWriter } from '../events/outbox-event.writer';
 import type { ResolvedOutboxOptions } from '../options/resolved-options';

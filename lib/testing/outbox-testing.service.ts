@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { IdempotentHandlerExplorer } from '../consumer/idempotent-handler.explorer';
+import { IdempotentHandlerExplorer } from '../consumer/nest/idempotent-handler.explorer';
 import { inProcessCalls } from '../operations/in-process/idempotent-handler.calls';
 import { InMemoryConsumerRuntime } from './consumer/in-memory-consumer.runtime';
 import type { TestingConsumerDeadLetter } from './consumer/in-memory-consumer.runtime';

@@ -1,5 +1,5 @@
 import { KafkaParser } from '@nestjs/microservices';
-import { keepRawMessage } from '../consumer/raw-kafka-message';
+import { keepRawMessage } from '../consumer/input/raw-kafka-message';
 
 /**
  * Nest's `KafkaParser`, which also keeps the bytes received on the message it returns

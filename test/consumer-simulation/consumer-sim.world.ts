@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ClientSession, mongo } from 'mongoose';
 import { describeError } from '../../lib/common/errors/describe-error';
-import type { ConsumedMessage } from '../../lib/consumer/consumed-message';
+import type { ConsumedMessage } from '../../lib/consumer/input/consumed-message';
 import type {
   ConsumeOutcome,
   ConsumerTransactionRunner,
@@ -11,11 +11,11 @@ import type {
 import {
   MongoConsumerFailureStore,
   restartFailureCount,
-} from '../../lib/consumer/consumer-failure.store';
-import { OutboxConsumerMetrics } from '../../lib/consumer/consumer.metrics';
-import { ConsumerSink } from '../../lib/consumer/consumer-sink';
+} from '../../lib/consumer/stores/consumer-failure.store';
+import { OutboxConsumerMetrics } from '../../lib/consumer/flow/consumer.metrics';
+import { ConsumerSink } from '../../lib/consumer/flow/consumer-sink';
 import { UnrecoverableEventError } from '../../lib/consumer/errors/unrecoverable-event.error';
-import { currentHandlerScope } from '../../lib/consumer/handler-scope';
+import { currentHandlerScope } from '../../lib/consumer/flow/handler-scope';
 import {
   consumeIdempotently,
   consumeRejected,
@@ -23,9 +23,9 @@ import {
   type ConsumeDeps,
   type ConsumeSettings,
   type Delivery,
-} from '../../lib/consumer/idempotent-consume.flow';
-import type { ClassValidation } from '../../lib/consumer/payload.validator';
-import { MongoProcessedEventStore } from '../../lib/consumer/processed-event.store';
+} from '../../lib/consumer/flow/idempotent-consume.flow';
+import type { ClassValidation } from '../../lib/consumer/input/payload.validator';
+import { MongoProcessedEventStore } from '../../lib/consumer/stores/processed-event.store';
 import type { ConsumerDeadLetterDocument } from '../../lib/documents/consumer-dead-letter.document';
 import type { ProcessedEventDocument } from '../../lib/documents/processed-event.document';
 import type { Behaviour, FaultKind, Scenario, SimEventSpec } from './consumer-sim.scenario';

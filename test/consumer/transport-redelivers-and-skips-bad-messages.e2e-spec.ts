@@ -11,27 +11,27 @@ import { IdempotentHandler, OutboxConsumerMetrics } from '../../lib';
 import { IDEMPOTENT_HANDLER_METADATA } from '../../lib/common/outbox.constants';
 import type { ConsumerFailureStore, DeadLetter } from '../../lib/consumer/consume.ports';
 import { resolveConsumerOptions } from '../../lib/consumer/consumer.options';
-import { ConsumerSink } from '../../lib/consumer/consumer-sink';
+import { ConsumerSink } from '../../lib/consumer/flow/consumer-sink';
 import {
   DEAD_LETTER_HEADERS,
   isProducerLike,
   ProducerDeadLetterPublisher,
-} from '../../lib/consumer/dead-letter.publisher';
+} from '../../lib/consumer/flow/dead-letter.publisher';
 import {
   consumeIdempotently,
   consumeRejected,
   RedeliveryRequired,
   type ConsumeDeps,
-} from '../../lib/consumer/idempotent-consume.flow';
+} from '../../lib/consumer/flow/idempotent-consume.flow';
 import {
   IdempotentHandlerBindings,
   type IdempotentHandlerRuntimeApi,
-} from '../../lib/consumer/idempotent-handler.bindings';
+} from '../../lib/consumer/nest/idempotent-handler.bindings';
 import {
   mergeWithDefaults,
   type IdempotentHandlerSettings,
 } from '../../lib/consumer/idempotent-handler.options';
-import { redeliver, type KafkaDelivery } from '../../lib/consumer/kafka-delivery';
+import { redeliver, type KafkaDelivery } from '../../lib/consumer/nest/kafka-delivery';
 import {
   createTopics,
   describeWith,

@@ -1,8 +1,8 @@
 import { KafkaContext } from '@nestjs/microservices';
-import { substitutePayload } from '../../consumer/handler-arguments';
-import type { DiscoveredHandler } from '../../consumer/idempotent-handler.explorer';
+import { substitutePayload } from '../../consumer/nest/handler-arguments';
+import type { DiscoveredHandler } from '../../consumer/nest/idempotent-handler.explorer';
 import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
-import { handlerPatterns, rpcParametersOf } from '../../consumer/nest-internals';
+import { handlerPatterns, rpcParametersOf } from '../../consumer/nest/nest-internals';
 
 /** One `@IdempotentHandler` method of the app, and how to call it in process. */
 export interface IdempotentHandlerCall {

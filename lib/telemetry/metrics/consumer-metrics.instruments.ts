@@ -1,5 +1,5 @@
 import type { BatchObservableResult, Observable } from '@opentelemetry/api';
-import type { OutboxConsumerMetrics } from '../../consumer/consumer.metrics';
+import type { OutboxConsumerMetrics } from '../../consumer/flow/consumer.metrics';
 import { INSTRUMENTATION_SCOPE } from '../tracing/opentelemetry.loader';
 import type { OpenTelemetryApi } from '../tracing/opentelemetry.loader';
 

@@ -1,7 +1,7 @@
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import type { MetricData } from '@opentelemetry/sdk-metrics';
-import { OutboxConsumerMetrics } from '../../consumer/consumer.metrics';
+import { OutboxConsumerMetrics } from '../../consumer/flow/consumer.metrics';
 import { resolveOutboxOptions } from '../../options/outbox-options.validator';
 import type { OutboxRelay } from '../../relay/outbox.relay';
 import { OutboxRelayMetrics } from '../../relay/relay.metrics';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { OUTBOX_RELAY_OPTIONS } from '../../common/outbox.constants';
-import { OutboxConsumerMetrics } from '../../consumer/consumer.metrics';
+import { OutboxConsumerMetrics } from '../../consumer/flow/consumer.metrics';
 import type { ResolvedRelayOptions } from '../../relay/relay.options';
 import { OutboxRelay } from '../../relay/outbox.relay';
 import { OutboxRelayMetrics } from '../../relay/relay.metrics';

@@ -7,20 +7,20 @@ import type {
   DeadLetter,
   ProcessedEventStore,
 } from '../../consumer/consume.ports';
-import { OutboxConsumerMetrics } from '../../consumer/consumer.metrics';
-import { ConsumerSink } from '../../consumer/consumer-sink';
+import { OutboxConsumerMetrics } from '../../consumer/flow/consumer.metrics';
+import { ConsumerSink } from '../../consumer/flow/consumer-sink';
 import {
   consumeIdempotently,
   consumeRejected,
   RedeliveryRequired,
-} from '../../consumer/idempotent-consume.flow';
-import type { ConsumeDeps } from '../../consumer/idempotent-consume.flow';
-import type { HandlerServingRuntime } from '../../consumer/idempotent-handler.bindings';
+} from '../../consumer/flow/idempotent-consume.flow';
+import type { ConsumeDeps } from '../../consumer/flow/idempotent-consume.flow';
+import type { HandlerServingRuntime } from '../../consumer/nest/idempotent-handler.bindings';
 import type { ResolvedConsumerOptions } from '../../consumer/consumer.options';
 import { mergeWithDefaults } from '../../consumer/idempotent-handler.options';
 import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
-import { redeliver } from '../../consumer/kafka-delivery';
-import type { KafkaDelivery } from '../../consumer/kafka-delivery';
+import { redeliver } from '../../consumer/nest/kafka-delivery';
+import type { KafkaDelivery } from '../../consumer/nest/kafka-delivery';
 import type { ConsumerDeadLetterDocument } from '../../documents/consumer-dead-letter.document';
 import { TransactionRunner } from '../../transaction/transaction.runner';
 import type { FakeSession } from '../fakes/fake-connection';

@@ -1,12 +1,12 @@
-import { backoffDelay, type BackoffPolicy } from '../common/backoff';
-import { describeError } from '../common/errors/describe-error';
-import type { ConsumedMessage } from './consumed-message';
+import { backoffDelay, type BackoffPolicy } from '../../common/backoff';
+import { describeError } from '../../common/errors/describe-error';
+import type { ConsumedMessage } from '../input/consumed-message';
 import type {
   ConsumerFailureStore,
   DeadLetter,
   DeadLetterPublisher,
   FlowLogger,
-} from './consume.ports';
+} from '../consume.ports';
 
 /** The failure/dead-letter store refused a write: the message cannot be brought to an end now. */
 export class SinkUnavailableError extends Error {

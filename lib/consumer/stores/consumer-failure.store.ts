@@ -2,15 +2,15 @@ import type { mongo } from 'mongoose';
 import {
   CONSUMER_DEAD_LETTER_INDEXES,
   type ConsumerDeadLetterDocument,
-} from '../documents/consumer-dead-letter.document';
-import type { ConsumedMessage } from './consumed-message';
+} from '../../documents/consumer-dead-letter.document';
+import type { ConsumedMessage } from '../input/consumed-message';
 import {
   isDuplicateKeyError,
   type ConsumerFailureStore,
   type DeadLetter,
   type FailureEntry,
-} from './consume.ports';
-import { deadLetterCopy } from './dead-letter.copy';
+} from '../consume.ports';
+import { deadLetterCopy } from '../input/dead-letter.copy';
 
 /** Digits of the largest Kafka offset (an int64: 9223372036854775807), plus one. */
 const OFFSET_KEY_DIGITS = 20;

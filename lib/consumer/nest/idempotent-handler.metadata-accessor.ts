@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { IDEMPOTENT_HANDLER_METADATA } from '../common/outbox.constants';
-import type { IdempotentHandlerSettings } from './idempotent-handler.options';
+import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
+import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { isIdempotentHandlerFilter } from './idempotent-handler.filter';
 import { methodExceptionFilters, patternHandlerKind } from './nest-internals';
 

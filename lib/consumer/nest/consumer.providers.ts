@@ -1,6 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { OutboxConsumerMetrics } from './consumer.metrics';
+import { OutboxConsumerMetrics } from '../flow/consumer.metrics';
 import { IdempotentHandlerExplorer } from './idempotent-handler.explorer';
 import { IdempotentHandlerMetadataAccessor } from './idempotent-handler.metadata-accessor';
 import { IdempotentHandlerRuntime } from './idempotent-handler.runtime';

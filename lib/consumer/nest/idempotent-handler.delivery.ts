@@ -1,15 +1,15 @@
 import { Logger } from '@nestjs/common';
-import { describeError } from '../common/errors/describe-error';
-import { inConsumerSpan } from '../telemetry/tracing/consumer-span';
-import { OutboxError } from '../common/errors/outbox.error';
-import { findKafkaContext, type KafkaContextLike } from './consumed-message';
-import type { ConsumeOutcome } from './consume.ports';
-import { backoffDelay } from '../common/backoff';
-import { SINK_BACKOFF } from './consumer-sink';
-import { isConsumerRetryError, type ConsumerRetryError } from './errors/consumer-retry.error';
+import { describeError } from '../../common/errors/describe-error';
+import { inConsumerSpan } from '../../telemetry/tracing/consumer-span';
+import { OutboxError } from '../../common/errors/outbox.error';
+import { findKafkaContext, type KafkaContextLike } from '../input/consumed-message';
+import type { ConsumeOutcome } from '../consume.ports';
+import { backoffDelay } from '../../common/backoff';
+import { SINK_BACKOFF } from '../flow/consumer-sink';
+import { isConsumerRetryError, type ConsumerRetryError } from '../errors/consumer-retry.error';
 import { substitutePayload } from './handler-arguments';
 import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
-import type { IdempotentHandlerSettings } from './idempotent-handler.options';
+import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { kafkaDelivery, redeliver, type KafkaDelivery } from './kafka-delivery';
 import type { RpcParameters } from './nest-internals';
 

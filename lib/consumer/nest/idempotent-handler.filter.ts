@@ -6,10 +6,10 @@ import {
   type Type,
 } from '@nestjs/common';
 import { from, type Observable } from 'rxjs';
-import { IdempotentHandlerBootstrapError } from './errors/idempotent-handler-bootstrap.error';
+import { IdempotentHandlerBootstrapError } from '../errors/idempotent-handler-bootstrap.error';
 import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
 import { deliverFailure } from './idempotent-handler.delivery';
-import type { IdempotentHandlerSettings } from './idempotent-handler.options';
+import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 
 /**
  * The exception filter `@IdempotentHandler` binds to its method. Nest consults method filters

@@ -1,4 +1,4 @@
-import { toNullPrototypeTree } from '../common/payload-keys.rule';
+import { toNullPrototypeTree } from '../../common/payload-keys.rule';
 
 /**
  * Safe decoding of a message value into the payload handed to an `@IdempotentHandler` method,
@@ -7,7 +7,7 @@ import { toNullPrototypeTree } from '../common/payload-keys.rule';
  * never "cleaned" and applied); every object of the result has a null prototype, so keys such as
  * `constructor` or `prototype` are plain data.
  */
-import type { BadPayloadReason } from '../documents/consumer-dead-letter.document';
+import type { BadPayloadReason } from '../../documents/consumer-dead-letter.document';
 
 export type { BadPayloadReason };
 

@@ -1,13 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { IdempotentHandlerBootstrapError } from './errors/idempotent-handler-bootstrap.error';
+import { IdempotentHandlerBootstrapError } from '../errors/idempotent-handler-bootstrap.error';
 import {
   IdempotentHandlerBindings,
   type HandlerServingRuntime,
 } from './idempotent-handler.bindings';
 import { IdempotentHandlerMetadataAccessor } from './idempotent-handler.metadata-accessor';
-import type { IdempotentHandlerSettings } from './idempotent-handler.options';
+import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { IdempotentHandlerRuntime } from './idempotent-handler.runtime';
 
 /** What Nest's `DiscoveryService` lists (its `InstanceWrapper`, named without a deep import). */

@@ -2,18 +2,18 @@ import 'reflect-metadata';
 import { Controller, ExecutionContext, Logger } from '@nestjs/common';
 import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
-import { IDEMPOTENT_HANDLER_METADATA } from '../common/outbox.constants';
-import type { ConsumeOutcome } from './consume.ports';
-import { ConsumerRetryError } from './errors/consumer-retry.error';
-import { IdempotentHandlerBootstrapError } from './errors/idempotent-handler-bootstrap.error';
-import { IdempotentHandlerOptionsError } from './errors/idempotent-handler-options.error';
+import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
+import type { ConsumeOutcome } from '../consume.ports';
+import { ConsumerRetryError } from '../errors/consumer-retry.error';
+import { IdempotentHandlerBootstrapError } from '../errors/idempotent-handler-bootstrap.error';
+import { IdempotentHandlerOptionsError } from '../errors/idempotent-handler-options.error';
 import {
   IdempotentHandlerBindings,
   type IdempotentHandlerRuntimeApi,
 } from './idempotent-handler.bindings';
 import { IdempotentHandler } from './idempotent-handler.decorator';
 import { isIdempotentHandlerFilter } from './idempotent-handler.filter';
-import type { IdempotentHandlerSettings } from './idempotent-handler.options';
+import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import type { KafkaDelivery } from './kafka-delivery';
 import { methodExceptionFilters, patternHandlerKind } from './nest-internals';
 

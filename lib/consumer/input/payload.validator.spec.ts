@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { Transform } from 'class-transformer';
 import { IsInt, IsString, Min, registerDecorator, type ValidationArguments } from 'class-validator';
-import { IdempotentHandlerOptionsError } from './errors/idempotent-handler-options.error';
-import { resolveHandlerOptions } from './idempotent-handler.options';
+import { IdempotentHandlerOptionsError } from '../errors/idempotent-handler-options.error';
+import { resolveHandlerOptions } from '../idempotent-handler.options';
 import { validatePayload } from './payload.validator';
 
 class OrderPlaced {

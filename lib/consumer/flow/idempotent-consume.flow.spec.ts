@@ -1,11 +1,11 @@
 import type { ClientSession } from 'mongoose';
 import { of } from 'rxjs';
-import type { ConsumedMessage } from './consumed-message';
-import type { ConsumerFailureStore, DeadLetter, DeadLetterPublisher } from './consume.ports';
+import type { ConsumedMessage } from '../input/consumed-message';
+import type { ConsumerFailureStore, DeadLetter, DeadLetterPublisher } from '../consume.ports';
 import { OutboxConsumerMetrics } from './consumer.metrics';
 import { ConsumerSink } from './consumer-sink';
-import { HandlerTimeoutError } from './errors/handler-timeout.error';
-import { UnrecoverableEventError } from './errors/unrecoverable-event.error';
+import { HandlerTimeoutError } from '../errors/handler-timeout.error';
+import { UnrecoverableEventError } from '../errors/unrecoverable-event.error';
 import { currentHandlerScope } from './handler-scope';
 import {
   consumeIdempotently,

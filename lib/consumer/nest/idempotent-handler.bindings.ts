@@ -1,6 +1,6 @@
-import { RuntimeRegistry } from '../common/runtime.registry';
-import type { ConsumeOutcome } from './consume.ports';
-import type { IdempotentHandlerSettings } from './idempotent-handler.options';
+import { RuntimeRegistry } from '../../common/runtime.registry';
+import type { ConsumeOutcome } from '../consume.ports';
+import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import type { KafkaDelivery } from './kafka-delivery';
 
 /** What an `@IdempotentHandler` method calls at run time: its `OutboxModule`'s runtime. */

@@ -1,8 +1,8 @@
-import { describeError } from '../common/errors/describe-error';
-import { toConsumedMessage, type KafkaContextLike } from './consumed-message';
-import { ConsumerRetryError } from './errors/consumer-retry.error';
-import type { Delivery } from './idempotent-consume.flow';
-import { pausePartition } from './partition-pauser';
+import { describeError } from '../../common/errors/describe-error';
+import { toConsumedMessage, type KafkaContextLike } from '../input/consumed-message';
+import { ConsumerRetryError } from '../errors/consumer-retry.error';
+import type { Delivery } from '../flow/idempotent-consume.flow';
+import { pausePartition } from '../flow/partition-pauser';
 
 /** A delivery and the transport objects that come with it (from the `KafkaContext`). */
 export interface KafkaDelivery extends Delivery {

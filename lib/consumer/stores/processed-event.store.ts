@@ -3,9 +3,9 @@ import {
   PROCESSED_TTL_INDEX,
   PROCESSED_UNIQUE_INDEX,
   type ProcessedEventDocument,
-} from '../documents/processed-event.document';
-import { ensureTtlIndex } from '../documents/ttl-index';
-import type { ProcessedEventStore } from './consume.ports';
+} from '../../documents/processed-event.document';
+import { ensureTtlIndex } from '../../documents/ttl-index';
+import type { ProcessedEventStore } from '../consume.ports';
 
 /**
  * Inserts processed records in the handler's transaction: the session is the runner's

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeError } from '../common/errors/describe-error';
-import { outboxDiagnostics } from '../diagnostics/outbox.diagnostics';
-import type { ConsumedMessage } from './consumed-message';
+import { describeError } from '../../common/errors/describe-error';
+import { outboxDiagnostics } from '../../diagnostics/outbox.diagnostics';
+import type { ConsumedMessage } from '../input/consumed-message';
 import type {
   ConsumeOutcome,
   ConsumerTransactionRunner,
@@ -10,16 +10,20 @@ import type {
   DeadLetterReason,
   FlowLogger,
   ProcessedEventStore,
-} from './consume.ports';
+} from '../consume.ports';
 import type { OutboxConsumerMetrics } from './consumer.metrics';
-import { backoffDelay } from '../common/backoff';
+import { backoffDelay } from '../../common/backoff';
 import { SinkUnavailableError, type ConsumerSink } from './consumer-sink';
 import { isDatabaseUnavailable } from './database-outage';
-import { isUnrecoverableEventError } from './errors/unrecoverable-event.error';
-import { extractEventId, type EventIdFallback } from './event-id.extractor';
+import { isUnrecoverableEventError } from '../errors/unrecoverable-event.error';
+import { extractEventId, type EventIdFallback } from '../input/event-id.extractor';
 import { runAttempt } from './handler-attempt';
-import { decodePayload } from './payload.decoder';
-import { validatePayload, type ClassValidation, type PayloadChecks } from './payload.validator';
+import { decodePayload } from '../input/payload.decoder';
+import {
+  validatePayload,
+  type ClassValidation,
+  type PayloadChecks,
+} from '../input/payload.validator';
 
 /** Everything one handler's consumption depends on (handler options over module defaults). */
 export interface ConsumeSettings extends PayloadChecks {

@@ -1,10 +1,13 @@
 import { SetMetadata, UseFilters } from '@nestjs/common';
-import { IDEMPOTENT_HANDLER_METADATA } from '../common/outbox.constants';
-import { copyMethodMetadata } from '../transaction/copy-method-metadata';
-import { IdempotentHandlerOptionsError } from './errors/idempotent-handler-options.error';
+import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
+import { copyMethodMetadata } from '../../transaction/copy-method-metadata';
+import { IdempotentHandlerOptionsError } from '../errors/idempotent-handler-options.error';
 import { deliverToHandler } from './idempotent-handler.delivery';
 import { idempotentHandlerFilter } from './idempotent-handler.filter';
-import { resolveHandlerOptions, type IdempotentHandlerOptions } from './idempotent-handler.options';
+import {
+  resolveHandlerOptions,
+  type IdempotentHandlerOptions,
+} from '../idempotent-handler.options';
 import { rpcParametersOf } from './nest-internals';
 
 /**

@@ -1,4 +1,4 @@
-import { hasControlCharacters } from './consumer-name';
+import { hasControlCharacters } from '../consumer-name';
 import type { ConsumedMessage } from './consumed-message';
 
 /** Computes an event id when the message has no id header (e.g. from another producer's field). */

@@ -1,4 +1,4 @@
-import { describeError } from '../common/errors/describe-error';
+import { describeError } from '../../common/errors/describe-error';
 
 /** A function that accepts or rejects the decoded payload (`validate` option). */
 export type PayloadValidateOption = (

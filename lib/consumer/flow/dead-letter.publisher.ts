@@ -1,5 +1,5 @@
-import type { DeadLetter, DeadLetterPublisher } from './consume.ports';
-import { deadLetterCopy } from './dead-letter.copy';
+import type { DeadLetter, DeadLetterPublisher } from '../consume.ports';
+import { deadLetterCopy } from '../input/dead-letter.copy';
 
 /** Header names added to messages sent to the dead-letter topic. */
 export const DEAD_LETTER_HEADERS = {

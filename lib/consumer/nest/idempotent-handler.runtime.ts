@@ -1,36 +1,36 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { mongo } from 'mongoose';
-import { describeError } from '../common/errors/describe-error';
-import { OutboxConnectionHost } from '../common/outbox-connection.host';
-import { OUTBOX_CONSUMER_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
-import type { OutboxStorageOptions } from '../common/outbox-storage.options';
-import type { ConsumerDeadLetterDocument } from '../documents/consumer-dead-letter.document';
-import type { ProcessedEventDocument } from '../documents/processed-event.document';
-import { TransactionRunner } from '../transaction/transaction.runner';
-import type { ConsumeOutcome } from './consume.ports';
-import { OutboxConsumerMetrics } from './consumer.metrics';
+import { describeError } from '../../common/errors/describe-error';
+import { OutboxConnectionHost } from '../../common/outbox-connection.host';
+import { OUTBOX_CONSUMER_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../../common/outbox.constants';
+import type { OutboxStorageOptions } from '../../common/outbox-storage.options';
+import type { ConsumerDeadLetterDocument } from '../../documents/consumer-dead-letter.document';
+import type { ProcessedEventDocument } from '../../documents/processed-event.document';
+import { TransactionRunner } from '../../transaction/transaction.runner';
+import type { ConsumeOutcome } from '../consume.ports';
+import { OutboxConsumerMetrics } from '../flow/consumer.metrics';
 import {
   ensureConsumerDeadLetterIndexes,
   MongoConsumerFailureStore,
-} from './consumer-failure.store';
-import { ConsumerSink } from './consumer-sink';
-import { isProducerLike, ProducerDeadLetterPublisher } from './dead-letter.publisher';
+} from '../stores/consumer-failure.store';
+import { ConsumerSink } from '../flow/consumer-sink';
+import { isProducerLike, ProducerDeadLetterPublisher } from '../flow/dead-letter.publisher';
 import {
   consumeIdempotently,
   consumeRejected,
   RedeliveryRequired,
   type ConsumeDeps,
   type ConsumeSettings,
-} from './idempotent-consume.flow';
+} from '../flow/idempotent-consume.flow';
 import type { HandlerServingRuntime } from './idempotent-handler.bindings';
-import type { ResolvedConsumerOptions } from './consumer.options';
-import { mergeWithDefaults, type IdempotentHandlerSettings } from './idempotent-handler.options';
+import type { ResolvedConsumerOptions } from '../consumer.options';
+import { mergeWithDefaults, type IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { redeliver, type KafkaDelivery } from './kafka-delivery';
 import {
   ensureProcessedEventIndexes,
   hasProcessedUniqueIndex,
   MongoProcessedEventStore,
-} from './processed-event.store';
+} from '../stores/processed-event.store';
 
 /**
  * What `@IdempotentHandler` methods of one `OutboxModule` run on: the app's connection, its

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import type { DeadLetterCopy } from '../documents/consumer-dead-letter.document';
+import type { DeadLetterCopy } from '../../documents/consumer-dead-letter.document';
 import { valueBytes, type ConsumedMessage } from './consumed-message';
 
 /** Most headers a dead letter keeps, and the longest header name and value kept (characters). */

@@ -1,11 +1,11 @@
 import { isObservable, lastValueFrom } from 'rxjs';
-import { runFenced } from '../common/work-fence';
+import { runFenced } from '../../common/work-fence';
 import {
   isDuplicateKeyError,
   type ConsumerTransactionRunner,
   type ProcessedEventStore,
-} from './consume.ports';
-import { HandlerTimeoutError } from './errors/handler-timeout.error';
+} from '../consume.ports';
+import { HandlerTimeoutError } from '../errors/handler-timeout.error';
 import { runInHandlerScope } from './handler-scope';
 
 export type AttemptResult =

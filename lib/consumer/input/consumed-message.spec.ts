@@ -1,5 +1,5 @@
 import { KafkaContext } from '@nestjs/microservices';
-import { RawKeepingKafkaParser } from '../transport/raw-keeping-kafka.parser';
+import { RawKeepingKafkaParser } from '../../transport/raw-keeping-kafka.parser';
 import { KafkaParser } from '@nestjs/microservices';
 import { findKafkaContext, toConsumedMessage, valueBytes } from './consumed-message';
 
