@@ -301,17 +301,9 @@ export class PartitionedRelayNode {
   private take(layout: RelayLayout, partition: number): void {
     if (!this.running || this.relays.has(partition) || this.retiring.has(partition)) return;
     const metrics = partitionMetrics(this.deps.metrics);
-    const relay = new PartitionRelay(
-      layout,
-      partition,
-      this.deps.partitions.scope(layout, partition),
-      {
-        options: this.options,
-        base: this.deps,
-        budget: this.budget,
-        metrics,
-      },
-    );
+    const scope = this.deps.partitions.scope(layout, partition);
+    const deps = { options: this.options, base: this.deps, budget: this.budget, metrics };
+    const relay = new PartitionRelay(layout, partition, scope, deps);
     this.relays.set(partition, relay);
     this.metricsOf.set(partition, metrics);
     const started = relay.start().then(() => {
