@@ -96,6 +96,18 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'a relay paused between its lease check and its send sends nothing once its lease ran out on its own clock (another relay holds the partition)',
   },
+  {
+    file: 'unauthorized-topic-then-partition-error-holds-one-event-over-maxInFlight.json',
+    invariant: 'd',
+    title:
+      'events of a held Kafka partition, read again while the other partitions of its topic publish, leave memory without a write (maxInFlight 4 holds)',
+  },
+  {
+    file: 'partitioned-take-over-after-a-crash-in-a-timer-holds-4x-maxInFlightBytes.json',
+    invariant: 'd',
+    title:
+      'catch-up pages read together share the bytes room: a relay that took over partitions holds about maxInFlightBytes, not 4 x',
+  },
 ];
 
 describe('relay findings of the simulation', () => {

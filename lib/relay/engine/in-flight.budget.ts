@@ -21,10 +21,12 @@ export interface InFlightPool {
 /**
  * The bound on what the relay holds in memory: events queued or being published, in count and
  * in bytes. Every read that brings events into memory (change stream, drain, catch-up) reserves
- * its page size first, so the count never exceeds `maxEvents`. Bytes are known only once read:
- * a read starts only while the bytes held are below `maxBytes`, and asks for no more events
- * than fit there at the average size seen so far (at least one), so the bytes exceed `maxBytes`
- * by at most what the reads in flight bring beyond that estimate.
+ * its page size first, so the count never exceeds `maxEvents`. Bytes are known only once read,
+ * so the reads in flight count at the average size seen so far: a read starts only while the
+ * bytes held and so expected stay below `maxBytes`, and asks for no more events than fit in the
+ * rest (at least one), so the bytes exceed `maxBytes` by at most what the reads in flight bring
+ * beyond that estimate. (Sized from the bytes held alone, reads started together each took the
+ * whole room: four catch-up pages held four times `maxInFlightBytes`.)
  */
 export class InFlightBudget {
   private heldEvents = 0;
@@ -63,17 +65,22 @@ export class InFlightBudget {
     return this.heldEvents + this.reservedEvents;
   }
 
+  /** Bytes held, plus what the reads in flight are expected to bring (at the average size). */
+  private get expectedBytes(): number {
+    return this.heldBytes + this.reservedEvents * this.averageBytes;
+  }
+
   private fits(events: number): boolean {
     return (
       this.committed + events <= this.maxEvents &&
-      this.heldBytes < this.maxBytes &&
+      this.expectedBytes < this.maxBytes &&
       (this.pool?.allows(events) ?? true)
     );
   }
 
-  /** How many of `events` to read now: what fits in bytes at the average size, at least one. */
+  /** How many of `events` to read now: what fits in the bytes left at the average size, at least one. */
   private sized(events: number): number {
-    const room = Math.floor((this.maxBytes - this.heldBytes) / this.averageBytes);
+    const room = Math.floor((this.maxBytes - this.expectedBytes) / this.averageBytes);
     return Math.max(1, Math.min(events, room));
   }
 

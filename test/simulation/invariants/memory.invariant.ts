@@ -12,7 +12,10 @@ interface Held {
   /** Held events that were read with a retry marker (the relay may drop those without a write). */
   marked: Set<string>;
   bytes: number;
-  /** Topics whose last answer to this incarnation refused events (the relay holds them back). */
+  /**
+   * Destinations whose last answer to this incarnation refused events (the relay holds them
+   * back): a topic, or `topic#p` when the broker refused one partition of it.
+   */
   refused: Set<string>;
   /** Events this incarnation got out (a send answered ok, or its published mark issued). */
   out: Set<string>;
@@ -35,8 +38,13 @@ interface Held {
  * catch-up page the events from the first one not yet due on the reader's clock on (the page
  * stops there). An event read with a retry marker may be left in the collection again without
  * a write (its marker stands) when its destination must wait: such an event is not counted
- * while its topic is refused to that incarnation (the last answer about the topic, a send or
- * its metadata, refused it), and is released when its topic is refused. The same event handed twice is held once.
+ * while its destination is refused to that incarnation, and is released when it is refused. A
+ * destination is its topic (the last answer about the topic, a send or its metadata, refused
+ * it) or its Kafka partition (the partition of its aggregate id's key, refused by a partition's
+ * own error: leader or replicas unavailable); a send answered ok frees the topic and the
+ * partitions of its events, not the topic's other partitions (the relay's holds are the same:
+ * a partition that failed stays held while the others of its topic publish). The same event
+ * handed twice is held once.
  *
  * After every step, each live incarnation holds at most `maxInFlight` events (the relay
  * reserves room before every read) and at most `maxInFlightBytes` + `batchSize` x the largest
@@ -118,6 +126,18 @@ export class MemoryInvariant implements InvariantChecker {
     held.bytes -= bytes;
   }
 
+  /** Whether the event's topic, or its Kafka partition, refuses it to `held`'s incarnation. */
+  private refusedTo(world: SimWorld, held: Held, commit: CommitFact | undefined): boolean {
+    if (commit === undefined) return false;
+    return held.refused.has(commit.topic) || held.refused.has(this.partitionOf(world, commit));
+  }
+
+  /** `topic#p`: the Kafka partition the broker puts the event in (keyed by its aggregate id). */
+  private partitionOf(world: SimWorld, commit: CommitFact): string {
+    const id = commit.aggregate.slice(commit.aggregateType.length + 1);
+    return `${commit.topic}#${world.kafka.partitionOfKey(commit.topic, id)}`;
+  }
+
   private commitOf(world: SimWorld, docId: string): CommitFact | undefined {
     const commits = world.history.commits;
     if (this.commitsSeen !== commits.size) {
@@ -141,7 +161,7 @@ export class MemoryInvariant implements InvariantChecker {
           } else if (retryAt !== undefined) continue;
           if (held.out.has(docId) || held.events.has(docId)) continue;
           const commit = this.commitOf(world, docId);
-          if (retryAt !== undefined && held.refused.has(commit?.topic ?? '')) continue;
+          if (retryAt !== undefined && this.refusedTo(world, held, commit)) continue;
           const bytes = commit?.bytes ?? 0;
           held.events.set(docId, bytes);
           held.bytes += bytes;
@@ -160,15 +180,17 @@ export class MemoryInvariant implements InvariantChecker {
           const commit = world.history.commits.get(eventId);
           if (commit === undefined) continue;
           const docId = commit.docId;
+          // Accepted by its topic and its partition: neither refuses it now.
           held.refused.delete(commit.topic);
+          held.refused.delete(this.partitionOf(world, commit));
           held.out.add(docId);
           this.release(held, docId);
         }
         break;
       case 'failed': {
-        for (const topic of fact.refusedTopics) held.refused.add(topic);
+        for (const destination of fact.refused) held.refused.add(destination);
         for (const docId of [...held.marked]) {
-          if (held.refused.has(this.commitOf(world, docId)?.topic ?? '')) this.release(held, docId);
+          if (this.refusedTo(world, held, this.commitOf(world, docId))) this.release(held, docId);
         }
         break;
       }

@@ -188,6 +188,11 @@ export class SimKafkaCluster {
     return undefined;
   }
 
+  /** The partition kafkajs' default partitioner gives a message with this key (an event's: its aggregate id). */
+  partitionOfKey(topic: string, key: string): number {
+    return this.defaultPartition(topic, { key, value: '' } as PartitionedMessage);
+  }
+
   private defaultPartition(topic: string, message: PartitionedMessage): number {
     const count = this.topics.get(topic)?.partitions ?? 1;
     return this.partitioner({

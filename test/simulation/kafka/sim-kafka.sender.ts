@@ -10,6 +10,14 @@ import { afterRetries, connectionError, errorType } from './kafka-errors';
 import { messageBytes } from './sim-kafka.cluster';
 import type { SimKafkaCluster } from './sim-kafka.cluster';
 
+/** Protocol errors the simulated broker returns for one partition (its leader, its replicas), not its topic. */
+const PARTITION_ERRORS: ReadonlySet<string> = new Set([
+  'LEADER_NOT_AVAILABLE',
+  'NOT_LEADER_FOR_PARTITION',
+  'NOT_ENOUGH_REPLICAS',
+  'REQUEST_TIMED_OUT',
+]);
+
 /** Never settles: a call of a process that is dead (or died at this call). */
 const NEVER = new Promise<never>(() => undefined);
 
@@ -55,7 +63,7 @@ export class SimKafkaSender implements KafkaSender {
         at: this.scheduler.now,
         owner: `${this.process.name}#${this.process.incarnation}`,
         eventIds: [],
-        refusedTopics: [topic],
+        refused: [topic],
       });
       return {
         error: answer.retriable ? afterRetries(answer.error, this.options.retries) : answer.error,
@@ -123,14 +131,25 @@ export class SimKafkaSender implements KafkaSender {
             const { owner, eventIds } = fact;
             if (error) {
               const appended = new Set(fact.appended);
-              const refusedTopics = copy
-                .filter((batch) =>
-                  batch.messages.some(
-                    (message) => !appended.has(message.headers[KAFKA_HEADERS.id] ?? '?'),
-                  ),
-                )
-                .map((batch) => batch.topic);
-              this.history.portFlow.push({ kind: 'failed', at, owner, eventIds, refusedTopics });
+              // A partition's own error refuses that partition only (the others of its topic may take events).
+              const byPartition = PARTITION_ERRORS.has(errorType(error));
+              const refused = new Set<string>();
+              for (const batch of copy)
+                for (const message of batch.messages) {
+                  if (appended.has(message.headers[KAFKA_HEADERS.id] ?? '?')) continue;
+                  refused.add(
+                    byPartition && message.partition !== undefined
+                      ? `${batch.topic}#${message.partition}`
+                      : batch.topic,
+                  );
+                }
+              this.history.portFlow.push({
+                kind: 'failed',
+                at,
+                owner,
+                eventIds,
+                refused: [...refused],
+              });
             } else this.history.portFlow.push({ kind: 'published', at, owner, eventIds });
             if (error) reject(error);
             else resolve();

@@ -145,7 +145,8 @@ export interface OutboxWriteFact {
  *   answered: of `asked`, only `pending` are still pending (with their retry markers);
  * - `published`: a Kafka send of `owner` answered without an error (its events are out);
  * - `failed`: a Kafka send (or a topic's metadata request) of `owner` answered with an error;
- *   `refusedTopics`: the topics of its events the broker did not append (or the topic asked);
+ *   `refused`: the destinations of its events the broker did not append (their topic, or
+ *   `topic#p` when the error is one partition's: leader or replicas unavailable), or the topic asked;
  * - `written`: `owner` issued a write that settles these documents (published, held back,
  *   failure recorded, dead-lettered).
  */
@@ -166,7 +167,7 @@ export type PortFlowFact =
       pending: Array<{ docId: string; retryAt?: number }>;
     }
   | { kind: 'published'; at: number; owner: string; eventIds: string[] }
-  | { kind: 'failed'; at: number; owner: string; eventIds: string[]; refusedTopics: string[] }
+  | { kind: 'failed'; at: number; owner: string; eventIds: string[]; refused: string[] }
   | { kind: 'written'; at: number; owner: string; name: string; docIds: string[] };
 
 export class SimHistory {
