@@ -59,10 +59,14 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'lib/relay/engine/in-flight.budget.ts',
     edits: [
       {
+        find: '      this.expectedBytes < this.maxBytes &&\n',
+        replace: '',
+      },
+      {
         find:
-          '      this.committed + events <= this.maxEvents &&\n' +
-          '      this.heldBytes < this.maxBytes &&\n',
-        replace: '      this.committed + events <= this.maxEvents &&\n',
+          '    const room = Math.floor((this.maxBytes - this.expectedBytes) / this.averageBytes);\n' +
+          '    return Math.max(1, Math.min(events, room));\n',
+        replace: '    return events;\n',
       },
     ],
     checks: ['simulation'],
@@ -147,6 +151,57 @@ export const MUTATIONS: readonly Mutation[] = [
       {
         find: '    const reservation = await this.deps.budget.reserve(this.deps.batchSize);\n',
         replace: '    const reservation: Reservation = { events: this.deps.batchSize };\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  // ------------------------------------------------------------ found by issue 19's proofs, then fixed
+  {
+    id: 'reads-in-flight-not-in-bytes',
+    description:
+      'the bytes room counts only the bytes held, not what the reads in flight will bring: catch-up pages started together each get the whole room',
+    file: 'lib/relay/engine/in-flight.budget.ts',
+    edits: [
+      {
+        find: '    return this.heldBytes + this.reservedEvents * this.averageBytes;\n',
+        replace: '    return this.heldBytes;\n',
+      },
+    ],
+    checks: [{ jest: ['lib/relay/engine/in-flight.budget.spec.ts'] }, 'simulation'],
+  },
+  {
+    id: 'reread-before-failure-record',
+    description:
+      'a refused event is read again when its retry is due, whether or not its failure record has landed: a slow record lets the same attempt be published twice',
+    file: 'lib/relay/engine/outcome.applier.ts',
+    edits: [
+      {
+        find:
+          '        // finds the event pending without it, and publishes it again as the same attempt.\n' +
+          '        lane.busy = true;\n',
+        replace:
+          '        // finds the event pending without it, and publishes it again as the same attempt.\n',
+      },
+    ],
+    checks: [{ jest: ['lib/relay/engine/relay.engine.spec.ts'] }, 'simulation'],
+  },
+  {
+    id: 'waiting-probe-kept',
+    description:
+      "a lane that starts waiting for another held destination stays the probe of its first hold: a topic hold and a partition hold set by one publish wait for each other's probe forever",
+    file: 'lib/relay/engine/destination.holds.ts',
+    edits: [
+      {
+        find:
+          '    hold.retryAt = now + backoffDelay(hold.failures, this.backoff, this.random);\n' +
+          '    this.stopProbing(lane);\n',
+        replace:
+          '    hold.retryAt = now + backoffDelay(hold.failures, this.backoff, this.random);\n' +
+          '    if (hold.probe === lane) hold.probe = undefined;\n',
+      },
+      {
+        find: '    if (!hold) return undefined;\n    this.stopProbing(lane);\n',
+        replace: '    if (!hold) return undefined;\n',
       },
     ],
     checks: ['simulation'],
