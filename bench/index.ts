@@ -12,6 +12,7 @@ const BENCHES: Record<string, () => Promise<{ parts: readonly BenchPart[] }>> = 
   relay: () => import('./relay.bench'),
   'write-side': () => import('./write-side.bench'),
   'change-streams': () => import('./change-streams.bench'),
+  consume: () => import('./consume.bench'),
 };
 
 function context(smoke: boolean): BenchContext {

@@ -1,0 +1,379 @@
+/* Consumer benchmarks (`npm run bench -- consume`): is a faster Kafka client worth a custom
+ * consumer transport? Figures are printed; no timing is asserted, but a message not received, or
+ * an event applied twice or not at all, fails the part.
+ * 1. clients (Kafka only): one pre-filled topic (20 000 messages of about 250 bytes, 6
+ *    partitions, as the relay writes them) read from the beginning by a fresh group of the raw
+ *    kafkajs consumer, the raw @platformatic/kafka consumer, and Nest's Kafka transport
+ *    (`OutboxKafkaServer`) with a handler that does nothing; rates from the first message
+ *    received to the last, and the group join before it;
+ * 2. idempotent (MongoDB + Kafka): the same topic through `OutboxKafkaServer` and an
+ *    `@IdempotentHandler()` whose handler writes one document in the handler's transaction, the
+ *    library's consume path; its rate over the first 2 000 events, and its ratios to part 1.
+ * Under `--smoke`: 2 000 messages, 50 idempotent events. */
+import { Controller, Injectable, Module } from '@nestjs/common';
+import type { INestMicroservice } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
+import { InjectConnection, MongooseModule } from '@nestjs/mongoose';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import type { Message } from 'kafkajs';
+import { mongo as driver, Schema } from 'mongoose';
+import type { Connection } from 'mongoose';
+import { v7 as uuidv7 } from 'uuid';
+import { IdempotentHandler, OutboxKafkaServer, OutboxModule, Transactional } from '../lib';
+import { loadPlatformaticKafka } from '../lib/publisher/platformatic/platformatic-kafka.loader';
+import { check, sized } from './bench-part';
+import type { BenchContext, BenchPart } from './bench-part';
+import { createTopic, dbUri, dropAndClose, line, suffix, topicSize } from './relay.bench';
+
+const { MongoClient } = driver;
+
+const EVENT_TYPE = 'OrderPlaced';
+const PADDING = 'x'.repeat(120);
+/** How long a reader may take to receive the whole topic before the part fails. */
+const READ_TIMEOUT_MS = 180_000;
+
+const messageCount = (ctx: BenchContext): number =>
+  sized(ctx, 'CONSUME_BENCH_MESSAGES', 20_000, 2_000);
+const idempotentCount = (ctx: BenchContext): number =>
+  sized(ctx, 'CONSUME_BENCH_IDEMPOTENT_EVENTS', 2_000, 50);
+
+/** A message as the relay writes it: key, JSON value, `ce_id` and `ce_type` headers (~250 bytes). */
+function eventMessage(i: number): Message {
+  const eventId = uuidv7();
+  return {
+    key: `agg-${i % 1000}`,
+    value: JSON.stringify({ orderId: `o-${i}`, seq: i, total: 42.5, note: PADDING }),
+    headers: { ce_id: eventId, ce_type: EVENT_TYPE, ce_source: 'bench' },
+  };
+}
+
+const messageBytes = (m: Message): number =>
+  String(m.key).length +
+  String(m.value).length +
+  Object.entries(m.headers ?? {}).reduce((n, [k, v]) => n + k.length + String(v).length, 0);
+
+interface Topic {
+  name: string;
+  count: number;
+  bytes: number;
+}
+
+async function fillTopic(ctx: BenchContext, kafka: Kafka): Promise<Topic> {
+  const name = `bench-consume-${suffix()}.Order`;
+  await createTopic(kafka, name);
+  const messages = Array.from({ length: messageCount(ctx) }, (_, i) => eventMessage(i));
+  const producer = kafka.producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    allowAutoTopicCreation: false,
+  });
+  await producer.connect();
+  for (let i = 0; i < messages.length; i += 500) {
+    await producer.sendBatch({
+      acks: -1,
+      topicMessages: [{ topic: name, messages: messages.slice(i, i + 500) }],
+    });
+  }
+  await producer.disconnect();
+  const bytes = messages.reduce((n, m) => n + messageBytes(m), 0) / messages.length;
+  return { name, count: messages.length, bytes };
+}
+
+/** A reader's figures: the group join (start -> first message) and the rate after it. */
+interface ReadFigures {
+  joinMs: number;
+  rate: number;
+  received: number;
+}
+
+/** Counts messages until `count` arrived; `firstAt`/`lastAt` in hrtime ns. */
+class Clock {
+  readonly started = process.hrtime.bigint();
+  firstAt = 0n;
+  lastAt = 0n;
+  received = 0;
+  private done!: () => void;
+  readonly all: Promise<void>;
+
+  constructor(private readonly count: number) {
+    this.all = new Promise((resolve) => (this.done = resolve));
+  }
+
+  tick(n = 1): void {
+    const now = process.hrtime.bigint();
+    if (this.received === 0) this.firstAt = now;
+    this.received += n;
+    this.lastAt = now;
+    if (this.received >= this.count) this.done();
+  }
+
+  async figures(label: string): Promise<ReadFigures> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, READ_TIMEOUT_MS)));
+    await Promise.race([this.all, timeout]);
+    clearTimeout(timer);
+    check(
+      this.received >= this.count,
+      `${label}: ${this.received} of ${this.count} messages received within ${READ_TIMEOUT_MS / 1000} s`,
+    );
+    const seconds = Number(this.lastAt - this.firstAt) / 1e9;
+    return {
+      joinMs: Number(this.firstAt - this.started) / 1e6,
+      // The first message starts the clock: the other count - 1 arrived after it.
+      rate: (this.received - 1) / Math.max(seconds, 1e-9),
+      received: this.received,
+    };
+  }
+}
+
+async function kafkajsRead(kafka: Kafka, topic: Topic): Promise<ReadFigures> {
+  const consumer = kafka.consumer({ groupId: `bench-kafkajs-${suffix()}` });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic.name], fromBeginning: true });
+  const clock = new Clock(topic.count);
+  // eachMessage, one partition at a time: how Nest's transport drives kafkajs.
+  await consumer.run({ eachMessage: async () => clock.tick() });
+  try {
+    return await clock.figures('raw kafkajs');
+  } finally {
+    await consumer.disconnect();
+  }
+}
+
+async function platformaticRead(ctx: BenchContext, topic: Topic): Promise<ReadFigures> {
+  const { Consumer, stringDeserializers } = loadPlatformaticKafka();
+  const consumer = new Consumer({
+    groupId: `bench-platformatic-${suffix()}`,
+    clientId: 'outbox-bench',
+    bootstrapBrokers: ctx.kafkaBrokers,
+    deserializers: stringDeserializers,
+  });
+  const clock = new Clock(topic.count);
+  const stream = await consumer.consume({
+    autocommit: true,
+    topics: [topic.name],
+    mode: 'earliest',
+  });
+  stream.on('data', () => clock.tick());
+  try {
+    return await clock.figures('raw @platformatic/kafka');
+  } finally {
+    await stream.close();
+    await consumer.close(true);
+  }
+}
+
+// ------------------------------------------------------------ Nest's transport
+
+/** The clock the running Nest handlers tick (one app at a time). */
+let nestClock: Clock | undefined;
+
+@Controller()
+class NoOpHandler {
+  @EventPattern(EVENT_TYPE)
+  async onOrder(): Promise<void> {
+    nestClock?.tick();
+  }
+}
+
+@Module({ controllers: [NoOpHandler] })
+class NoOpModule {}
+
+function outboxServer(ctx: BenchContext, topic: Topic, group: string): OutboxKafkaServer {
+  return new OutboxKafkaServer({
+    client: { clientId: 'outbox-bench', brokers: ctx.kafkaBrokers, logLevel: logLevel.NOTHING },
+    consumer: { groupId: `${group}-${suffix()}` },
+    subscribe: { fromBeginning: true },
+    topics: [topic.name],
+  });
+}
+
+async function nestRead(ctx: BenchContext, topic: Topic): Promise<ReadFigures> {
+  const clock = new Clock(topic.count);
+  nestClock = clock;
+  const app = await NestFactory.createMicroservice(NoOpModule, {
+    strategy: outboxServer(ctx, topic, 'bench-nest'),
+    logger: ['error'],
+  });
+  // The clock started before the app: its join includes Nest's bootstrap, as an app's would.
+  await app.listen();
+  try {
+    return await clock.figures("Nest's Kafka transport");
+  } finally {
+    nestClock = undefined;
+    await app.close();
+  }
+}
+
+/** Part 1's rates, for part 2's ratios. */
+const readRates: { kafkajs?: number; platformatic?: number; nest?: number } = {};
+let sharedTopic: Topic | undefined;
+
+function print(label: string, figures: ReadFigures, topic: Topic): void {
+  line(
+    label,
+    `${figures.rate.toFixed(0)} msg/s (join ${figures.joinMs.toFixed(0)} ms, ${figures.received}/${topic.count})`,
+  );
+}
+
+async function clients(ctx: BenchContext): Promise<void> {
+  const kafka = new Kafka({
+    clientId: 'outbox-bench',
+    brokers: ctx.kafkaBrokers,
+    logLevel: logLevel.NOTHING,
+  });
+  const topic = await fillTopic(ctx, kafka);
+  sharedTopic = topic;
+  check(
+    (await topicSize(kafka, topic.name)) === topic.count,
+    'the topic does not hold what was sent',
+  );
+  process.stdout.write(
+    `consume rates, ${topic.count} messages of ${topic.bytes.toFixed(0)} bytes, 6 partitions, a fresh group each, from the first message to the last:\n`,
+  );
+  const kafkajs = await kafkajsRead(kafka, topic);
+  readRates.kafkajs = kafkajs.rate;
+  print('raw kafkajs consumer (eachMessage)', kafkajs, topic);
+  let platformatic: ReadFigures | undefined;
+  try {
+    loadPlatformaticKafka();
+    platformatic = await platformaticRead(ctx, topic);
+  } catch (error) {
+    if ((error as Error).name === 'BenchCheckError') throw error;
+    line('raw @platformatic/kafka consumer', `skipped: ${(error as Error).message}`);
+  }
+  if (platformatic) {
+    readRates.platformatic = platformatic.rate;
+    print('raw @platformatic/kafka consumer (stream)', platformatic, topic);
+    line('ratio @platformatic/kafka / kafkajs', (platformatic.rate / kafkajs.rate).toFixed(2));
+  }
+  const nest = await nestRead(ctx, topic);
+  readRates.nest = nest.rate;
+  print("OutboxKafkaServer (Nest's transport), no-op handler", nest, topic);
+  line("ratio Nest's transport / raw kafkajs", (nest.rate / kafkajs.rate).toFixed(2));
+}
+
+// ------------------------------------------------------------ the idempotent path
+
+const LedgerSchema = new Schema(
+  { eventId: String, seq: Number },
+  { versionKey: false, collection: 'bench_ledger' },
+);
+
+@Injectable()
+class BenchLedger {
+  constructor(@InjectConnection() private readonly connection: Connection) {}
+
+  private get ledger() {
+    return this.connection.models.BenchLedger ?? this.connection.model('BenchLedger', LedgerSchema);
+  }
+
+  /** Joins the handler's transaction, as a handler's service would. */
+  @Transactional()
+  async record(eventId: string, seq: number): Promise<void> {
+    await this.ledger.create([{ eventId, seq }]);
+  }
+}
+
+@Controller()
+class IdempotentOrders {
+  constructor(private readonly ledger: BenchLedger) {}
+
+  @EventPattern(EVENT_TYPE)
+  @IdempotentHandler({ consumer: 'bench.orders' })
+  async onOrder(
+    @Payload() payload: { orderId: string; seq: number },
+    @Ctx() _context: KafkaContext,
+  ): Promise<void> {
+    await this.ledger.record(payload.orderId, payload.seq);
+    nestClock?.tick();
+  }
+}
+
+async function idempotent(ctx: BenchContext): Promise<void> {
+  const kafka = new Kafka({
+    clientId: 'outbox-bench',
+    brokers: ctx.kafkaBrokers,
+    logLevel: logLevel.NOTHING,
+  });
+  // Part 1 filled the topic when it ran in this run; otherwise fill one here.
+  const topic = sharedTopic ?? (await fillTopic(ctx, kafka));
+  const events = Math.min(idempotentCount(ctx), topic.count);
+  const db = `bench-consume-${suffix()}`;
+  @Module({
+    imports: [
+      // PoppyDB binds a transaction to its socket: one pooled connection there.
+      MongooseModule.forRoot(dbUri(ctx, db, true)),
+      OutboxModule.forRoot({ relay: false, consumer: {} }),
+    ],
+    controllers: [IdempotentOrders],
+    providers: [BenchLedger],
+  })
+  class IdempotentModule {}
+
+  const clock = new Clock(events);
+  nestClock = clock;
+  let app: INestMicroservice | undefined;
+  try {
+    app = await NestFactory.createMicroservice(IdempotentModule, {
+      strategy: outboxServer(ctx, topic, 'bench-idempotent'),
+      logger: ['error'],
+    });
+    await app.listen();
+    const figures = await clock.figures('@IdempotentHandler');
+    // Stop the consumer, then check what it applied: each processed event once in the ledger.
+    await app.close();
+    app = undefined;
+    const client = new MongoClient(dbUri(ctx, db, false));
+    const database = client.db(db);
+    const processed = await database
+      .collection('outbox_processed_events')
+      .countDocuments({ consumer: 'bench.orders' });
+    const ledger = await database.collection('bench_ledger').countDocuments();
+    const distinct = (await database.collection('bench_ledger').distinct('eventId')).length;
+    process.stdout.write(
+      `the idempotent consume path, first ${events} events of the same topic (${ctx.mongoKind}):\n`,
+    );
+    print('OutboxKafkaServer + @IdempotentHandler, one write', figures, {
+      ...topic,
+      count: events,
+    });
+    const ms = 1000 / figures.rate;
+    line('per event (one MongoDB transaction each)', `${ms.toFixed(1)} ms`);
+    if (readRates.kafkajs) {
+      line('ratio idempotent / raw kafkajs', (figures.rate / readRates.kafkajs).toFixed(4));
+    }
+    if (readRates.platformatic) {
+      line(
+        'ratio idempotent / raw @platformatic/kafka',
+        (figures.rate / readRates.platformatic).toFixed(4),
+      );
+    }
+    if (readRates.nest) {
+      line(
+        "ratio idempotent / Nest's transport, no-op",
+        (figures.rate / readRates.nest).toFixed(4),
+      );
+      line(
+        'share of an event spent outside the client and transport',
+        `${(100 * (1 - figures.rate / readRates.nest)).toFixed(1)} %`,
+      );
+    }
+    line(
+      'processed records / ledger documents / distinct',
+      `${processed} / ${ledger} / ${distinct}`,
+    );
+    check(processed >= events, `${events - processed} received events have no processed record`);
+    check(ledger === processed, `${ledger} ledger documents for ${processed} processed events`);
+    check(distinct === ledger, `${ledger - distinct} events applied twice`);
+    await dropAndClose(client);
+  } finally {
+    nestClock = undefined;
+    await app?.close();
+  }
+}
+
+export const parts: readonly BenchPart[] = [
+  { name: 'consume/clients', needs: ['kafka'], run: clients },
+  { name: 'consume/idempotent', needs: ['kafka', 'mongodb'], run: idempotent },
+];
