@@ -7,6 +7,9 @@ import type { InvariantChecker, InvariantResult } from './invariant';
 
 const TARGETED: ReadonlySet<FaultKind> = new Set(TARGETED_FAULT_KINDS);
 
+/** The simulated kafkajs' own retries of a request (`SimWorld`: 2 retries, 100 ms doubling). */
+const KAFKAJS_RETRIES_MS = 100 + 200;
+
 interface Window {
   from: number;
   to: number;
@@ -22,17 +25,35 @@ interface Target {
 }
 
 /**
- * (f) Isolation: while a fault hits one destination (a partition, a topic) or one aggregate
- * (an event the broker rejects), an event bound elsewhere is published by its deadline: within
- * `isolationBound` of becoming visible, or of the end of whatever global disturbance was
- * around then (any other fault, a crash, a pause, a leader change; each followed by
- * lease.durationMs + lease.renewMs + backoff.maxMs to settle), and not before the older events
- * of its aggregate are due. Checked only while the targeted fault lasts past that deadline.
- * Also: no event is dead-lettered that the broker did not refuse on its own (too large, or
- * the poison event itself).
+ * (f) Isolation: every committed event whose own path (its topic, its partition, its aggregate)
+ * was not faulted is published by a deadline computed for it alone from the schedule, whatever
+ * a fault on another destination or aggregate does meanwhile. Its deadline is `isolationBound`
+ * after the latest of:
+ * - the moment it became visible (majority-committed);
+ * - the end of each global disturbance that began before the deadline (as moved so far) and
+ *   ended at most lease.durationMs before it became visible: a fault not aimed at one
+ *   destination or aggregate, followed by settle = lease.durationMs + lease.renewMs +
+ *   backoff.maxMs x (1 + jitter); a crash, stop or pause of a relay process, followed by settle;
+ *   a lease acquisition, followed by lease.renewMs + backoff.maxMs x (1 + jitter);
+ * - its turn in the relay's queue: the events visible before it (every one, faulted or not)
+ *   drain one after the other, each from the later of the previous one's turn and its own
+ *   start, each costing `batchCost` x max(1 / batchSize, its bytes / the smaller of
+ *   maxBatchBytes and maxInFlightBytes): a burst of N events ahead of it delays it by
+ *   N / batchSize batches (fewer events per batch when they are large);
+ * and not before the deadlines of the older events of its aggregate (commit order).
+ * A fault on its own path that began before the deadline moves the deadline to the fault's end
+ * + backoff.maxMs x (1 + jitter) (the held destination's probe) + `isolationBound`; if such a
+ * fault ended no earlier than that probe time before the event became visible, the event is not
+ * checked (its deadline still binds the later events of its aggregate). Neither are events
+ * dead-lettered, oversize or poison ones, nor those whose deadline falls after the run's end
+ * (left to (a)). So a fault on one destination or aggregate that delays the others (every
+ * destination paused, a shared queue blocked) is caught on the first event due meanwhile.
+ * Also: no event is dead-lettered that the broker did not refuse on its own (too large, or the
+ * poison event itself).
  *
- * `isolationBound` = 4 idle reads + 2 x backoff.initialMs + 1.5 s (kafkajs' own retries of
- * a mixed request) + 40 one-way latencies.
+ * `isolationBound` = 4 idle reads + 2 x backoff.initialMs + 2 x 300 ms (the simulated kafkajs'
+ * own retries of a mixed request, twice) + 20 one-way latencies; `batchCost` (one batch read,
+ * sent and marked) = 20 one-way latencies + 40 ms.
  */
 export class IsolationInvariant implements InvariantChecker {
   readonly id = 'f';
@@ -42,8 +63,9 @@ export class IsolationInvariant implements InvariantChecker {
     const { schedule, history } = world;
     const options = schedule.options;
     const bound = isolationBound(world);
+    const cost = batchCost(world);
+    const probe = options.backoff.maxMs * (1 + options.backoff.jitter);
     const targets = this.targets(world);
-    if (targets.length === 0) return { id: this.id, name: this.name, checked: 0, violations: [] };
     const global = this.globalWindows(world);
     const first = history.firstAppends();
     const committed = history.committed();
@@ -70,42 +92,75 @@ export class IsolationInvariant implements InvariantChecker {
     };
     const violations: string[] = [];
     let checked = 0;
-    // When each event should be out at the latest: `bound` after it became visible, or after
-    // the global disturbances around that moment ended, and not before the older events of its
-    // aggregate (commit order).
     const deadlines = new Map<string, number>();
-    const sorted = [...committed].sort((a, b) => a.pos - b.pos || a.index - b.index);
+    const sorted = [...committed].sort(
+      (a, b) =>
+        (a.majorityAt as number) - (b.majorityAt as number) || a.pos - b.pos || a.index - b.index,
+    );
+    // The relay's queue: when the events visible so far are drained at the latest.
+    let drained = 0;
     for (const commit of sorted) {
       const visible = commit.majorityAt as number;
+      // Anything that begins before the deadline moves it on: iterate until nothing more does.
+      const own = targets
+        .filter((target) => hits(target, commit))
+        .sort((a, b) => a.window.from - b.window.from);
+      const mine: Target[] = [];
+      const met = new Set<Window>();
       let start = visible;
-      for (const window of global) {
-        if (window.from <= visible + bound && visible - options.lease.durationMs <= window.to) {
-          start = Math.max(start, window.to);
+      let queued = 0;
+      let deadline = 0;
+      for (let moved = true; moved;) {
+        moved = false;
+        queued =
+          Math.max(drained, start) +
+          cost *
+            Math.max(
+              1 / options.batchSize,
+              commit.bytes / Math.min(options.maxBatchBytes, options.maxInFlightBytes),
+            );
+        deadline = queued + bound;
+        // Its own path: a fault on it holds it until the fault ends and the held destination
+        // is probed again.
+        for (const target of own) {
+          if (target.window.from > deadline) continue;
+          if (!mine.includes(target)) mine.push(target);
+          deadline = Math.max(deadline, target.window.to + probe + bound);
+        }
+        for (const sibling of byAggregate.get(commit.aggregate) ?? []) {
+          if (sibling === commit) break;
+          deadline = Math.max(deadline, deadlines.get(sibling.eventId) ?? 0);
+        }
+        for (const window of global) {
+          if (met.has(window) || window.from > deadline) continue;
+          if (window.to < visible - options.lease.durationMs) continue;
+          met.add(window);
+          if (window.to > start) {
+            start = window.to;
+            moved = true;
+          }
         }
       }
-      let deadline = start + bound;
-      for (const sibling of byAggregate.get(commit.aggregate) ?? []) {
-        if (sibling === commit) break;
-        deadline = Math.max(deadline, deadlines.get(sibling.eventId) ?? 0);
-      }
+      drained = queued;
       deadlines.set(commit.eventId, deadline);
-    }
-    for (const commit of sorted) {
-      const visible = commit.majorityAt as number;
-      const deadline = deadlines.get(commit.eventId) as number;
-      const during = targets.find(
-        (target) => target.window.from <= visible && deadline <= target.window.to,
-      );
-      if (!during) continue;
-      if (targets.some((target) => hits(target, commit))) continue;
-      if (history.deadMarked.has(commit.eventId)) continue;
+      // Its own path was faulted while it waited: not checked (its deadline still binds the
+      // later events of its aggregate).
+      if (mine.some((target) => target.window.to + probe >= visible)) continue;
+      if (history.deadMarked.has(commit.eventId) || commit.oversize || commit.poison) continue;
+      if (deadline > world.now) continue;
       checked++;
       const published = first.get(commit.eventId)?.at;
       if (published === undefined || published > deadline) {
+        const during = targets.filter(
+          (target) =>
+            !mine.includes(target) && target.window.from < deadline && visible < target.window.to,
+        );
         violations.push(
           `${commit.eventId} (${commit.aggregate}, ${placeOf(commit)?.topic ?? commit.topic}/${placeOf(commit)?.partition ?? '?'}) ` +
             `visible at ${visible}, published ${published === undefined ? 'never' : `at ${published}`}, ` +
-            `due by ${deadline} (bound ${bound} ms) while ${during.label} [${during.window.from}, ${during.window.to})`,
+            `due by ${deadline} (bound ${bound} ms, queue until ${Math.round(queued)}` +
+            `${mine.length > 0 ? `, own path faulted until ${Math.max(...mine.map((target) => target.window.to))}` : ''})` +
+            `${during.length > 0 ? ` while ${during.map((target) => `${target.label} [${target.window.from}, ${target.window.to})`).join(', ')}` : ''}`,
         );
       }
     }
@@ -119,7 +174,6 @@ export class IsolationInvariant implements InvariantChecker {
     }
     return { id: this.id, name: this.name, checked, violations: capped(violations) };
   }
-
   private targets(world: SimWorld): Target[] {
     const { schedule, history } = world;
     const topics = schedule.world.topics;
@@ -179,14 +233,19 @@ export class IsolationInvariant implements InvariantChecker {
   private globalWindows(world: SimWorld): Window[] {
     const { schedule, history } = world;
     const options = schedule.options;
-    const settle = options.lease.durationMs + options.lease.renewMs + options.backoff.maxMs;
+    const settle =
+      options.lease.durationMs +
+      options.lease.renewMs +
+      options.backoff.maxMs * (1 + options.backoff.jitter);
+    // A new holder catches up from the checkpoint (renewMs), after a held retry at most.
+    const resume = options.lease.renewMs + options.backoff.maxMs * (1 + options.backoff.jitter);
     const windows: Window[] = [];
     for (const fault of schedule.faults) {
       if (TARGETED.has(fault.kind)) continue;
       windows.push({ from: fault.at, to: fault.at + fault.duration + settle });
     }
     for (const lease of history.leases) {
-      if (lease.kind === 'acquire') windows.push({ from: lease.at - 1, to: lease.at + settle });
+      if (lease.kind === 'acquire') windows.push({ from: lease.at - 1, to: lease.at + resume });
     }
     for (const fact of history.processes) {
       if (fact.kind !== 'start' && fact.kind !== 'join')
@@ -202,7 +261,13 @@ export function isolationBound(world: SimWorld): number {
   return (
     4 * options.idleMs +
     2 * options.backoff.initialMs +
-    1500 +
-    40 * Math.max(data.dbLatencyMs, data.kafkaLatencyMs)
+    2 * KAFKAJS_RETRIES_MS +
+    20 * Math.max(data.dbLatencyMs, data.kafkaLatencyMs)
   );
+}
+
+/** See the class comment. */
+export function batchCost(world: SimWorld): number {
+  const { world: data } = world.schedule;
+  return 20 * Math.max(data.dbLatencyMs, data.kafkaLatencyMs) + 40;
 }

@@ -169,9 +169,11 @@ const burstsArbitrary: fc.Arbitrary<SimTransactionData[][]> = fc
   );
 
 /**
- * While a burst drains (from its first transaction, 100 ms per event), a backlog delays every
- * event by its queue, not by a fault: isolation (f) has no bound for that yet, so faults on one
- * destination or aggregate are kept out of those windows (they still hit the rest of the run).
+ * While a burst drains (from its first transaction, 100 ms per event), faults on one destination
+ * or aggregate are kept out (they still hit the rest of the run). Isolation (f) no longer needs
+ * this (its deadline allows for the queue); bounded memory (d) does: without it, 7 of 2,000 runs
+ * (seed 20261201, e.g. --path 532, 567, 685) hold more than `maxInFlight` events. Remove it once
+ * that is understood and fixed.
  */
 function withoutTargetedFaultsDuring(bursts: SimTransactionData[][], faults: Fault[]): Fault[] {
   const windows = bursts.map((burst) => {
