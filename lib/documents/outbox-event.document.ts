@@ -10,8 +10,11 @@ export const SLOT_COUNT = 4096;
 
 export const OUTBOX_COLLECTION = 'outbox'; // the option's default
 
-/** Lifecycle of one outbox document. `pending` documents are never removed by cleanup. */
-export const OUTBOX_EVENT_STATUSES = ['pending', 'published'] as const;
+/**
+ * Lifecycle of one outbox document. `pending` documents are never removed by cleanup;
+ * `cancelled`: a scheduled event cancelled before it was due (never published).
+ */
+export const OUTBOX_EVENT_STATUSES = ['pending', 'published', 'cancelled'] as const;
 export type OutboxEventStatus = (typeof OUTBOX_EVENT_STATUSES)[number];
 
 /** One document of the outbox collection: the envelope plus what the relay needs. */
@@ -31,6 +34,17 @@ export interface OutboxEventRecord extends OutboxEventInput {
    * are slot ranges. Missing on events written before slots existed.
    */
   slot?: number;
+  /**
+   * Scheduled events only: the earliest time, by the MongoDB server's clock, at which the relay
+   * may publish the event. Set by the write side from the emit's `availableAt` or `delayMs`,
+   * and raised to the latest `availableAt` of the aggregate's pending scheduled events (so a
+   * later event of an aggregate waits behind an earlier delayed one) unless the emit says
+   * `waitForScheduled: false`. An event that has it is published by the relay's due reader,
+   * never from the change stream; absent: published as soon as it is committed.
+   */
+  availableAt?: Date;
+  /** Set with status `cancelled` (a scheduled event cancelled before it was due). */
+  cancelledAt?: Date;
   /** Publish attempts so far (relay). */
   attempts: number;
   /** Earliest time of the next attempt after a failure (relay backoff). */

@@ -26,6 +26,8 @@ export const OutboxEventSchema = new Schema<OutboxEventRecord>(
       enum: OUTBOX_EVENT_STATUSES,
       default: 'pending' as const,
     },
+    availableAt: { type: Date },
+    cancelledAt: { type: Date },
     attempts: { type: Number, required: true, default: 0 },
     nextAttemptAt: { type: Date },
     lastError: { type: String },

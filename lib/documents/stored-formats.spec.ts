@@ -64,6 +64,8 @@ describe('stored formats', () => {
         'aggregateId',
         'aggregateType',
         'attempts',
+        'availableAt',
+        'cancelledAt',
         'eventId',
         'eventType',
         'headers',
