@@ -7,10 +7,10 @@ import type {
   ConsumerTransactionRunner,
   DeadLetter,
   DeadLetterPublisher,
-  DeadLetterReason,
   FlowLogger,
   ProcessedEventStore,
 } from '../consume.ports';
+import type { DeadLetterReason } from '../../documents/consumer-dead-letter.document';
 import type { OutboxConsumerMetrics } from './consumer.metrics';
 import { backoffDelay } from '../../common/backoff';
 import { SinkUnavailableError, type ConsumerSink } from './consumer-sink';

@@ -9,8 +9,6 @@ import { toNullPrototypeTree } from '../../common/payload-keys.rule';
  */
 import type { BadPayloadReason } from '../../documents/consumer-dead-letter.document';
 
-export type { BadPayloadReason };
-
 export type DecodeResult =
   | { ok: true; payload: Record<string, unknown> }
   | { ok: false; reason: BadPayloadReason; detail: string };

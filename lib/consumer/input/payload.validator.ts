@@ -24,7 +24,7 @@ export interface DtoValidatorOptions {
  * event) and unknown objects are refused (`forbidUnknownValues`). `forbidNonWhitelisted: true`
  * refuses extra properties instead of stripping them.
  */
-export const DEFAULT_DTO_VALIDATOR_OPTIONS: Readonly<DtoValidatorOptions> = Object.freeze({
+const DEFAULT_DTO_VALIDATOR_OPTIONS: Readonly<DtoValidatorOptions> = Object.freeze({
   whitelist: true,
   forbidUnknownValues: true,
 });
