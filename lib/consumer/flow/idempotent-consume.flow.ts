@@ -262,13 +262,10 @@ async function checkInput(
     settings.eventIdFallback,
     decoded.ok ? decoded.payload : undefined,
   );
-  if (!id.ok) return { ok: false, eventId: null, reason: id.reason, detail: id.detail };
-  if (!decoded.ok)
-    return { ok: false, eventId: id.eventId, reason: decoded.reason, detail: decoded.detail };
+  if (!id.ok) return { ...id, eventId: null };
+  if (!decoded.ok) return { ...decoded, eventId: id.eventId };
   const validated = await validatePayload(decoded.payload, settings, deps.classValidation);
-  if (!validated.ok) {
-    return { ok: false, eventId: id.eventId, reason: validated.reason, detail: validated.detail };
-  }
+  if (!validated.ok) return { ...validated, eventId: id.eventId };
   return { ok: true, eventId: id.eventId, payload: validated.payload };
 }
 
