@@ -66,10 +66,7 @@ export {
 } from './consumer';
 export type {
   ConsumedMessage,
-  ConsumerDeadLetterDocument,
   ConsumerOptions,
-  DeadLetterCopy,
-  DeadLetterReason,
   DtoValidatorOptions,
   EventIdFallback,
   FailureEntry,
@@ -78,8 +75,13 @@ export type {
   OutboxConsumerMetricsSnapshot,
   PayloadDtoClass,
   PayloadValidateOption,
-  ProcessedEventDocument,
 } from './consumer';
+export type {
+  ConsumerDeadLetterDocument,
+  DeadLetterCopy,
+  DeadLetterReason,
+} from './documents/consumer-dead-letter.document';
+export type { ProcessedEventDocument } from './documents/processed-event.document';
 export { OutboxKafkaServer } from './transport';
 export type { OutboxKafkaServerOptions } from './transport';
 

@@ -7,12 +7,6 @@ export type {
   PayloadValidateOption,
 } from './input/payload.validator';
 export type { FailureEntry } from './consume.ports';
-export type {
-  ConsumerDeadLetterDocument,
-  DeadLetterCopy,
-  DeadLetterReason,
-} from '../documents/consumer-dead-letter.document';
-export type { ProcessedEventDocument } from '../documents/processed-event.document';
 export { DEAD_LETTER_HEADERS } from './flow/dead-letter.publisher';
 export { IdempotentHandler } from './nest/idempotent-handler.decorator';
 export type { IdempotentHandlerOptions } from './idempotent-handler.options';
