@@ -1,6 +1,6 @@
 /* The diagnostics channels' cost on the relay core (`npm run bench -- relay`, part
- * relay/diagnostics): the relay core (RelayEngine + KafkaPublisher, no MongoDB) with nobody
- * subscribed vs a subscriber on every channel, in alternating rounds of one run, printed as a
+ * relay/diagnostics): relay.bench.ts' relay core (RelayEngine + KafkaPublisher, no MongoDB) with
+ * nobody subscribed vs a subscriber on every channel, in alternating rounds of one run, printed as a
  * ratio of the medians; and the cost of one publish helper call alone, unsubscribed and
  * subscribed. */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
@@ -8,64 +8,12 @@ import { Kafka, logLevel } from 'kafkajs';
 import type { OutboxEventRecord } from '../lib';
 import { OUTBOX_CHANNELS } from '../lib/diagnostics';
 import { outboxDiagnostics } from '../lib/diagnostics/outbox.diagnostics';
-import { KafkaPublisher } from '../lib/publisher';
-import type { OutboxRelayStore } from '../lib/relay/ports/outbox-relay.store';
-import { RELAY_DEFAULTS } from '../lib/relay/relay.options';
-import { relayCore } from '../test/relay/support/relay-core';
 import { check, sized } from './bench-part';
 import type { BenchContext, BenchPart } from './bench-part';
-import { createTopic, line, makeEvent, suffix, topicSize } from './relay.bench';
+import { line, makeEvent, relayCore } from './relay.bench';
 
 const BATCH = 500;
 const ROUNDS = 3;
-
-/** An outbox that only counts the marks (nothing else is read or written in this part). */
-function markOnlyStore(): OutboxRelayStore & { marked: number } {
-  const none = async (): Promise<never[]> => [];
-  const nothing = async (): Promise<void> => undefined;
-  const store = {
-    marked: 0,
-    findPendingState: none,
-    findPendingOfAggregate: none,
-    findPendingPage: none,
-    findRetryingAggregates: none,
-    findStaleEvents: none,
-    findMarkedDead: none,
-    pendingStats: async () => ({ count: 0 }),
-    markPublished: async (ids: readonly unknown[]) => {
-      store.marked += ids.length;
-    },
-    markHeld: nothing,
-    recordFailure: nothing,
-    markDead: nothing,
-    copyToDeadLetters: nothing,
-    removeDead: nothing,
-  };
-  return store as unknown as OutboxRelayStore & { marked: number };
-}
-
-/** One relay core run over `events` (a fresh topic); events per second. */
-async function coreRate(ctx: BenchContext, kafka: Kafka, events: OutboxEventRecord[]) {
-  const topic = `bench-diag-${suffix()}.Order`;
-  await createTopic(kafka, topic);
-  const publisher = new KafkaPublisher({ brokers: ctx.kafkaBrokers, topic: () => topic });
-  await publisher.connect();
-  const store = markOnlyStore();
-  const { engine, offer } = relayCore(store, publisher, {
-    batchSize: BATCH,
-    maxInFlight: RELAY_DEFAULTS.maxInFlight,
-  });
-  const started = process.hrtime.bigint();
-  await offer(events);
-  await engine.idle();
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  await engine.close(1000);
-  await publisher.disconnect();
-  check(store.marked === events.length, `marked ${store.marked} of ${events.length} events`);
-  const inKafka = await topicSize(kafka, topic);
-  check(inKafka >= events.length, `${events.length - inKafka} events never reached Kafka`);
-  return events.length / seconds;
-}
 
 /** Subscribes `listener` to every channel; returns the unsubscribe. */
 function subscribeAll(listener: (message: unknown) => void): () => void {
@@ -95,10 +43,10 @@ async function diagnosticsOverhead(ctx: BenchContext): Promise<void> {
   const subscribed: number[] = [];
   let seen = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    none.push(await coreRate(ctx, kafka, makeEvents(count)));
+    none.push(await relayCore(ctx, kafka, 'kafkajs', makeEvents(count)));
     const stop = subscribeAll(() => seen++);
     try {
-      subscribed.push(await coreRate(ctx, kafka, makeEvents(count)));
+      subscribed.push(await relayCore(ctx, kafka, 'kafkajs', makeEvents(count)));
     } finally {
       stop();
     }

@@ -425,15 +425,18 @@ class MarkOnlyStore implements OutboxRelayStore {
   removeDead = async (): Promise<void> => undefined;
 }
 
-/** RelayEngine (lanes, batching, bookkeeping) + KafkaPublisher, no MongoDB: the relay's own cost. */
-async function relayCore(
+/**
+ * RelayEngine (lanes, batching, bookkeeping) + KafkaPublisher, no MongoDB: the relay's own cost,
+ * in events per second over `events` (a fresh topic). Also the core of relay/diagnostics.
+ */
+export async function relayCore(
   ctx: BenchContext,
   kafka: Kafka,
   client: KafkaClientName,
+  events = Array.from({ length: eventCount(ctx) }, (_, i) => makeEvent(i)),
 ): Promise<number> {
   const topic = `bench-core-${suffix()}.Order`;
   await createTopic(kafka, topic);
-  const events = Array.from({ length: eventCount(ctx) }, (_, i) => makeEvent(i));
   const publisher = new KafkaPublisher({ brokers: ctx.kafkaBrokers, client, topic: () => topic });
   await publisher.connect();
   const store = new MarkOnlyStore();

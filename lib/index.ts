@@ -8,7 +8,8 @@
 // The module
 export { OutboxModule } from './outbox.module';
 export type { OutboxModuleExtras } from './outbox.module-definition';
-export type { OutboxCollections, OutboxModuleOptions } from './options/outbox-options.interface';
+export type { OutboxCollections } from './common/outbox-storage.options';
+export type { OutboxModuleOptions } from './options/outbox-options.interface';
 
 // Injection, per connection (as @nestjs/mongoose's getConnectionToken / @InjectConnection)
 export { InjectOutboxEmitter, InjectTransactionRunner } from './injection/outbox-inject.decorators';
@@ -23,8 +24,8 @@ export { Propagation, Transactional, TransactionRunner } from './transaction';
 export type { TransactionalOptions } from './transaction';
 export { EmitsEvent, OutboxEmitter } from './events';
 export type { EmitsEventOptions, EventValue } from './events';
-export { KAFKA_HEADERS } from './common';
-export type { OutboxEventInput } from './common';
+export { KAFKA_HEADERS } from './documents/outbox-event.envelope';
+export type { OutboxEventInput } from './documents/outbox-event.envelope';
 export type { OutboxDeadLetter } from './documents/dead-letter.document';
 export type {
   OutboxEventRecord,
@@ -65,10 +66,7 @@ export {
 } from './consumer';
 export type {
   ConsumedMessage,
-  ConsumerDeadLetterDocument,
   ConsumerOptions,
-  DeadLetterCopy,
-  DeadLetterReason,
   DtoValidatorOptions,
   EventIdFallback,
   FailureEntry,
@@ -77,8 +75,13 @@ export type {
   OutboxConsumerMetricsSnapshot,
   PayloadDtoClass,
   PayloadValidateOption,
-  ProcessedEventDocument,
 } from './consumer';
+export type {
+  ConsumerDeadLetterDocument,
+  DeadLetterCopy,
+  DeadLetterReason,
+} from './documents/consumer-dead-letter.document';
+export type { ProcessedEventDocument } from './documents/processed-event.document';
 export { OutboxKafkaServer } from './transport';
 export type { OutboxKafkaServerOptions } from './transport';
 

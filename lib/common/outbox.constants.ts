@@ -5,8 +5,6 @@ export const OUTBOX_STORAGE_OPTIONS = Symbol('outbox:storage_options');
 export const OUTBOX_EVENTS_OPTIONS = Symbol('outbox:events_options');
 export const OUTBOX_RELAY_OPTIONS = Symbol('outbox:relay_options');
 export const OUTBOX_CONSUMER_OPTIONS = Symbol('outbox:consumer_options');
-/** Injection token of the Mongoose connection the outbox uses (the app's own, possibly named). */
-export const OUTBOX_CONNECTION = Symbol('outbox:connection');
 /** Injection token of the publisher the relay sends through (see `OutboxPublisher`). */
 export const OUTBOX_PUBLISHER = Symbol('outbox:publisher');
 

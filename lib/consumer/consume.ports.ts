@@ -3,8 +3,6 @@ import type { PublishErrorEntry } from '../documents/outbox-event.document';
 import type { ConsumedMessage } from './input/consumed-message';
 import type { DeadLetterReason } from '../documents/consumer-dead-letter.document';
 
-export type { DeadLetterReason };
-
 /**
  * One failure of one event, as stored in a dead letter's `errors`: the relay's entry, whose
  * `attempt` is 0 for a message refused before any attempt.

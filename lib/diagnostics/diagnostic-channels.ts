@@ -120,16 +120,6 @@ export interface ConsumerDeadLetteredMessage extends Omit<ConsumerEventMessage, 
 }
 
 /** The channel objects, created once (publishing through a held `Channel` is the cheap path). */
-export const outboxChannels: { readonly [K in keyof typeof OUTBOX_CHANNELS]: Channel } = {
-  relayPublished: channel(OUTBOX_CHANNELS.relayPublished),
-  relayRetryScheduled: channel(OUTBOX_CHANNELS.relayRetryScheduled),
-  relayDeadLettered: channel(OUTBOX_CHANNELS.relayDeadLettered),
-  relayDestinationHeld: channel(OUTBOX_CHANNELS.relayDestinationHeld),
-  relayDestinationReleased: channel(OUTBOX_CHANNELS.relayDestinationReleased),
-  relayLeaseTaken: channel(OUTBOX_CHANNELS.relayLeaseTaken),
-  relayLeaseLost: channel(OUTBOX_CHANNELS.relayLeaseLost),
-  relayPartitionHandedOver: channel(OUTBOX_CHANNELS.relayPartitionHandedOver),
-  consumerApplied: channel(OUTBOX_CHANNELS.consumerApplied),
-  consumerSkipped: channel(OUTBOX_CHANNELS.consumerSkipped),
-  consumerDeadLettered: channel(OUTBOX_CHANNELS.consumerDeadLettered),
-};
+export const outboxChannels = Object.fromEntries(
+  Object.entries(OUTBOX_CHANNELS).map(([key, name]) => [key, channel(name)]),
+) as { readonly [K in keyof typeof OUTBOX_CHANNELS]: Channel };

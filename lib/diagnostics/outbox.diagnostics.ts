@@ -71,14 +71,13 @@ export const outboxDiagnostics = {
   ): void {
     const channel = outboxChannels.relayRetryScheduled;
     if (!channel.hasSubscribers) return;
-    const message: RelayRetryScheduledMessage = {
+    channel.publish({
       ...diagnosticMessages.relayEvent(event),
       attempts: record.attempts,
       maxAttempts,
       nextAttemptAt: record.nextAttemptAt,
       error: record.error,
-    };
-    channel.publish(message);
+    } satisfies RelayRetryScheduledMessage);
   },
 
   relayDeadLettered(
@@ -87,45 +86,44 @@ export const outboxDiagnostics = {
   ): void {
     const channel = outboxChannels.relayDeadLettered;
     if (!channel.hasSubscribers) return;
-    const message: RelayDeadLetteredMessage = {
+    channel.publish({
       ...diagnosticMessages.relayEvent(event),
       reason: record.reason,
       attempts: record.attempts,
       error: record.error,
-    };
-    channel.publish(message);
+    } satisfies RelayDeadLetteredMessage);
   },
 
   relayDestinationHeld(destination: string, error: string, since: number): void {
     const channel = outboxChannels.relayDestinationHeld;
     if (!channel.hasSubscribers) return;
-    const message: RelayDestinationHeldMessage = { destination, error, since: new Date(since) };
-    channel.publish(message);
+    channel.publish({
+      destination,
+      error,
+      since: new Date(since),
+    } satisfies RelayDestinationHeldMessage);
   },
 
   relayDestinationReleased(destination: string, failures: number, heldMs: number): void {
     const channel = outboxChannels.relayDestinationReleased;
     if (!channel.hasSubscribers) return;
-    const message: RelayDestinationReleasedMessage = {
+    channel.publish({
       destination,
       failures,
       heldMs: Math.max(0, heldMs),
-    };
-    channel.publish(message);
+    } satisfies RelayDestinationReleasedMessage);
   },
 
   relayLeaseTaken(relay: string, owner: string, fencing: number | null): void {
     const channel = outboxChannels.relayLeaseTaken;
     if (!channel.hasSubscribers) return;
-    const message: RelayLeaseTakenMessage = { relay, owner, fencing };
-    channel.publish(message);
+    channel.publish({ relay, owner, fencing } satisfies RelayLeaseTakenMessage);
   },
 
   relayLeaseLost(relay: string, owner: string, reason: string, released: boolean): void {
     const channel = outboxChannels.relayLeaseLost;
     if (!channel.hasSubscribers) return;
-    const message: RelayLeaseLostMessage = { relay, owner, reason, released };
-    channel.publish(message);
+    channel.publish({ relay, owner, reason, released } satisfies RelayLeaseLostMessage);
   },
 
   relayPartitionHandedOver(
@@ -137,14 +135,13 @@ export const outboxDiagnostics = {
   ): void {
     const channel = outboxChannels.relayPartitionHandedOver;
     if (!channel.hasSubscribers) return;
-    const message: RelayPartitionHandedOverMessage = {
+    channel.publish({
       relay,
       owner,
       partition,
       partitions,
       share,
-    };
-    channel.publish(message);
+    } satisfies RelayPartitionHandedOverMessage);
   },
 
   consumerApplied(consumer: string, eventId: string, message: MessageSource): void {
@@ -169,7 +166,7 @@ export const outboxDiagnostics = {
   }): void {
     const channel = outboxChannels.consumerDeadLettered;
     if (!channel.hasSubscribers) return;
-    const message: ConsumerDeadLetteredMessage = {
+    channel.publish({
       consumer: letter.consumer,
       eventId: letter.eventId,
       topic: letter.message.topic,
@@ -178,7 +175,6 @@ export const outboxDiagnostics = {
       reason: letter.reason,
       attempts: letter.attempts,
       error: letter.lastError,
-    };
-    channel.publish(message);
+    } satisfies ConsumerDeadLetteredMessage);
   },
 };

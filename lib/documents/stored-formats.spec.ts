@@ -2,7 +2,7 @@ import type { mongo } from 'mongoose';
 import { ensureConsumerDeadLetterIndexes } from '../consumer/stores/consumer-failure.store';
 import { ensureProcessedEventIndexes } from '../consumer/stores/processed-event.store';
 import { OutboxEventSchema } from './outbox-event.schema';
-import { OUTBOX_DEFAULT_COLLECTIONS } from '../options/outbox.defaults';
+import { OUTBOX_DEFAULT_COLLECTIONS } from '../common/outbox-storage.options';
 import { ensureRelayIndexes } from '../relay/mongo/relay-indexes';
 
 /**

@@ -2,8 +2,6 @@ import type { OutboxCollections } from '../common/outbox-storage.options';
 import type { ConsumerOptions } from '../consumer/consumer.options';
 import type { RelayOptions } from '../relay/relay.options';
 
-export type { OutboxCollections };
-
 /**
  * Options of `OutboxModule.forRoot()` / `forRootAsync()` (what `useFactory` returns). Unknown keys
  * fail bootstrap. `isGlobal` and `connectionName` shape the module itself: they are given to

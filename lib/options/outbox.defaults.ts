@@ -1,5 +1,3 @@
-export { OUTBOX_DEFAULT_COLLECTIONS } from '../common/outbox-storage.options';
-
 /** Defaults of the top-level options (relay and consumer defaults live in their own folders). */
 export const OUTBOX_DEFAULTS = Object.freeze({
   /** Below Kafka's default 1 MB `message.max.bytes`, leaving room for key and headers. */

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { DeadLetterReason } from '../../lib/consumer/consume.ports';
+import type { DeadLetterReason } from '../../lib/documents/consumer-dead-letter.document';
 
 /**
  * What the handler (or a pipe in front of it) does on one counted try of an event: works,

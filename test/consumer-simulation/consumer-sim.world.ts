@@ -6,8 +6,8 @@ import type {
   ConsumeOutcome,
   ConsumerTransactionRunner,
   DeadLetter,
-  DeadLetterReason,
 } from '../../lib/consumer/consume.ports';
+import type { DeadLetterReason } from '../../lib/documents/consumer-dead-letter.document';
 import {
   MongoConsumerFailureStore,
   restartFailureCount,

@@ -1,5 +1,5 @@
 import { Types } from 'mongoose';
-import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/options/outbox.defaults';
+import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/common/outbox-storage.options';
 import { MongoOutboxRelayStore } from '../../lib/relay/mongo/mongo-outbox-relay.store';
 import type { OutboxEventRecord } from '../../lib';
 import { describeWith, uniqueName } from '../harness';

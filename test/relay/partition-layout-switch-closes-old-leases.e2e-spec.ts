@@ -1,6 +1,6 @@
 import { mongo } from 'mongoose';
 import type { Connection } from 'mongoose';
-import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/options/outbox.defaults';
+import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/common/outbox-storage.options';
 import { MongoRelayMembershipStore } from '../../lib/relay/mongo/mongo-relay-membership.store';
 import { MongoRelayPartitions } from '../../lib/relay/mongo/mongo-relay-partitions';
 import { MongoRelayStateStore } from '../../lib/relay/mongo/mongo-relay-state.store';

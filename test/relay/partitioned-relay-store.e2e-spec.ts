@@ -2,7 +2,7 @@ import { Types } from 'mongoose';
 import type { Connection } from 'mongoose';
 import type { OutboxEventRecord } from '../../lib/documents/outbox-event.document';
 import { eventSlot } from '../../lib/events/event-slot';
-import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/options/outbox.defaults';
+import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/common/outbox-storage.options';
 import { MongoRelayPartitions } from '../../lib/relay/mongo/mongo-relay-partitions';
 import { MongoRelayStateStore } from '../../lib/relay/mongo/mongo-relay-state.store';
 import { ensureRelayIndexes } from '../../lib/relay/mongo/relay-indexes';

@@ -1,7 +1,7 @@
 import { Types } from 'mongoose';
 import type { Connection } from 'mongoose';
 import type { OutboxEventRecord } from '../../lib/documents/outbox-event.document';
-import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/options/outbox.defaults';
+import { OUTBOX_DEFAULT_COLLECTIONS } from '../../lib/common/outbox-storage.options';
 import { MongoChangeSource } from '../../lib/relay/mongo/mongo-change.source';
 import { MongoOutboxRelayStore } from '../../lib/relay/mongo/mongo-outbox-relay.store';
 import { MongoRelayStateStore } from '../../lib/relay/mongo/mongo-relay-state.store';

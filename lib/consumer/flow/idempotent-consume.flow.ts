@@ -7,10 +7,10 @@ import type {
   ConsumerTransactionRunner,
   DeadLetter,
   DeadLetterPublisher,
-  DeadLetterReason,
   FlowLogger,
   ProcessedEventStore,
 } from '../consume.ports';
+import type { DeadLetterReason } from '../../documents/consumer-dead-letter.document';
 import type { OutboxConsumerMetrics } from './consumer.metrics';
 import { backoffDelay } from '../../common/backoff';
 import { SinkUnavailableError, type ConsumerSink } from './consumer-sink';
@@ -72,9 +72,14 @@ export class RedeliveryRequired extends Error {
   }
 }
 
-type CheckedInput =
-  | { ok: true; eventId: string; payload: unknown }
-  | { ok: false; eventId: string | null; reason: DeadLetterReason; detail: string };
+/** Why a message is dead-lettered: its event id (if any), the reason and the detail. */
+interface Refusal {
+  eventId: string | null;
+  reason: DeadLetterReason;
+  detail: string;
+}
+
+type CheckedInput = { ok: true; eventId: string; payload: unknown } | ({ ok: false } & Refusal);
 
 /**
  * What `@IdempotentHandler` does with one delivery; it ends in `applied`, `duplicate` or
@@ -241,19 +246,7 @@ async function admit(
   const pending = deps.sink.pendingDeadLetter(settings.consumer, message);
   if (pending) return { ended: await storeDeadLetter(pending, settings, deps) };
   const input = await checkInput(message, settings, deps);
-  if (!input.ok) {
-    return {
-      ended: await deadLetter(
-        message,
-        settings,
-        deps,
-        input.eventId,
-        input.reason,
-        input.detail,
-        0,
-      ),
-    };
-  }
+  if (!input.ok) return { ended: await deadLetter(message, settings, deps, input, 0) };
   return input;
 }
 
@@ -269,13 +262,10 @@ async function checkInput(
     settings.eventIdFallback,
     decoded.ok ? decoded.payload : undefined,
   );
-  if (!id.ok) return { ok: false, eventId: null, reason: id.reason, detail: id.detail };
-  if (!decoded.ok)
-    return { ok: false, eventId: id.eventId, reason: decoded.reason, detail: decoded.detail };
+  if (!id.ok) return { ...id, eventId: null };
+  if (!decoded.ok) return { ...decoded, eventId: id.eventId };
   const validated = await validatePayload(decoded.payload, settings, deps.classValidation);
-  if (!validated.ok) {
-    return { ok: false, eventId: id.eventId, reason: validated.reason, detail: validated.detail };
-  }
+  if (!validated.ok) return { ...validated, eventId: id.eventId };
   return { ok: true, eventId: id.eventId, payload: validated.payload };
 }
 
@@ -306,14 +296,12 @@ function giveUpAfterFailures(
   error: unknown,
   failures: number,
 ): Promise<ConsumeOutcome> {
-  const unrecoverable = isUnrecoverableEventError(error);
+  const reason = isUnrecoverableEventError(error) ? 'unrecoverable' : 'max-failures';
   return deadLetter(
     message,
     settings,
     deps,
-    eventId,
-    unrecoverable ? 'unrecoverable' : 'max-failures',
-    describeError(error),
+    { eventId, reason, detail: describeError(error) },
     failures,
   );
 }
@@ -322,9 +310,7 @@ function deadLetter(
   message: ConsumedMessage,
   settings: ConsumeSettings,
   deps: ConsumeDeps,
-  eventId: string | null,
-  reason: DeadLetterReason,
-  detail: string,
+  { eventId, reason, detail }: Refusal,
   attempts: number,
 ): Promise<ConsumeOutcome> {
   const letter: DeadLetter = {

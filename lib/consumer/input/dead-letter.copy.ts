@@ -6,8 +6,6 @@ import { valueBytes, type ConsumedMessage } from './consumed-message';
 /** Most headers a dead letter keeps, and the longest header name and value kept (characters). */
 export const DEAD_LETTER_HEADER_LIMITS = { count: 64, name: 256, value: 4096 } as const;
 
-export type { DeadLetterCopy };
-
 /** The bounded copy of `message` kept by a dead letter (and sent to the dead-letter topic). */
 export function deadLetterCopy(message: ConsumedMessage, maxValueBytes: number): DeadLetterCopy {
   const { bytes, exact } = valueBytes(message);

@@ -1,5 +1,6 @@
 import { hasControlCharacters } from '../consumer-name';
 import type { ConsumedMessage } from './consumed-message';
+import { refuse, type InputRefusal } from './input.refusal';
 
 /** Computes an event id when the message has no id header (e.g. from another producer's field). */
 export type EventIdFallback = (message: ConsumedMessage, payload: unknown) => string | undefined;
@@ -8,7 +9,7 @@ export const MAX_EVENT_ID_LENGTH = 256;
 
 export type EventIdResult =
   | { ok: true; eventId: string; source: 'header' | 'fallback' }
-  | { ok: false; reason: 'missing-event-id' | 'invalid-event-id'; detail: string };
+  | InputRefusal<'missing-event-id' | 'invalid-event-id'>;
 
 /**
  * The event id of a message: the `header` (the relay writes `ce_id`), else `fallback`
@@ -25,54 +26,48 @@ export function extractEventId(
   payload: unknown,
 ): EventIdResult {
   if (message.decodedHeaders.includes(header)) {
-    return {
-      ok: false,
-      reason: 'invalid-event-id',
-      detail:
-        `header "${header}" starts with "{" or "[", and Nest's Kafka parser replaced its text by ` +
+    return refuse(
+      'invalid-event-id',
+      `header "${header}" starts with "{" or "[", and Nest's Kafka parser replaced its text by ` +
         'parsed JSON, so the id that was sent is unknown. Consume with OutboxKafkaServer (it ' +
         'keeps the bytes received), or send ids that do not start with "{" or "["',
-    };
+    );
   }
   const fromHeader = message.headers[header];
   if (fromHeader !== undefined) return checkEventId(fromHeader, 'header', `header "${header}"`);
   if (!fallback) {
-    return {
-      ok: false,
-      reason: 'missing-event-id',
-      detail: `message has no "${header}" header and no eventId fallback is configured`,
-    };
+    return refuse(
+      'missing-event-id',
+      `message has no "${header}" header and no eventId fallback is configured`,
+    );
   }
   let computed: unknown;
   try {
     computed = fallback(message, payload);
   } catch (error) {
-    return {
-      ok: false,
-      reason: 'missing-event-id',
-      detail: `no "${header}" header, and the eventId fallback threw: ${(error as Error)?.message ?? String(error)}`,
-    };
+    return refuse(
+      'missing-event-id',
+      `no "${header}" header, and the eventId fallback threw: ${(error as Error)?.message ?? String(error)}`,
+    );
   }
   if (computed === undefined || computed === null) {
-    return {
-      ok: false,
-      reason: 'missing-event-id',
-      detail: `message has no "${header}" header and the eventId fallback returned none`,
-    };
+    return refuse(
+      'missing-event-id',
+      `message has no "${header}" header and the eventId fallback returned none`,
+    );
   }
   return checkEventId(computed, 'fallback', 'eventId fallback');
 }
 
 function checkEventId(value: unknown, source: 'header' | 'fallback', where: string): EventIdResult {
   if (typeof value !== 'string') {
-    return { ok: false, reason: 'invalid-event-id', detail: `${where} gave a ${typeof value}` };
+    return refuse('invalid-event-id', `${where} gave a ${typeof value}`);
   }
   if (value.length === 0 || value.length > MAX_EVENT_ID_LENGTH || hasControlCharacters(value)) {
-    return {
-      ok: false,
-      reason: 'invalid-event-id',
-      detail: `${where} is not a usable event id (1-${MAX_EVENT_ID_LENGTH} printable characters)`,
-    };
+    return refuse(
+      'invalid-event-id',
+      `${where} is not a usable event id (1-${MAX_EVENT_ID_LENGTH} printable characters)`,
+    );
   }
   return { ok: true, eventId: value, source };
 }

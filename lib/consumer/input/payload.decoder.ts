@@ -8,12 +8,10 @@ import { toNullPrototypeTree } from '../../common/payload-keys.rule';
  * `constructor` or `prototype` are plain data.
  */
 import type { BadPayloadReason } from '../../documents/consumer-dead-letter.document';
-
-export type { BadPayloadReason };
+import { refuse, type InputRefusal } from './input.refusal';
 
 export type DecodeResult =
-  | { ok: true; payload: Record<string, unknown> }
-  | { ok: false; reason: BadPayloadReason; detail: string };
+  { ok: true; payload: Record<string, unknown> } | InputRefusal<BadPayloadReason>;
 
 /**
  * The payload of a message value: a Buffer (the bytes received) or a string is parsed here; an
@@ -21,46 +19,29 @@ export type DecodeResult =
  * tombstone) is `empty-value`.
  */
 export function decodePayload(value: unknown): DecodeResult {
-  if (value == null) return { ok: false, reason: 'empty-value', detail: 'message has no value' };
+  if (value == null) return refuse('empty-value', 'message has no value');
   let tree: unknown = value;
   if (Buffer.isBuffer(value) || typeof value === 'string') {
     const text = Buffer.isBuffer(value) ? value.toString('utf8') : value;
     try {
       tree = JSON.parse(text);
     } catch (error) {
-      return {
-        ok: false,
-        reason: 'invalid-json',
-        detail: `value is not valid JSON (${(error as Error).message})`,
-      };
+      return refuse('invalid-json', `value is not valid JSON (${(error as Error).message})`);
     }
   } else if (typeof value !== 'object') {
-    return {
-      ok: false,
-      reason: 'invalid-json',
-      detail: `value of type ${typeof value} is not JSON`,
-    };
+    return refuse('invalid-json', `value of type ${typeof value} is not JSON`);
   }
   if (typeof tree !== 'object' || tree === null || Array.isArray(tree)) {
-    return {
-      ok: false,
-      reason: 'invalid-payload',
-      detail: `payload must be a JSON object, got ${Array.isArray(tree) ? 'an array' : tree === null ? 'null' : `a ${typeof tree}`}`,
-    };
+    return refuse(
+      'invalid-payload',
+      `payload must be a JSON object, got ${Array.isArray(tree) ? 'an array' : tree === null ? 'null' : `a ${typeof tree}`}`,
+    );
   }
   const rebuilt = toNullPrototypeTree(tree);
   if (!rebuilt.ok) {
     return rebuilt.problem === 'forbidden-key'
-      ? {
-          ok: false,
-          reason: 'forbidden-key',
-          detail: `payload has a "__proto__" key at ${rebuilt.path}`,
-        }
-      : {
-          ok: false,
-          reason: 'invalid-json',
-          detail: `value is not a plain JSON tree at ${rebuilt.path || '(root)'}`,
-        };
+      ? refuse('forbidden-key', `payload has a "__proto__" key at ${rebuilt.path}`)
+      : refuse('invalid-json', `value is not a plain JSON tree at ${rebuilt.path || '(root)'}`);
   }
   return { ok: true, payload: rebuilt.value as Record<string, unknown> };
 }

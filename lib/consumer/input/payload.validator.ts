@@ -1,4 +1,5 @@
 import { describeError } from '../../common/errors/describe-error';
+import { refuse, type InputRefusal } from './input.refusal';
 
 /** A function that accepts or rejects the decoded payload (`validate` option). */
 export type PayloadValidateOption = (
@@ -24,7 +25,7 @@ export interface DtoValidatorOptions {
  * event) and unknown objects are refused (`forbidUnknownValues`). `forbidNonWhitelisted: true`
  * refuses extra properties instead of stripping them.
  */
-export const DEFAULT_DTO_VALIDATOR_OPTIONS: Readonly<DtoValidatorOptions> = Object.freeze({
+const DEFAULT_DTO_VALIDATOR_OPTIONS: Readonly<DtoValidatorOptions> = Object.freeze({
   whitelist: true,
   forbidUnknownValues: true,
 });
@@ -35,8 +36,7 @@ export interface PayloadChecks {
   validatorOptions?: DtoValidatorOptions;
 }
 
-export type ValidationResult =
-  { ok: true; payload: unknown } | { ok: false; reason: 'invalid-payload'; detail: string };
+export type ValidationResult = { ok: true; payload: unknown } | InputRefusal<'invalid-payload'>;
 
 /** The subset of class-validator / class-transformer we call (loaded lazily: optional peers). */
 export interface ClassValidation {
@@ -77,17 +77,13 @@ export async function validatePayload(
     try {
       verdict = await checks.validate(payload);
     } catch (error) {
-      return {
-        ok: false,
-        reason: 'invalid-payload',
-        detail: `validate threw: ${(error as Error)?.message ?? String(error)}`,
-      };
+      return refuse(
+        'invalid-payload',
+        `validate threw: ${(error as Error)?.message ?? String(error)}`,
+      );
     }
-    if (verdict === false) {
-      return { ok: false, reason: 'invalid-payload', detail: 'rejected by validate' };
-    }
-    if (typeof verdict === 'string')
-      return { ok: false, reason: 'invalid-payload', detail: verdict };
+    if (verdict === false) return refuse('invalid-payload', 'rejected by validate');
+    if (typeof verdict === 'string') return refuse('invalid-payload', verdict);
   }
   return { ok: true, payload: result };
 }
@@ -114,18 +110,13 @@ async function checkDto(
       ...validatorOptions,
     });
   } catch (error) {
-    return {
-      ok: false,
-      reason: 'invalid-payload',
-      detail: `dto ${dto.name} threw: ${describeError(error)}`,
-    };
+    return refuse('invalid-payload', `dto ${dto.name} threw: ${describeError(error)}`);
   }
   if (errors.length > 0) {
-    return {
-      ok: false,
-      reason: 'invalid-payload',
-      detail: `payload fails ${dto.name}: ${flattenErrors(errors).join('; ')}`,
-    };
+    return refuse(
+      'invalid-payload',
+      `payload fails ${dto.name}: ${flattenErrors(errors).join('; ')}`,
+    );
   }
   return { ok: true, payload: instance };
 }

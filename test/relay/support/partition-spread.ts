@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { OUTBOX_DEFAULT_COLLECTIONS } from '../../../lib/options/outbox.defaults';
+import { OUTBOX_DEFAULT_COLLECTIONS } from '../../../lib/common/outbox-storage.options';
 import { MongoRelayPartitions } from '../../../lib/relay/mongo/mongo-relay-partitions';
 import { RELAY_DEFAULTS } from '../../../lib/relay/relay.options';
 
