@@ -1,10 +1,11 @@
+import { Types } from 'mongoose';
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { withOlderUnslotted } from './unslotted-in-page';
 
 /** An event of aggregate `aggregate`; `slot` missing: written by a version before slots. */
 function event(id: string, aggregate: string, slot?: number, sequence?: number): OutboxEventRecord {
   return {
-    _id: id,
+    _id: new Types.ObjectId(id.padStart(24, '0')),
     eventId: `evt-${id}`,
     eventType: 'OrderPlaced',
     aggregateType: 'Order',
@@ -15,10 +16,11 @@ function event(id: string, aggregate: string, slot?: number, sequence?: number):
     attempts: 0,
     ...(slot === undefined ? {} : { slot }),
     ...(sequence === undefined ? {} : { sequence }),
-  } as OutboxEventRecord;
+  };
 }
 
-const ids = (page: OutboxEventRecord[]) => page.map((e) => String(e._id));
+/** The last two hex digits of each `_id` (ids are made from two digits, in `_id` order). */
+const ids = (page: OutboxEventRecord[]) => page.map((e) => String(e._id).slice(-2));
 
 describe('a partition’s drain page with the events written without a slot', () => {
   it('puts an unslotted event before the later events of its aggregate (one read: 1, 2, 4 and 3)', () => {
