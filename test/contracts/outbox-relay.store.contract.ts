@@ -49,6 +49,8 @@ export const OUTBOX_STORE_CASES = {
     'with a slot range, scans see only events whose slot lies in it, slot first (pages, retrying, stale, stats, dead-marked)',
   rangeById:
     'with a slot range, reads by _id and by aggregate and every write are the same as without (events without a slot too)',
+  rangeUnslotted:
+    'with a slot range, a drain page holds the events without a slot that come before its events of their aggregate (same read), no others',
 } as const;
 
 export type OutboxStoreCase = keyof typeof OUTBOX_STORE_CASES;
@@ -421,5 +423,21 @@ export function outboxRelayStoreContract(
     await scoped.markPublished([noSlot._id, outside._id], at(1), 1);
     expect(await f.stored(noSlot)).toMatchObject({ status: 'published' });
     expect(await f.stored(outside)).toMatchObject({ status: 'published' });
+  });
+
+  test('rangeUnslotted', async () => {
+    const unslotted = (aggregateId: string) => {
+      const event = contractEvent(aggregateId);
+      delete event.slot;
+      return event;
+    };
+    // Commit order 1 to 4 of one aggregate, two of them by a writer of a version before slots.
+    const events = [contractEvent('u-a'), unslotted('u-a'), contractEvent('u-a'), unslotted('u-a')];
+    await f.insert([...events, unslotted('u-b')]);
+    const slot = events[0].slot as number;
+    const scoped = f.store({ from: slot, to: slot + 1 });
+    // The last one (later than every event of its aggregate with a slot) comes by the stream.
+    expect(ids(await allPages(scoped, 10))).toEqual(ids(events.slice(0, 3)));
+    expect(ids(await allPages(scoped, 1))).toEqual(ids(events.slice(0, 3)));
   });
 }

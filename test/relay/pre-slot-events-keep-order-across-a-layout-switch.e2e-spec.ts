@@ -18,9 +18,15 @@ const AGGREGATE = 'pre-slot-order';
  * they are stamped: the drain stamps first, and the stream also carries inserts without a slot.
  * The sweep (and the periodic stamping of partition 0's owner) is made slow, so that neither
  * could put them in order by chance.
+ *
+ * Commit order needs real MongoDB: PoppyDB emits a transaction's change events before its
+ * commit, so the relay may find the current writer's event not yet pending when its change
+ * event arrives, leave it to the sweep, and publish it after later ones (measured: 1, 3, 4, 2).
+ * On any replica set, the store contract (`rangeUnslotted`) and the simulation
+ * (pre-slot-drain.simulation.spec.ts) prove the drain's part of this order.
  */
 describeWith(
-  ['mongodb', 'kafka'],
+  ['real-mongodb', 'kafka'],
   'events written before slots keep their order across a layout switch',
   () => {
     const bed = relayTestBed('pre-slot');

@@ -20,6 +20,7 @@ import type {
 } from '../ports/outbox-relay.store';
 import { eventSlot } from '../../events/event-slot';
 import type { SlotRange } from '../ports/partition-layout';
+import { withOlderUnslotted } from '../ports/unslotted-in-page';
 import { stampMissingSlots } from './missing-slots';
 import { relayCollection } from './relay-collections';
 
@@ -78,7 +79,9 @@ function fenced(fence: RelayFence): { filter: mongo.Filter<OutboxDoc>; stamp: Pa
  * With a `range` (one relay partition), every read that scans the collection is limited to
  * events whose `slot` lies in it (`slot >= from && slot < to`), drain pages and retrying
  * aggregates come slot first (`SLOT_DRAIN_ORDER`, served by the `outbox_relay_slot_*`
- * indexes), and events without a slot are not seen until `stampMissingSlots` stamped them.
+ * indexes), and events without a slot are not seen until `stampMissingSlots` stamped them,
+ * except by drain pages, which hold those older than the page's events of their aggregate
+ * (`withOlderUnslotted`).
  * Reads by `_id` or by aggregate and every write are the same with or without a range.
  */
 export class MongoOutboxRelayStore implements OutboxRelayStore {
@@ -121,19 +124,34 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
       .toArray() as Promise<OutboxEventRecord[]>;
   }
 
-  findPendingPage(
+  async findPendingPage(
     after: OutboxEventRecord | undefined,
     limit: number,
   ): Promise<OutboxEventRecord[]> {
-    return this.outbox
-      .find({
-        status: 'pending',
-        ...this.inRange,
-        ...(after ? afterInDrainOrder(after, this.bySlot) : {}),
-      })
-      .sort(this.bySlot ? SLOT_DRAIN_ORDER : DRAIN_ORDER)
-      .limit(limit)
-      .toArray() as Promise<OutboxEventRecord[]>;
+    const later = after ? afterInDrainOrder(after, this.bySlot) : {};
+    if (!this.bySlot) {
+      return (await this.outbox
+        .find({ status: 'pending', ...later })
+        .sort(DRAIN_ORDER)
+        .limit(limit)
+        .toArray()) as OutboxEventRecord[];
+    }
+    // The range's page and, in the same read, the events without a slot (a missing slot sorts
+    // first: `SLOT_DRAIN_ORDER`, index `outbox_relay_slot_order`), asking for as many more as
+    // there were, until the page holds `limit` events with a slot (or the range ends).
+    const filter = { status: 'pending', $or: [{ slot: null }, { ...this.inRange, ...later }] };
+    for (let unslotted = 0; ;) {
+      const read = (await this.outbox
+        .find(filter as mongo.Filter<OutboxDoc>)
+        .sort(SLOT_DRAIN_ORDER)
+        .limit(limit + unslotted)
+        .toArray()) as OutboxEventRecord[];
+      const found = read.filter((event) => event.slot == null).length;
+      if (found <= unslotted || read.length < limit + unslotted) {
+        return withOlderUnslotted(read, limit);
+      }
+      unslotted = found;
+    }
   }
 
   async findRetryingAggregates(

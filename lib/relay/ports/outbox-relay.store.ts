@@ -52,6 +52,9 @@ export interface OutboxRelayStore {
   /**
    * The drain's pages: pending events aggregate by aggregate (by type, then id, binary order),
    * each in aggregate order, after the event `after` of the previous page, at most `limit`.
+   * A partition's store (slot range first): `limit` events with a slot in its range, each
+   * preceded by the events of its aggregate written without a slot that come earlier, all
+   * from one read (`withOlderUnslotted`); fewer only when the range has no more.
    */
   findPendingPage(
     after: OutboxEventRecord | undefined,

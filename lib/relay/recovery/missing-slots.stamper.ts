@@ -11,8 +11,10 @@ const ROUND = 1000;
  * stamped (whichever partition it belongs to: the slot is a function of the document), until
  * none is left. Those reads then see all of the partition's older events, each aggregate's in
  * its order; what is inserted without a slot afterwards comes on the partition's stream
- * (`ChangeSource`), in commit order with the rest. No-op on a store without a range. Rejects on
- * a write error (the caller retries, as after a failed read).
+ * (`ChangeSource`), in commit order with the rest, and a drain page that holds a later event of
+ * its aggregate holds it too, before that one (`withOlderUnslotted`: the drain reads events
+ * after the stream's position as well). No-op on a store without a range. Rejects on a write
+ * error (the caller retries, as after a failed read).
  */
 export async function stampSlotsBeforeRangeReads(
   outbox: Pick<OutboxRelayStore, 'stampMissingSlots'>,

@@ -336,11 +336,18 @@ export class SimDatabase {
   findPendingPage(after: OutboxEventRecord | undefined, limit: number): OutboxEventRecord[] {
     // A partition's pages come slot first (the adapter's `SLOT_DRAIN_ORDER`).
     const bySlot = this.slotRange !== undefined;
-    return this.pending()
+    const page = this.pending()
       .sort((a, b) => compareDrainKeys(a.doc, b.doc, bySlot))
       .filter((stored) => !after || compareDrainKeys(stored.doc, after, bySlot) > 0)
-      .slice(0, limit)
-      .map((stored) => asRecord(stored.doc));
+      .slice(0, limit);
+    // And in the same read, every pending event without a slot, first (a missing slot sorts
+    // first): the adapter's read once it asked for as many more as there are.
+    const unslotted = bySlot
+      ? this.pendingInAnyScope()
+          .filter((stored) => stored.doc.slot === undefined)
+          .sort((a, b) => compareDrainKeys(a.doc, b.doc, false))
+      : [];
+    return [...unslotted, ...page].map((stored) => asRecord(stored.doc));
   }
 
   findRetryingAggregates(

@@ -11,6 +11,7 @@ import type {
   StaleEvent,
 } from '../../../lib/relay/ports/outbox-relay.store';
 import type { SlotRange } from '../../../lib/relay/ports/partition-layout';
+import { withOlderUnslotted } from '../../../lib/relay/ports/unslotted-in-page';
 import type { SimHistory, StoreOpFact } from '../world/sim.history';
 import type { LandedWrite, SimDatabase } from './sim-database';
 import type { DbOpSpec, SimMongoConnection } from './sim-mongo.connection';
@@ -113,9 +114,12 @@ export class SimOutboxStore implements OutboxRelayStore {
     after: OutboxEventRecord | undefined,
     limit: number,
   ): Promise<OutboxEventRecord[]> {
+    // A partition's page as the adapter makes it from its one read (`MongoOutboxRelayStore`).
+    const page = (read: OutboxEventRecord[]) =>
+      this.partition ? withOlderUnslotted(read, limit) : read;
     return this.read(
       'findPendingPage',
-      () => this.db.findPendingPage(after, limit),
+      () => page(this.db.findPendingPage(after, limit)),
       true,
       (records) => this.handed('drain', records),
     );

@@ -1,0 +1,62 @@
+import type { OutboxEventRecord } from '../../documents/outbox-event.document';
+
+/**
+ * A partition's drain page from one read of its slot range plus every pending event without a
+ * slot (a writer of a version before slots; `slot: null` sorts first): the first `limit`
+ * events with a slot, and before each one the events without a slot of its aggregate that come
+ * earlier in aggregate order (`AGGREGATE_ORDER`). The other events without a slot (of other
+ * partitions, or later than the page's events of their aggregate) are left out: the drain
+ * stamped the slots of every event written before its stream's position, so those came after
+ * it, and reach the partition by its stream (or a later page), in commit order with the rest.
+ *
+ * One read, not two: between a read of the slot range and a read of the events without a slot,
+ * a concurrent stamp (another partition's drain, partition 0's backfill) could move an event
+ * from the second to the first, and neither would see it while a later event of its aggregate
+ * is in the page. The page's last event has a slot: the next page starts after it.
+ */
+export function withOlderUnslotted(
+  read: readonly OutboxEventRecord[],
+  limit: number,
+): OutboxEventRecord[] {
+  const slotted = read.filter(hasSlot).slice(0, limit);
+  const unslotted = read.filter((event) => !hasSlot(event));
+  if (unslotted.length === 0) return slotted;
+  const byAggregate = new Map<string, OutboxEventRecord[]>();
+  for (const event of unslotted) {
+    const key = aggregateOf(event);
+    const list = byAggregate.get(key);
+    if (list) list.push(event);
+    else byAggregate.set(key, [event]);
+  }
+  const page: OutboxEventRecord[] = [];
+  for (const event of slotted) {
+    const older = byAggregate.get(aggregateOf(event));
+    while (older && older.length > 0 && inAggregateOrder(older[0], event) < 0) {
+      page.push(older[0]);
+      older.shift();
+    }
+    page.push(event);
+  }
+  return page;
+}
+
+function hasSlot(event: OutboxEventRecord): boolean {
+  return event.slot !== undefined && event.slot !== null;
+}
+
+function aggregateOf(event: OutboxEventRecord): string {
+  return `${event.aggregateType}\u0000${event.aggregateId}`;
+}
+
+/**
+ * `AGGREGATE_ORDER`: `sequence` (a missing one first, as MongoDB sorts it), then `_id`
+ * (an ObjectId's hex string sorts as its bytes).
+ */
+function inAggregateOrder(a: OutboxEventRecord, b: OutboxEventRecord): number {
+  const sa = a.sequence ?? Number.NEGATIVE_INFINITY;
+  const sb = b.sequence ?? Number.NEGATIVE_INFINITY;
+  if (sa !== sb) return sa < sb ? -1 : 1;
+  const ia = String(a._id);
+  const ib = String(b._id);
+  return ia < ib ? -1 : ia > ib ? 1 : 0;
+}
