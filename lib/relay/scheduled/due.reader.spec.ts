@@ -70,7 +70,6 @@ function setup(options: { maxInFlight?: number } = {}) {
       };
     },
   });
-  let reader: DueReader | undefined;
   const engine = new RelayEngine(
     {
       batchSize: Math.min(10, options.maxInFlight ?? 100),
@@ -82,13 +81,13 @@ function setup(options: { maxInFlight?: number } = {}) {
       ...{ outbox: counted, writes: new FencedWrites(counted, 1, () => true), publisher, clock },
       ...{ logger: silent, holdsLogger: silent, metrics: new OutboxRelayMetrics() },
       now: () => EPOCH + clock.t,
-      dueBy: () => (reader as DueReader).dueBy(),
+      dueBy: (): Date => reader.dueBy(),
       canPublish: () => true,
       random: () => 0.5,
     },
   );
   let active = true;
-  reader = new DueReader(
+  const reader: DueReader = new DueReader(
     { recheckMs: 5000, retryMs: 100 },
     { outbox: counted, engine, clock, active: () => active, logger: silent },
   );
