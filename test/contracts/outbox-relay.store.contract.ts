@@ -246,9 +246,7 @@ export function outboxRelayStoreContract(
       ids([s1After, plain]),
     );
     expect(await store.pendingStats()).toEqual({ count: 2, oldestOccurredAt: at(0) });
-    expect(ids(await store.findPendingOfAggregate(ref, 10))).toEqual(
-      ids([s1, s1Later, s1After]),
-    );
+    expect(ids(await store.findPendingOfAggregate(ref, 10))).toEqual(ids([s1, s1Later, s1After]));
     expect(ids(await store.findPendingOfAggregate(ref, 10, at(2_999)))).toEqual(ids([s1]));
     expect(ids(await store.findPendingOfAggregate(ref, 10, at(999)))).toEqual([]);
     expect(await store.findDueAggregates(at(999), 10)).toEqual([]);
