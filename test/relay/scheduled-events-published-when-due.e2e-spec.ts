@@ -99,8 +99,11 @@ describeWith(['mongodb', 'kafka'], 'scheduled events are published when due', ()
     );
     // The immediate event did not wait for the scheduled ones (the first is due 1 s later).
     expect(early.filter((doc) => doc.availableAt!.getTime() > start + 1500)).toEqual([]);
-    // publishedAt is stamped after the broker's acknowledgement: never before availableAt.
-    expect(lateness[0]).toBeGreaterThanOrEqual(0);
+    // publishedAt is stamped after the broker's acknowledgement, with the relay's estimate of the
+    // server's clock (its last lease read plus the time elapsed since), which runs behind the
+    // server by up to that read's latency: a few ms below availableAt is that estimate, not an
+    // early publish (the due reader's bound is a time read from the server, see its unit spec).
+    expect(lateness[0]).toBeGreaterThanOrEqual(-50);
     // The figures depend on the machine (printed above); every one was published within the wait.
     expect(lateness).toHaveLength(200);
     const published = await records('late-');
