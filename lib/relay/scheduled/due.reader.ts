@@ -6,7 +6,7 @@ import type { RelayLogger } from '../ports/relay-logger';
 
 export interface DueReaderDeps {
   outbox: Pick<OutboxRelayStore, 'serverTime' | 'findDueAggregates' | 'nextDueAt'>;
-  engine: Pick<RelayEngine, 'requestCatchUp' | 'catchUpRoom' | 'isTracked' | 'trackedAggregates'>;
+  engine: Pick<RelayEngine, 'requestCatchUp' | 'isTracked' | 'trackedAggregates' | 'budget'>;
   clock: RelayClock;
   /** False once the term ends. */
   active: () => boolean;
@@ -134,7 +134,8 @@ export class DueReader {
       this.serverAt = serverNow.getTime();
       this.serverAtMonotonic = this.deps.clock.monotonic();
     }
-    const room = engine.catchUpRoom();
+    // Room for new lanes (`requestCatchUp` also refuses when its queue of reads is full).
+    const room = Math.max(0, engine.budget.maxEvents - engine.trackedAggregates);
     if (room === 0) return BUSY_MS;
     // Ask beyond the room by the aggregates the engine tracks: those may come first, and are skipped.
     const limit = Math.min(PAGE, room + engine.trackedAggregates);
