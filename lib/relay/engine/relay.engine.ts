@@ -41,6 +41,8 @@ export interface RelayEngineDeps {
   clock: RelayClock;
   /** The database server's time as this process estimates it (stamps and retry times), ms. */
   now: () => number;
+  /** A time read from the server: catch-ups take scheduled events due by it (default: none). */
+  dueBy?: () => Date;
   /** False stops publishing (the lease ran out, or the term ends). */
   canPublish: () => boolean;
   /** Whether the lease is still valid (default: always); `close` abandons publishes at once when not. */
@@ -128,6 +130,7 @@ export class RelayEngine {
     const acked = this.acked;
     this.reader = new CatchUpReader({
       ...{ outbox: deps.outbox, budget, acked, now, closed, track, pump, logger },
+      dueBy: deps.dueBy ?? (() => new Date(0)),
       ...{ batchSize: options.batchSize, concurrency: options.readConcurrency ?? 4 },
       retryMs: options.backoff.initialMs,
       sizeOf: (event) => this.sizeOf(event),
@@ -249,7 +252,7 @@ export class RelayEngine {
     }
   }
 
-  /** Reads the aggregate's pending events from the collection (sweep). False when already tracked. */
+  /** Reads the aggregate's pending events from the collection. False when tracked or no room. */
   requestCatchUp(ref: AggregateRef): boolean {
     if (this.closed || this.reader.waiting >= MAX_QUEUED_CATCHUPS) return false;
     if (this.lanes.has(aggregateKey(ref))) return false;

@@ -11,18 +11,24 @@ import {
 import type {
   AggregateRef,
   DeadLetterRecord,
+  DueAggregate,
   FailureRecord,
   MarkedDead,
   OutboxRelayStore,
   PendingState,
   RelayFence,
+  ScheduledStats,
   StaleEvent,
 } from '../ports/outbox-relay.store';
 import { eventSlot } from '../../events/event-slot';
 import type { SlotRange } from '../ports/partition-layout';
 import { withOlderUnslotted } from '../ports/unslotted-in-page';
 import { stampMissingSlots } from './missing-slots';
-import { relayCollection } from './relay-collections';
+import { relayCollection, serverTime } from './relay-collections';
+import { dueBefore, ScheduledEventReads } from './scheduled-events.reads';
+
+/** Events published as soon as committed: the drain and the sweep read only these. */
+const UNSCHEDULED = { availableAt: { $exists: false } } as const;
 
 const ERROR_HISTORY = 20;
 
@@ -91,9 +97,10 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
   private readonly bySlot: boolean;
   /** With a range only (see `OutboxRelayStore.stampMissingSlots`). */
   readonly stampMissingSlots?: (limit: number) => Promise<number>;
+  private readonly scheduled: ScheduledEventReads;
 
   constructor(
-    db: mongo.Db,
+    private readonly db: mongo.Db,
     names: { outbox: string; deadLetters: string },
     readonly range?: SlotRange,
   ) {
@@ -104,6 +111,24 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     this.inRange = range
       ? ({ slot: { $gte: range.from, $lt: range.to } } as mongo.Filter<OutboxDoc>)
       : {};
+    this.scheduled = new ScheduledEventReads(this.outbox, this.inRange);
+  }
+
+  /** The primary's clock (`hello.localTime`, see `serverTime`): what `availableAt` is compared with. */
+  serverTime(): Promise<Date> {
+    return serverTime(this.db);
+  }
+
+  findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {
+    return this.scheduled.dueAggregates(dueBy, limit);
+  }
+
+  nextDueAt(after?: Date): Promise<Date | undefined> {
+    return this.scheduled.earliest(after ? { $gt: after } : {});
+  }
+
+  scheduledStats(now: Date): Promise<ScheduledStats> {
+    return this.scheduled.stats(now);
   }
 
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
@@ -116,12 +141,17 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
       .toArray() as Promise<PendingState[]>;
   }
 
-  findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]> {
-    return this.outbox
+  async findPendingOfAggregate(
+    ref: AggregateRef,
+    limit: number,
+    dueBy?: Date,
+  ): Promise<OutboxEventRecord[]> {
+    const page = (await this.outbox
       .find({ aggregateType: ref.aggregateType, aggregateId: ref.aggregateId, status: 'pending' })
       .sort(AGGREGATE_ORDER)
       .limit(limit)
-      .toArray() as Promise<OutboxEventRecord[]>;
+      .toArray()) as OutboxEventRecord[];
+    return dueBefore(page, dueBy);
   }
 
   async findPendingPage(
@@ -131,7 +161,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     const later = after ? afterInDrainOrder(after, this.bySlot) : {};
     if (!this.bySlot) {
       return (await this.outbox
-        .find({ status: 'pending', ...later })
+        .find({ status: 'pending', ...UNSCHEDULED, ...later })
         .sort(DRAIN_ORDER)
         .limit(limit)
         .toArray()) as OutboxEventRecord[];
@@ -139,7 +169,11 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     // The range's page and, in the same read, the events without a slot (a missing slot sorts
     // first: `SLOT_DRAIN_ORDER`, index `outbox_relay_slot_order`), asking for as many more as
     // there were, until the page holds `limit` events with a slot (or the range ends).
-    const filter = { status: 'pending', $or: [{ slot: null }, { ...this.inRange, ...later }] };
+    const filter = {
+      status: 'pending',
+      ...UNSCHEDULED,
+      $or: [{ slot: null }, { ...this.inRange, ...later }],
+    };
     for (let unslotted = 0; ;) {
       const read = (await this.outbox
         .find(filter as mongo.Filter<OutboxDoc>)
@@ -203,6 +237,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
       .find(
         {
           status: 'pending',
+          ...UNSCHEDULED,
           ...this.inRange,
           occurredAt: { $lt: olderThan },
           $or: [{ nextAttemptAt: { $exists: false } }, { nextAttemptAt: { $lte: dueBy } }],
@@ -216,7 +251,8 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
   }
 
   async pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }> {
-    const pending = { status: 'pending' as const, ...this.inRange };
+    // Scheduled events are not lag until due: `scheduledStats` reports them.
+    const pending = { status: 'pending' as const, ...UNSCHEDULED, ...this.inRange };
     const count = await this.outbox.countDocuments(pending);
     if (count === 0) return { count };
     const oldest = await this.outbox.findOne(pending, {
