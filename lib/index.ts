@@ -21,8 +21,13 @@ export {
 // Write side: transactions and events
 export { Propagation, Transactional, TransactionRunner } from './transaction';
 export type { TransactionalOptions } from './transaction';
-export { EmitsEvent, OutboxEmitter } from './events';
-export type { EmitsEventOptions, EventValue } from './events';
+export {
+  EmitsEvent,
+  MAX_SCHEDULE_DELAY_MS,
+  OutboxEmitter,
+  SCHEDULE_PAST_TOLERANCE_MS,
+} from './events';
+export type { CancelScheduledResult, EmitSchedule, EmitsEventOptions, EventValue } from './events';
 export { KAFKA_HEADERS } from './common';
 export type { OutboxEventInput } from './common';
 export type { OutboxDeadLetter } from './documents/dead-letter.document';
@@ -131,6 +136,7 @@ export {
 } from './transaction';
 export {
   InvalidOutboxEventError,
+  InvalidScheduleError,
   PayloadTooLargeError,
   UnserializablePayloadError,
 } from './events';

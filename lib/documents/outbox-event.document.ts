@@ -107,6 +107,18 @@ export const OUTBOX_EVENT_ID_INDEX = {
   name: 'outbox_event_id_unique',
 } as const satisfies mongo.IndexDescription;
 
+/**
+ * The write side's read of an aggregate's pending scheduled events (the order rule across
+ * delays: a new event waits for the latest `availableAt` of its aggregate). Partial: it holds
+ * only pending events that have `availableAt`, so it stays as small as what is scheduled.
+ * Created by the writer's `ensureIndexes` (the schema's second index).
+ */
+export const OUTBOX_SCHEDULED_BY_AGGREGATE_INDEX = {
+  key: { aggregateType: 1, aggregateId: 1, availableAt: 1 },
+  name: 'outbox_scheduled_by_aggregate',
+  partialFilterExpression: { status: 'pending', availableAt: { $exists: true } },
+} as const satisfies mongo.IndexDescription;
+
 const PENDING = { status: 'pending' };
 const MARKED = { status: 'pending', nextAttemptAt: { $exists: true } };
 const partial = (key: Record<string, 1>, name: string, filter: object) =>
@@ -126,3 +138,14 @@ export const RELAY_OUTBOX_INDEXES = {
   slotMarked: partial({ slot: 1, ...BY_AGGREGATE }, 'outbox_relay_slot_marked', MARKED),
   retention: { key: { publishedAt: 1 }, name: 'outbox_relay_retention' },
 } as const satisfies Record<string, mongo.IndexDescription>;
+
+/**
+ * Retention of cancelled scheduled events: a TTL index on `cancelledAt` (set only with status
+ * `cancelled`), with the same expiry as `RELAY_OUTBOX_INDEXES.retention`, created where that one
+ * is (`ensureTtlIndex`, same retention option), so a cancelled event leaves the collection as a
+ * published one does. Pending events have no `cancelledAt`: never removed by it.
+ */
+export const CANCELLED_RETENTION_INDEX = {
+  key: { cancelledAt: 1 },
+  name: 'outbox_cancelled_retention',
+} as const;

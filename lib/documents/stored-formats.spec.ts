@@ -1,6 +1,7 @@
 import type { mongo } from 'mongoose';
 import { ensureConsumerDeadLetterIndexes } from '../consumer/stores/consumer-failure.store';
 import { ensureProcessedEventIndexes } from '../consumer/stores/processed-event.store';
+import { CANCELLED_RETENTION_INDEX } from './outbox-event.document';
 import { OutboxEventSchema } from './outbox-event.schema';
 import { OUTBOX_DEFAULT_COLLECTIONS } from '../options/outbox.defaults';
 import { ensureRelayIndexes } from '../relay/mongo/relay-indexes';
@@ -51,10 +52,30 @@ describe('stored formats', () => {
     });
   });
 
-  it("keeps the write side's outbox index", () => {
+  it("keeps the write side's outbox indexes", () => {
     expect(OutboxEventSchema.indexes()).toEqual([
       [{ eventId: 1 }, { unique: true, name: 'outbox_event_id_unique', background: true }],
+      [
+        { aggregateType: 1, aggregateId: 1, availableAt: 1 },
+        {
+          name: 'outbox_scheduled_by_aggregate',
+          partialFilterExpression: { status: 'pending', availableAt: { $exists: true } },
+          background: true,
+        },
+      ],
     ]);
+    // Key order is part of an index.
+    expect(JSON.stringify(OutboxEventSchema.indexes().map(([key]) => key))).toBe(
+      JSON.stringify([{ eventId: 1 }, { aggregateType: 1, aggregateId: 1, availableAt: 1 }]),
+    );
+  });
+
+  it('declares the retention of cancelled events: a TTL index on cancelledAt, next to the relay retention', () => {
+    // Created with ensureTtlIndex and the relay's retention, where RELAY_OUTBOX_INDEXES.retention is.
+    expect(CANCELLED_RETENTION_INDEX).toEqual({
+      key: { cancelledAt: 1 },
+      name: 'outbox_cancelled_retention',
+    });
   });
 
   it('keeps the fields of the Mongoose schema', () => {
