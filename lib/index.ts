@@ -22,8 +22,13 @@ export {
 // Write side: transactions and events
 export { Propagation, Transactional, TransactionRunner } from './transaction';
 export type { TransactionalOptions } from './transaction';
-export { EmitsEvent, OutboxEmitter } from './events';
-export type { EmitsEventOptions, EventValue } from './events';
+export {
+  EmitsEvent,
+  MAX_SCHEDULE_DELAY_MS,
+  OutboxEmitter,
+  SCHEDULE_PAST_TOLERANCE_MS,
+} from './events';
+export type { CancelScheduledResult, EmitSchedule, EmitsEventOptions, EventValue } from './events';
 export { KAFKA_HEADERS } from './documents/outbox-event.envelope';
 export type { OutboxEventInput } from './documents/outbox-event.envelope';
 export type { OutboxDeadLetter } from './documents/dead-letter.document';
@@ -135,6 +140,7 @@ export {
 } from './transaction';
 export {
   InvalidOutboxEventError,
+  InvalidScheduleError,
   PayloadTooLargeError,
   UnserializablePayloadError,
 } from './events';

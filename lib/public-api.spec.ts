@@ -54,6 +54,10 @@ const VALUES = [
   'OutboxHealthIndicator',
   // Diagnostics channels (issue 21)
   'OUTBOX_CHANNELS',
+  // Scheduled events (issue 22): the error of a bad schedule, and its documented bounds
+  'InvalidScheduleError',
+  'MAX_SCHEDULE_DELAY_MS',
+  'SCHEDULE_PAST_TOLERANCE_MS',
 ];
 
 const TYPES = [
@@ -122,6 +126,9 @@ const TYPES = [
   'RelayLeaseTakenMessage',
   'RelayPartitionHandedOverMessage',
   'RelayRetryScheduledMessage',
+  // Scheduled events (issue 22): emit's second argument, cancel's result
+  'CancelScheduledResult',
+  'EmitSchedule',
 ];
 
 /**
@@ -166,6 +173,8 @@ describe('public API (lib/index.ts)', () => {
       'OUTBOX_RESOLVED_OPTIONS',
       'KafkaPublisher',
       'getOutboxEventModel',
+      // the CLI's cancel (issue 22) runs on it, by path
+      'cancelScheduledEvent',
     ]) {
       expect(api).not.toHaveProperty(internal);
     }

@@ -107,6 +107,18 @@ export const OUTBOX_EVENT_ID_INDEX = {
   name: 'outbox_event_id_unique',
 } as const satisfies mongo.IndexDescription;
 
+/**
+ * The write side's read of an aggregate's pending scheduled events (the order rule across
+ * delays: a new event waits for the latest `availableAt` of its aggregate). Partial: it holds
+ * only pending events that have `availableAt`, so it stays as small as what is scheduled.
+ * Created by the writer's `ensureIndexes` (the schema's second index).
+ */
+export const OUTBOX_SCHEDULED_BY_AGGREGATE_INDEX = {
+  key: { aggregateType: 1, aggregateId: 1, availableAt: 1 },
+  name: 'outbox_scheduled_by_aggregate',
+  partialFilterExpression: { status: 'pending', availableAt: { $exists: true } },
+} as const satisfies mongo.IndexDescription;
+
 const PENDING = { status: 'pending' };
 const MARKED = { status: 'pending', nextAttemptAt: { $exists: true } };
 const SCHEDULED = { status: 'pending', availableAt: { $exists: true } };
@@ -118,8 +130,8 @@ const partial = (key: Record<string, 1>, name: string, filter: object) =>
 /**
  * The relay's indexes: pending events by `_id` (sweep, stats), by aggregate (catch-up, drain),
  * marked events by aggregate (start-up), scheduled events by due time (the due reader; it holds
- * only pending events with `availableAt`, so its size is the number waiting), the retention TTL
- * on `publishedAt` (pending events have none, so cleanup never removes them). With
+ * only pending events with `availableAt`, so its size is the number waiting), the retention TTLs
+ * on `publishedAt` and `cancelledAt` (pending events have neither, so cleanup never removes them). With
  * `partitions > 1` only, the same by slot first (a partition's reads); partial on
  * `status: 'pending'`, so a published or cancelled event leaves them.
  */
@@ -132,4 +144,6 @@ export const RELAY_OUTBOX_INDEXES = {
   scheduled: partial(DUE_ORDER, 'outbox_relay_scheduled', SCHEDULED),
   slotScheduled: partial({ slot: 1, ...DUE_ORDER }, 'outbox_relay_slot_scheduled', SCHEDULED),
   retention: { key: { publishedAt: 1 }, name: 'outbox_relay_retention' },
+  /** The same retention for cancelled scheduled events (only they have `cancelledAt`). */
+  cancelledRetention: { key: { cancelledAt: 1 }, name: 'outbox_cancelled_retention' },
 } as const satisfies Record<string, mongo.IndexDescription>;

@@ -1,11 +1,16 @@
 import { Schema } from 'mongoose';
 import type { Connection, Model, SchemaDefinitionProperty } from 'mongoose';
-import { OUTBOX_EVENT_ID_INDEX, OUTBOX_EVENT_STATUSES, SLOT_COUNT } from './outbox-event.document';
+import {
+  OUTBOX_EVENT_ID_INDEX,
+  OUTBOX_EVENT_STATUSES,
+  OUTBOX_SCHEDULED_BY_AGGREGATE_INDEX,
+  SLOT_COUNT,
+} from './outbox-event.document';
 import type { NewOutboxEvent, OutboxEventRecord } from './outbox-event.document';
 
 /**
  * The outbox document (`OutboxEventRecord`: one path per field, checked by `satisfies`). The
- * write side inserts `pending` rows; the relay owns every later change and its own indexes.
+ * write side inserts `pending` rows (and cancels scheduled ones); the relay owns every later change and its own indexes.
  * `autoIndex`/`autoCreate` are off: indexes are created at bootstrap when `createIndexes` is true.
  */
 export const OutboxEventSchema = new Schema<OutboxEventRecord>(
@@ -41,8 +46,12 @@ export const OutboxEventSchema = new Schema<OutboxEventRecord>(
     autoCreate: false,
   },
 );
-const { key, ...indexOptions } = OUTBOX_EVENT_ID_INDEX;
-OutboxEventSchema.index(key, indexOptions);
+for (const { key, ...indexOptions } of [
+  OUTBOX_EVENT_ID_INDEX,
+  OUTBOX_SCHEDULED_BY_AGGREGATE_INDEX,
+]) {
+  OutboxEventSchema.index(key, indexOptions);
+}
 
 const MODEL_PREFIX = 'NestjsOutboxEvent';
 

@@ -51,10 +51,22 @@ describe('stored formats', () => {
     });
   });
 
-  it("keeps the write side's outbox index", () => {
+  it("keeps the write side's outbox indexes", () => {
     expect(OutboxEventSchema.indexes()).toEqual([
       [{ eventId: 1 }, { unique: true, name: 'outbox_event_id_unique', background: true }],
+      [
+        { aggregateType: 1, aggregateId: 1, availableAt: 1 },
+        {
+          name: 'outbox_scheduled_by_aggregate',
+          partialFilterExpression: { status: 'pending', availableAt: { $exists: true } },
+          background: true,
+        },
+      ],
     ]);
+    // Key order is part of an index.
+    expect(JSON.stringify(OutboxEventSchema.indexes().map(([key]) => key))).toBe(
+      JSON.stringify([{ eventId: 1 }, { aggregateType: 1, aggregateId: 1, availableAt: 1 }]),
+    );
   });
 
   it('keeps the fields of the Mongoose schema', () => {
@@ -125,6 +137,10 @@ describe('stored formats', () => {
         key: { publishedAt: 1 },
         options: { name: 'outbox_relay_retention', expireAfterSeconds: 604800 },
       },
+      {
+        key: { cancelledAt: 1 },
+        options: { name: 'outbox_cancelled_retention', expireAfterSeconds: 604800 },
+      },
     ]);
     // Key order is part of an index: compare it too.
     expect(JSON.stringify(outbox.created.map((index) => index.key))).toBe(
@@ -141,6 +157,7 @@ describe('stored formats', () => {
             ]
           : []),
         { publishedAt: 1 },
+        { cancelledAt: 1 },
       ]),
     );
     expect(deadLetters.created).toEqual([

@@ -1,5 +1,5 @@
-import type { OutboxEventInput } from '../documents/outbox-event.envelope';
 import type { DeclaredEvent, EventValue } from './emits-event.interface';
+import type { ScheduledEmit } from './outbox.emitter';
 
 function valueOf<V>(value: EventValue<V>, result: unknown, args: unknown[]): V {
   return typeof value === 'function'
@@ -12,15 +12,27 @@ export function resolveDeclaredEvents(
   declared: readonly DeclaredEvent[],
   result: unknown,
   args: unknown[],
-): OutboxEventInput[] {
+): ScheduledEmit[] {
   return declared.map((event) => {
     const headers = event.headers === undefined ? undefined : valueOf(event.headers, result, args);
+    const availableAt =
+      event.availableAt === undefined ? undefined : valueOf(event.availableAt, result, args);
+    const delayMs = event.delayMs === undefined ? undefined : valueOf(event.delayMs, result, args);
     return {
-      eventType: event.eventType,
-      aggregateType: event.aggregateType,
-      aggregateId: valueOf(event.aggregateId, result, args),
-      payload: valueOf(event.payload, result, args),
-      ...(headers !== undefined ? { headers } : {}),
+      event: {
+        eventType: event.eventType,
+        aggregateType: event.aggregateType,
+        aggregateId: valueOf(event.aggregateId, result, args),
+        payload: valueOf(event.payload, result, args),
+        ...(headers !== undefined ? { headers } : {}),
+      },
+      schedule: {
+        ...(availableAt !== undefined ? { availableAt } : {}),
+        ...(delayMs !== undefined ? { delayMs } : {}),
+        ...(event.waitForScheduled !== undefined
+          ? { waitForScheduled: event.waitForScheduled }
+          : {}),
+      },
     };
   });
 }

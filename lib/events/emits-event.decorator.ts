@@ -8,13 +8,15 @@ import type { TransactionalOptions } from '../transaction/transactional-options.
 import type { DeclaredEvent, EmitsEventOptions } from './emits-event.interface';
 import { EVENT_NAME_PATTERN } from './event.validator';
 import { InvalidOutboxEventError } from './errors/invalid-outbox-event.error';
+import { checkStaticSchedule } from './schedule/static-schedule.check';
 
 /**
  * Declares an event the method emits when it returns, in the same transaction as its writes.
  * `@EmitsEvent` IMPLIES `@Transactional()` (propagation Required: join or start); add
  * `@Transactional({...})` to choose Mandatory or transaction options. Repeatable: events are
- * emitted in the order the decorators are written. `aggregateId`, `payload` and `headers` may be
- * functions of `(result, ...args)`.
+ * emitted in the order the decorators are written. `aggregateId`, `payload`, `headers`,
+ * `availableAt` and `delayMs` may be functions of `(result, ...args)`; fixed values are checked
+ * when the class is defined.
  *
  * ```ts
  * @EmitsEvent('OrderCreated', {
@@ -23,6 +25,13 @@ import { InvalidOutboxEventError } from './errors/invalid-outbox-event.error';
  *   payload: (order: Order) => ({ total: order.total }),
  * })
  * async create(dto: CreateOrderDto): Promise<Order> { ... }
+ *
+ * @EmitsEvent('PaymentReminderDue', {
+ *   aggregateType: 'Order',
+ *   aggregateId: (order: Order) => order.id,
+ *   payload: (order: Order) => ({ orderId: order.id }),
+ *   delayMs: 24 * 60 * 60 * 1000, // published 24 h after the write (server clock)
+ * })
  * ```
  */
 export function EmitsEvent<R = any>(eventType: string, options: EmitsEventOptions<R>) {
@@ -34,6 +43,7 @@ export function EmitsEvent<R = any>(eventType: string, options: EmitsEventOption
     const label = methodLabel(target, key);
     checkStaticName(label, 'eventType', eventType);
     checkStaticName(label, 'aggregateType', options?.aggregateType);
+    checkStaticSchedule(label, options);
     const wrapper = ensureOutboxWrapper(target, key, descriptor, '@EmitsEvent()');
     const transactional = Reflect.getOwnMetadata(TRANSACTIONAL_METADATA, wrapper) as
       TransactionalOptions | undefined;

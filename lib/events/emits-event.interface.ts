@@ -11,6 +11,18 @@ export interface EmitsEventOptions<R = any> {
   aggregateId: EventValue<string, R>;
   payload: EventValue<Record<string, unknown>, R>;
   headers?: EventValue<Record<string, string> | undefined, R>;
+  /**
+   * Publish no earlier than this time (server clock); a function may return undefined (not
+   * scheduled). Exclusive with `delayMs`. See `EmitSchedule` for the bounds.
+   */
+  availableAt?: EventValue<Date | undefined, R>;
+  /**
+   * Publish no earlier than this many ms after the write (server clock); a function may return
+   * undefined (not scheduled). Exclusive with `availableAt`.
+   */
+  delayMs?: EventValue<number | undefined, R>;
+  /** Default true: wait for the aggregate's pending scheduled events. Fixed. */
+  waitForScheduled?: boolean;
 }
 
 /** One `@EmitsEvent` as stored in the `outbox:emits_event` metadata of the method. */

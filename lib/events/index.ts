@@ -13,3 +13,7 @@ export { OUTBOX_EVENT_WRITER } from './outbox-event.writer';
 export type { NewOutboxEvent } from '../documents/outbox-event.document';
 export type { OutboxEventWriter } from './outbox-event.writer';
 export * from './outbox.emitter';
+export { MAX_SCHEDULE_DELAY_MS, SCHEDULE_PAST_TOLERANCE_MS } from './schedule/emit-schedule';
+export type { EmitSchedule } from './schedule/emit-schedule';
+export type { CancelScheduledResult } from './schedule/cancel-result';
+export { cancelScheduledEvent } from './schedule/cancel-scheduled-event';

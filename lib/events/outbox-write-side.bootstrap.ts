@@ -45,7 +45,7 @@ export class OutboxWriteSideBootstrap implements OnModuleInit, OnModuleDestroy {
     const runtime: OutboxRuntime = {
       runner: this.runner,
       emitDeclared: (declared, result, args) => {
-        this.emitter.emit(resolveDeclaredEvents(declared as DeclaredEvent[], result, args));
+        this.emitter.emitEach(resolveDeclaredEvents(declared as DeclaredEvent[], result, args));
       },
     };
     OutboxRuntimeHost.bind(this.options.connectionName, runtime);

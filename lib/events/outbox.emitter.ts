@@ -13,70 +13,137 @@ import { validateOutboxEvent } from './event.validator';
 import type { NewOutboxEvent } from '../documents/outbox-event.document';
 import { OUTBOX_EVENT_WRITER } from './outbox-event.writer';
 import type { OutboxEventWriter } from './outbox-event.writer';
+import type { EmitSchedule } from './schedule/emit-schedule';
+import type { CancelScheduledResult } from './schedule/cancel-result';
+import { validateSchedule } from './schedule/schedule.validator';
+import { applySchedules, scheduleQueryOf } from './schedule/schedule.resolver';
+import type { BufferedEvent } from './schedule/schedule.resolver';
+
+/** One event and its schedule (`@EmitsEvent` gives each declared event its own). */
+export interface ScheduledEmit {
+  event: OutboxEventInput;
+  schedule?: EmitSchedule;
+}
 
 /**
  * Emits events decided in a method body. Must be called inside a transaction (a `@Transactional()`
  * method or `TransactionRunner.run()`); the events are inserted into the outbox in that
  * transaction, with one `insertMany` in its session by the before-commit hook the emitter
- * registers on the runner. Synchronous on purpose: a bad event throws right here, inside the
- * transaction, which then rolls back; nothing can be forgotten un-awaited.
+ * registers on the runner (preceded, when an event is scheduled or its aggregate may have
+ * scheduled ones, by one read of the server's time and of those aggregates' pending scheduled
+ * events: see `docs/writing-events.md`). Synchronous on purpose: a bad event throws right here,
+ * inside the transaction, which then rolls back; nothing can be forgotten un-awaited.
  */
 @Injectable()
 export class OutboxEmitter {
   /** The events emitted in each attempt (a retried body starts with none). */
-  private readonly emitted = new WeakMap<OutboxTransactionContext, NewOutboxEvent[]>();
+  private readonly emitted = new WeakMap<OutboxTransactionContext, BufferedEvent[]>();
 
   constructor(
     private readonly runner: TransactionRunner,
     @Inject(OUTBOX_EVENTS_OPTIONS) private readonly options: OutboxEventsOptions,
-    @Inject(OUTBOX_EVENT_WRITER) writer: OutboxEventWriter,
+    @Inject(OUTBOX_EVENT_WRITER) private readonly writer: OutboxEventWriter,
   ) {
-    runner.beforeCommit(async (attempt) => {
-      const events = this.emitted.get(attempt);
-      if (events && events.length > 0) await writer.insert(events, attempt.session);
-    });
+    runner.beforeCommit((attempt) => this.write(attempt));
   }
 
-  /** Emits one event; returns its `eventId` (UUIDv7). */
-  emit(event: OutboxEventInput): string;
+  /**
+   * Emits one event; returns its `eventId` (UUIDv7). `schedule`: publish it no earlier than
+   * `availableAt` or `delayMs` after the write (server time); see `EmitSchedule`.
+   */
+  emit(event: OutboxEventInput, schedule?: EmitSchedule): string;
   /** Emits several events, in this order; returns their `eventId`s. All or none are accepted. */
-  emit(events: readonly OutboxEventInput[]): string[];
-  emit(input: OutboxEventInput | readonly OutboxEventInput[]): string | string[] {
+  emit(events: readonly OutboxEventInput[], schedule?: EmitSchedule): string[];
+  emit(
+    input: OutboxEventInput | readonly OutboxEventInput[],
+    schedule?: EmitSchedule,
+  ): string | string[] {
     const list: readonly OutboxEventInput[] = Array.isArray(input)
       ? input
       : [input as OutboxEventInput];
-    const context = this.runner.currentContext();
-    if (!context) {
-      throw new OutboxTransactionRequiredError(list[0]?.eventType);
-    }
-    if (context.closed) {
-      throw new OutboxTransactionClosedError(list[0]?.eventType);
-    }
+    const ids = this.emitEach(list.map((event) => ({ event, schedule })));
+    return Array.isArray(input) ? ids : ids[0];
+  }
+
+  /**
+   * Emits events each with its own schedule (what `@EmitsEvent` declared), all or none.
+   * @internal used by the write side's bootstrap.
+   */
+  emitEach(entries: readonly ScheduledEmit[]): string[] {
+    const context = this.openContext(entries[0]?.event?.eventType);
     const limits = {
       maxPayloadBytes: this.options.maxPayloadBytes,
       allowBigInt: this.options.allowBigInt,
     };
+    const now = Date.now();
     // Validate all first: one bad event rejects the whole call.
-    const rows: NewOutboxEvent[] = list.map((event) => {
-      const valid = validateOutboxEvent(event, limits);
-      const headers = withEmitTraceContext(valid.headers);
-      return {
-        eventId: uuidv7(),
-        eventType: valid.eventType,
-        aggregateType: valid.aggregateType,
-        aggregateId: valid.aggregateId,
-        payload: valid.payload,
-        ...(headers ? { headers } : {}),
-        occurredAt: new Date(),
-        slot: eventSlot(valid.aggregateType, valid.aggregateId),
-        status: 'pending',
-        attempts: 0,
-      };
-    });
+    const buffered: BufferedEvent[] = entries.map(({ event, schedule }) => ({
+      row: rowOf(validateOutboxEvent(event, limits)),
+      schedule: validateSchedule(schedule, now),
+    }));
     const buffer = this.emitted.get(context);
-    if (buffer) buffer.push(...rows);
-    else this.emitted.set(context, rows);
-    const ids = rows.map((row) => row.eventId);
-    return Array.isArray(input) ? ids : ids[0];
+    if (buffer) buffer.push(...buffered);
+    else this.emitted.set(context, buffered);
+    return buffered.map(({ row }) => row.eventId);
   }
+
+  /**
+   * Cancels the scheduled event `eventId` in the running transaction (it takes effect if the
+   * transaction commits): it succeeds while the event is pending and not yet due by the server's
+   * clock. An event emitted earlier in the same transaction is dropped before it is written.
+   * Never throws for the event's state: the result says what happened (`CancelScheduledResult`).
+   */
+  async cancel(eventId: string): Promise<CancelScheduledResult> {
+    const context = this.openContext(undefined, eventId);
+    const buffer = this.emitted.get(context) ?? [];
+    const index = buffer.findIndex(({ row }) => row.eventId === eventId);
+    if (index >= 0) {
+      const { schedule } = buffer[index];
+      if (schedule.availableAt === undefined && schedule.delayMs === undefined) {
+        return { outcome: 'not-scheduled', eventId };
+      }
+      buffer.splice(index, 1);
+      return { outcome: 'cancelled', eventId, alreadyCancelled: false };
+    }
+    return this.writer.cancel(eventId, context.session);
+  }
+
+  private openContext(eventType?: string, cancelling?: string): OutboxTransactionContext {
+    const context = this.runner.currentContext();
+    if (!context) throw new OutboxTransactionRequiredError(eventType, cancelling);
+    if (context.closed) throw new OutboxTransactionClosedError(eventType, cancelling);
+    return context;
+  }
+
+  /** The attempt's events, scheduled (one read when needed), in one insert. */
+  private async write(attempt: OutboxTransactionContext): Promise<void> {
+    const entries = this.emitted.get(attempt);
+    if (!entries || entries.length === 0) return;
+    const query = scheduleQueryOf(entries);
+    const snapshot = query
+      ? await this.writer.readSchedule(query, attempt.session)
+      : { latest: new Map() };
+    const rows = applySchedules(entries, snapshot);
+    await this.writer.insert(
+      rows,
+      attempt.session,
+      entries.map(({ schedule }) => schedule),
+    );
+  }
+}
+
+function rowOf(valid: OutboxEventInput): NewOutboxEvent {
+  const headers = withEmitTraceContext(valid.headers);
+  return {
+    eventId: uuidv7(),
+    eventType: valid.eventType,
+    aggregateType: valid.aggregateType,
+    aggregateId: valid.aggregateId,
+    payload: valid.payload,
+    ...(headers ? { headers } : {}),
+    occurredAt: new Date(),
+    slot: eventSlot(valid.aggregateType, valid.aggregateId),
+    status: 'pending',
+    attempts: 0,
+  };
 }

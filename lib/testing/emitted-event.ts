@@ -1,11 +1,20 @@
 import type { NewOutboxEvent } from '../documents/outbox-event.document';
 
-/** An event a committed transaction emitted, as `OutboxTesting` recorded it. */
+/**
+ * An event a committed transaction emitted, as `OutboxTesting` recorded it. A scheduled event
+ * shows its due time in `availableAt` (resolved as in production: own time, or the testing
+ * clock + `delayMs`, raised to its aggregate's latest pending one); a cancelled one has
+ * `status: 'cancelled'` and `cancelledAt`.
+ */
 export interface EmittedEvent extends NewOutboxEvent {
   /** 1 for the first transaction that committed events in this test, 2 for the next... */
   transaction: number;
   /** Set once `drain()` delivered it to every handler that listens to it. */
   delivered: boolean;
+  /** The `delayMs` the emit asked for (`availableAt` is the due time it gave). */
+  delayMs?: number;
+  /** `false` when the emit opted out of waiting for its aggregate's scheduled events. */
+  waitForScheduled?: false;
 }
 
 /** What `emitted()` and `expectEmitted()` select; every field given must match. */
@@ -17,6 +26,8 @@ export interface EmittedEventFilter {
   payload?: Record<string, unknown>;
   /** A part of the headers. */
   headers?: Record<string, string>;
+  /** `pending` or `cancelled` (a delivered event stays `pending`: see `delivered`). */
+  status?: EmittedEvent['status'];
 }
 
 /** Deep equality of JSON-like values. */
@@ -50,7 +61,8 @@ export function matchesEmitted(
     (filter.aggregateType === undefined || event.aggregateType === filter.aggregateType) &&
     (filter.aggregateId === undefined || event.aggregateId === filter.aggregateId) &&
     (filter.payload === undefined || contains(event.payload, filter.payload)) &&
-    (filter.headers === undefined || contains(event.headers, filter.headers))
+    (filter.headers === undefined || contains(event.headers, filter.headers)) &&
+    (filter.status === undefined || event.status === filter.status)
   );
 }
 
@@ -60,7 +72,9 @@ export function describeEmitted(events: readonly EmittedEvent[]): string {
   return events
     .map(
       (e) =>
-        `  #${e.transaction} ${e.eventType} ${e.aggregateType}/${e.aggregateId} ${JSON.stringify(e.payload)}`,
+        `  #${e.transaction} ${e.eventType} ${e.aggregateType}/${e.aggregateId} ${JSON.stringify(e.payload)}` +
+        (e.availableAt ? ` due ${e.availableAt.toISOString()}` : '') +
+        (e.status === 'cancelled' ? ' (cancelled)' : ''),
     )
     .join('\n');
 }

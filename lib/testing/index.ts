@@ -2,7 +2,7 @@
 export { OutboxTestingModule } from './outbox-testing.module';
 export type { OutboxTestingOptions } from './outbox-testing.module';
 export { OutboxTesting } from './outbox-testing.service';
-export type { DrainReport } from './outbox-testing.service';
+export type { DrainOptions, DrainReport } from './outbox-testing.service';
 export type { TestingConsumerDeadLetter } from './consumer/in-memory-consumer.runtime';
 export { OutboxDrainError, OutboxExpectationError } from './outbox-testing.errors';
 export type { EmittedEvent, EmittedEventFilter } from './emitted-event';

@@ -8,6 +8,7 @@ import { describeEmitted, matchesEmitted } from './emitted-event';
 import type { EmittedEvent, EmittedEventFilter } from './emitted-event';
 import { OutboxDrainError, OutboxExpectationError } from './outbox-testing.errors';
 import { RecordingOutboxWriter } from './recording-outbox.writer';
+import { dueInOrder } from './due-events';
 
 /** Injection token of the topic prefix `drain()` matches topic patterns with. */
 export const OUTBOX_TESTING_TOPIC_PREFIX = Symbol('outbox:testing_topic_prefix');
@@ -18,6 +19,19 @@ export interface DrainReport {
   delivered: EmittedEvent[];
   /** Deliveries that ended unacknowledged; their events stay pending, later ones of their aggregate wait. */
   failures: Array<{ eventId: string; eventType: string; handler: string; error: unknown }>;
+  /** Scheduled events left pending: not due at the drain's time (see `drain({ until })`). */
+  notDue: EmittedEvent[];
+}
+
+/** Options of `OutboxTesting.drain()`. */
+export interface DrainOptions {
+  /** Throw `OutboxDrainError` when a delivery failed. Default true. */
+  throwOnFailure?: boolean;
+  /**
+   * Move the testing clock forward to this time first, so scheduled events due by then are
+   * delivered (in due-time order, each aggregate in commit order), without real waiting.
+   */
+  until?: Date;
 }
 
 const MAX_ROUNDS = 100;
@@ -45,9 +59,22 @@ export class OutboxTesting {
     return this.writer.events.filter((event) => matchesEmitted(event, select));
   }
 
-  /** Events committed but not delivered by `drain()` yet. */
+  /** Events committed but not delivered by `drain()` yet (scheduled ones not due included). */
   pending(): EmittedEvent[] {
-    return this.writer.events.filter((event) => !event.delivered);
+    return this.writer.events.filter((event) => !event.delivered && event.status === 'pending');
+  }
+
+  /** The committed events cancelled before they were due (`OutboxEmitter.cancel`). */
+  cancelled(): EmittedEvent[] {
+    return this.writer.events.filter((event) => event.status === 'cancelled');
+  }
+
+  /**
+   * The testing clock: the "server" time `delayMs` counts from and due times are compared with.
+   * It follows the real clock; `drain({ until })` moves it forward.
+   */
+  now(): Date {
+    return this.writer.clock.now();
   }
 
   /**
@@ -94,12 +121,22 @@ export class OutboxTesting {
    * A delivery that ends unacknowledged (the handler's database unavailable, ...) leaves its event
    * pending, and the later ones of its aggregate; `drain()` then throws `OutboxDrainError`, unless
    * `{ throwOnFailure: false }`. Call it again to deliver them again.
+   * Scheduled events are delivered once due by the testing clock (`now()`); `{ until }` moves the
+   * clock forward first. Cancelled events are never delivered.
    */
-  async drain(options: { throwOnFailure?: boolean } = {}): Promise<DrainReport> {
-    const report: DrainReport = { delivered: [], failures: [] };
+  async drain(options: DrainOptions = {}): Promise<DrainReport> {
+    if (options.until !== undefined) {
+      if (!(options.until instanceof Date) || Number.isNaN(options.until.getTime())) {
+        throw new OutboxExpectationError('drain({ until }) needs a valid Date.');
+      }
+      this.writer.clock.advanceTo(options.until);
+    }
+    const report: DrainReport = { delivered: [], failures: [], notDue: [] };
     const blocked = new Set<string>();
     for (let round = 0; ; round++) {
-      const due = this.pending().filter((event) => !blocked.has(aggregateKey(event)));
+      const due = dueInOrder(this.pending(), this.now()).filter(
+        (event) => !blocked.has(aggregateKey(event)),
+      );
       if (due.length === 0) break;
       if (round >= MAX_ROUNDS) {
         throw new OutboxExpectationError(
@@ -114,6 +151,8 @@ export class OutboxTesting {
         } else blocked.add(aggregateKey(event));
       }
     }
+    const now = this.now();
+    report.notDue = this.pending().filter((event) => event.availableAt && event.availableAt > now);
     if (report.failures.length > 0 && options.throwOnFailure !== false) {
       throw new OutboxDrainError(report.failures);
     }

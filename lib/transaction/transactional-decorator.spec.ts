@@ -90,7 +90,7 @@ function start(): { connection: FakeConnection; writer: FakeOutboxWriter; runtim
   const runtime: OutboxRuntime = {
     runner,
     emitDeclared: (declared, result, args) =>
-      emitter.emit(resolveDeclaredEvents(declared as DeclaredEvent[], result, args)),
+      emitter.emitEach(resolveDeclaredEvents(declared as DeclaredEvent[], result, args)),
   };
   OutboxRuntimeHost.bind(undefined, runtime);
   return { connection, writer, runtime };

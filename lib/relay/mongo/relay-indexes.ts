@@ -17,14 +17,17 @@ export async function ensureRelayIndexes(
   logger: RelayLogger,
   partitions = 1,
 ): Promise<void> {
-  const { slotOrder, slotMarked, slotScheduled, retention, ...always } = RELAY_OUTBOX_INDEXES;
+  const { slotOrder, slotMarked, slotScheduled, retention, cancelledRetention, ...always } =
+    RELAY_OUTBOX_INDEXES;
   const bySlot = partitions > 1 ? [slotOrder, slotMarked, slotScheduled] : [];
   const plain = [...Object.values(always), ...bySlot];
   const create = (on: mongo.Collection<any>, { key, ...options }: mongo.IndexDescription) =>
     [options.name as string, () => on.createIndex(key, options)] as const;
   const indexes = [
     ...plain.map((index) => create(outbox, index)),
-    [retention.name, () => ensureTtlIndex(outbox, outbox.db, retention, retentionSeconds)] as const,
+    ...[retention, cancelledRetention].map(
+      (ttl) => [ttl.name, () => ensureTtlIndex(outbox, outbox.db, ttl, retentionSeconds)] as const,
+    ),
     create(deadLetters, DEAD_LETTER_EVENT_ID_INDEX),
   ];
   for (const [name, create] of indexes) {
@@ -33,7 +36,11 @@ export async function ensureRelayIndexes(
     } catch (error) {
       logger.error(
         `Could not create index ${name}: ${(error as Error).message}. The relay works without it, more slowly` +
-          (name === retention.name ? ', and published events are not cleaned up.' : '.'),
+          (name === retention.name
+            ? ', and published events are not cleaned up.'
+            : name === cancelledRetention.name
+              ? ', and cancelled events are not cleaned up.'
+              : '.'),
       );
     }
   }

@@ -3,6 +3,9 @@ import type { ClientSession, Connection } from 'mongoose';
 import type { OutboxConnectionHost } from '../../common/outbox-connection.host';
 import type { NewOutboxEvent } from '../../documents/outbox-event.document';
 import type { OutboxEventWriter } from '../../events/outbox-event.writer';
+import type { CancelScheduledResult } from '../../events/schedule/cancel-result';
+import type { ScheduleQuery, ScheduleSnapshot } from '../../events/schedule/schedule.resolver';
+import { cancelInMemory, scheduleSnapshotOf } from '../in-memory-schedule';
 import { TransactionRunner } from '../../transaction/transaction.runner';
 
 /**
@@ -169,11 +172,37 @@ function inert(): unknown {
   });
 }
 
-/** Records outbox rows in the fake session (committed with it); counts insert calls. */
+/**
+ * Records outbox rows in the fake session (committed with it); counts insert calls. Keeps the
+ * committed rows (`rows`) for the schedule read and cancel, on its own clock (`now`).
+ */
 export class FakeOutboxWriter implements OutboxEventWriter {
   insertCalls = 0;
   indexesEnsured = 0;
+  scheduleReads: ScheduleQuery[] = [];
+  /** Committed rows, as the outbox collection would hold them. */
+  readonly rows: NewOutboxEvent[] = [];
+  /** The "server" clock of the schedule read and cancel. */
+  now: () => Date = () => new Date();
   constructor(private readonly collection = 'outbox') {}
+
+  async readSchedule(query: ScheduleQuery, session: ClientSession): Promise<ScheduleSnapshot> {
+    this.scheduleReads.push(query);
+    if (!(session as unknown as FakeSession).inTransaction()) {
+      throw new Error('FakeOutboxWriter: schedule read outside a transaction');
+    }
+    await Promise.resolve();
+    return scheduleSnapshotOf(this.rows, query, this.now());
+  }
+
+  async cancel(eventId: string, session: ClientSession): Promise<CancelScheduledResult> {
+    const fake = session as unknown as FakeSession;
+    if (!fake.inTransaction()) throw new Error('FakeOutboxWriter: cancel outside a transaction');
+    await Promise.resolve();
+    const { result, apply } = cancelInMemory(this.rows, eventId, this.now());
+    if (apply) fake.onCommit(apply);
+    return result;
+  }
 
   async insert(events: NewOutboxEvent[], session: ClientSession): Promise<void> {
     this.insertCalls++;
@@ -186,6 +215,8 @@ export class FakeOutboxWriter implements OutboxEventWriter {
         doc: { ...doc } as Record<string, unknown>,
       })),
     );
+    const rows = events.map((doc) => ({ ...doc }));
+    fake.onCommit(() => this.rows.push(...rows));
   }
 
   async ensureIndexes(): Promise<void> {

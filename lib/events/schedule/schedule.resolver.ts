@@ -1,0 +1,91 @@
+import { OutboxError } from '../../common/errors/outbox.error';
+import type { NewOutboxEvent } from '../../documents/outbox-event.document';
+import type { ScheduleRequest } from './emit-schedule';
+
+/** An event emitted in a transaction attempt, with its schedule, until the attempt writes it. */
+export interface BufferedEvent {
+  row: NewOutboxEvent;
+  schedule: ScheduleRequest;
+}
+
+export interface AggregateRef {
+  aggregateType: string;
+  aggregateId: string;
+}
+
+/** What a transaction must read before writing its events (see `scheduleQueryOf`). */
+export interface ScheduleQuery {
+  /** Aggregates with an event that waits for their pending scheduled events. */
+  aggregates: AggregateRef[];
+  /** The server's time is needed (an event with `delayMs`). */
+  needsNow: boolean;
+}
+
+/** The answer: the server's time and, per aggregate, the latest pending `availableAt`. */
+export interface ScheduleSnapshot {
+  now?: Date;
+  /** By `aggregateKey()`; aggregates without pending scheduled events are absent. */
+  latest: ReadonlyMap<string, Date>;
+}
+
+export function aggregateKey(ref: AggregateRef): string {
+  return `${ref.aggregateType}\u0000${ref.aggregateId}`;
+}
+
+/** The read a transaction needs before writing `entries`, or undefined when it needs none. */
+export function scheduleQueryOf(entries: readonly BufferedEvent[]): ScheduleQuery | undefined {
+  const aggregates = new Map<string, AggregateRef>();
+  let needsNow = false;
+  for (const { row, schedule } of entries) {
+    if (schedule.delayMs !== undefined) needsNow = true;
+    if (schedule.wait) {
+      const { aggregateType, aggregateId } = row;
+      aggregates.set(aggregateKey(row), { aggregateType, aggregateId });
+    }
+  }
+  if (aggregates.size === 0 && !needsNow) return undefined;
+  return { aggregates: [...aggregates.values()], needsNow };
+}
+
+/**
+ * The rows to insert, with `availableAt` set (in emit order):
+ * own = `availableAt`, or server time + `delayMs`; an event that waits gets
+ * `max(own, latest pending availableAt of its aggregate)`, where the latest counts the events
+ * written before it in the same transaction too (those that do not wait included).
+ */
+export function applySchedules(
+  entries: readonly BufferedEvent[],
+  snapshot: ScheduleSnapshot,
+): NewOutboxEvent[] {
+  const latest = new Map(snapshot.latest);
+  return entries.map(({ row, schedule }) => {
+    const key = aggregateKey(row);
+    const own =
+      schedule.delayMs !== undefined
+        ? serverNow(snapshot).getTime() + schedule.delayMs
+        : schedule.availableAt?.getTime();
+    const inherited = schedule.wait ? latest.get(key)?.getTime() : undefined;
+    const at = max(own, inherited);
+    if (at === undefined) return row;
+    const availableAt = new Date(at);
+    if (at > (latest.get(key)?.getTime() ?? -Infinity)) latest.set(key, availableAt);
+    return { ...row, availableAt };
+  });
+}
+
+function max(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.max(a, b);
+}
+
+function serverNow(snapshot: ScheduleSnapshot): Date {
+  if (!(snapshot.now instanceof Date) || Number.isNaN(snapshot.now.getTime())) {
+    throw new OutboxError(
+      'The MongoDB server did not return its time ($$NOW), which delayMs is counted from.' +
+        ' Use a MongoDB server of version 4.2 or later, or give availableAt instead of delayMs.',
+      'OUTBOX_SERVER_TIME_UNAVAILABLE',
+    );
+  }
+  return new Date(snapshot.now.getTime());
+}

@@ -1,0 +1,54 @@
+import type { NewOutboxEvent } from '../documents/outbox-event.document';
+import { describeUncancelled } from '../events/schedule/cancel-result';
+import type { CancelScheduledResult } from '../events/schedule/cancel-result';
+import { aggregateKey } from '../events/schedule/schedule.resolver';
+import type { ScheduleQuery, ScheduleSnapshot } from '../events/schedule/schedule.resolver';
+
+/**
+ * The write side's schedule read over committed rows in memory (what `readScheduleSnapshot`
+ * reads from MongoDB), at the time `now`.
+ */
+export function scheduleSnapshotOf(
+  rows: readonly NewOutboxEvent[],
+  query: ScheduleQuery,
+  now: Date,
+): ScheduleSnapshot {
+  const wanted = new Set(query.aggregates.map(aggregateKey));
+  const latest = new Map<string, Date>();
+  for (const row of rows) {
+    const key = aggregateKey(row);
+    if (row.status !== 'pending' || !row.availableAt || !wanted.has(key)) continue;
+    const current = latest.get(key);
+    if (!current || row.availableAt > current) latest.set(key, row.availableAt);
+  }
+  return { now: new Date(now.getTime()), latest };
+}
+
+/**
+ * `cancelScheduledEvent` over committed rows in memory: the result now, and the change to apply
+ * to the row once the cancelling transaction commits (none when nothing is cancelled).
+ */
+export function cancelInMemory(
+  rows: readonly NewOutboxEvent[],
+  eventId: string,
+  now: Date,
+): { result: CancelScheduledResult; apply?: () => void } {
+  const row = rows.find((candidate) => candidate.eventId === eventId);
+  if (row?.status === 'pending' && row.availableAt && row.availableAt > now) {
+    const cancelledAt = new Date(now.getTime());
+    return {
+      result: {
+        outcome: 'cancelled',
+        eventId,
+        availableAt: row.availableAt,
+        cancelledAt,
+        alreadyCancelled: false,
+      },
+      apply: () => {
+        row.status = 'cancelled';
+        row.cancelledAt = cancelledAt;
+      },
+    };
+  }
+  return { result: describeUncancelled(eventId, row) };
+}
