@@ -164,7 +164,8 @@ export interface OutboxWriteFact {
  * order it happened (recorded by the simulated ports, never asked of the relay):
  * - `handed`: a read answered to the incarnation `owner` with these outbox documents (change
  *   stream batch, drain page, one aggregate's catch-up page); `relayNow` is the reader's wall
- *   clock then (a catch-up page stops at the first event not yet due on it);
+ *   clock then (a catch-up page stops at the first event not yet due on it), `servedAt` the
+ *   server's when it answered;
  * - `states`: a pending-state check of `owner` (the stream's events against the collection)
  *   answered: of `asked`, only `pending` are still pending (with their retry markers);
  * - `published`: a Kafka send of `owner` answered without an error (its events are out);
@@ -180,8 +181,11 @@ export type PortFlowFact =
       at: number;
       owner: string;
       via: 'stream' | 'drain' | 'catch-up';
-      docs: Array<{ docId: string; retryAt?: number }>;
+      /** `availableAt`: a scheduled event's due time (virtual ms, the server's clock). */
+      docs: Array<{ docId: string; retryAt?: number; availableAt?: number }>;
       relayNow: number;
+      /** When the server answered the read (virtual ms). */
+      servedAt: number;
     }
   | {
       kind: 'states';
