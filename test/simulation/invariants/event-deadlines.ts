@@ -45,15 +45,21 @@ export interface EventDeadline {
  */
 export function dueLatencyMs(world: SimWorld): number {
   const { options, world: data } = world.schedule;
-  return Math.min(options.sweepIntervalMs, 5_000) + 1_000 + 8 * data.dbLatencyMs;
+  return Math.min(options.sweepIntervalMs, 5_000) + DUE_PASS_MS + 8 * data.dbLatencyMs;
 }
+
+/** The due reader's next pass while the engine has no room for more aggregates (due.reader.ts). */
+const DUE_PASS_MS = 1_000;
 
 /**
  * Every committed event's deadline (see `IsolationInvariant`): a scheduled event is ready once
  * visible and due, + `dueLatencyMs`, and takes its turn in the queue by when it is ready; a
  * cancelled one (`history.cancelled()`) has none and takes no turn. An event's deadline is not
  * before those of the older events of its aggregate it is ordered after (all of them; for one
- * emitted with `waitForScheduled: false`, those not scheduled).
+ * emitted with `waitForScheduled: false`, those not scheduled). Scheduled events also queue for
+ * the due reader: a pass starts at most `maxInFlight` aggregates (the engine's room) and, while
+ * the engine is full, the next pass comes 1 s later; so each aggregate that becomes due (again:
+ * more than 1 s after its last due event) costs 1 s / `maxInFlight` in that queue.
  */
 export function eventDeadlines(world: SimWorld): EventDeadline[] {
   const { schedule, history } = world;
@@ -98,8 +104,18 @@ export function eventDeadlines(world: SimWorld): EventDeadline[] {
   );
   // The relay's queue: when the events ready so far are drained at the latest.
   let drained = 0;
+  // The due reader's: when the aggregates due so far are started at the latest.
+  let passed = 0;
+  const lastDue = new Map<string, number>();
   for (const commit of sorted) {
-    const visible = readyOf(commit);
+    let visible = readyOf(commit);
+    if (commit.availableAt !== undefined) {
+      const last = lastDue.get(commit.aggregate);
+      if (last === undefined || visible - last > DUE_PASS_MS)
+        passed = Math.max(passed, visible) + DUE_PASS_MS / options.maxInFlight;
+      lastDue.set(commit.aggregate, visible);
+      visible = Math.max(visible, passed);
+    }
     // Anything that begins before the deadline moves it on: iterate until nothing more does.
     const own = targets
       .filter((target) => hits(target, commit))
