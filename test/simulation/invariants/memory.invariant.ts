@@ -1,6 +1,6 @@
 import { partitionOfSlot } from '../../../lib/relay/ports/partition-layout';
 import { partitionScope } from '../mongo/sim-database';
-import type { CommitFact } from '../world/sim.history';
+import type { CommitFact, PortFlowFact } from '../world/sim.history';
 import type { SimWorld } from '../world/sim-world';
 import { capped } from './invariant';
 import type { InvariantChecker, InvariantResult } from './invariant';
@@ -169,22 +169,10 @@ export class MemoryInvariant implements InvariantChecker {
     const held = this.heldBy(fact.owner);
     switch (fact.kind) {
       case 'handed':
+        this.noteScheduled(world, fact);
         for (const { docId, retryAt, availableAt } of fact.docs) {
-          if (availableAt !== undefined) {
-            // The stream hands every insert: a scheduled one is let go at once, never held.
-            if (fact.via === 'stream') continue;
-            this.scheduledChecked++;
-            if (availableAt > fact.servedAt) {
-              this.violations.push(
-                `${fact.servedAt}: a ${fact.via} read of ${fact.owner} handed ${this.commitOf(world, docId)?.eventId ?? docId}, ` +
-                  `scheduled for ${availableAt}, before it was due by the server's clock`,
-              );
-            } else {
-              const due = this.dueReads.get(fact.owner) ?? new Set<string>();
-              due.add(docId);
-              this.dueReads.set(fact.owner, due);
-            }
-          }
+          // The stream hands every insert: a scheduled one is let go at once, never held.
+          if (availableAt !== undefined && fact.via === 'stream') continue;
           if (fact.via === 'catch-up') {
             if ((retryAt ?? 0) > fact.relayNow) break;
           } else if (retryAt !== undefined) continue;
@@ -229,6 +217,25 @@ export class MemoryInvariant implements InvariantChecker {
           this.release(held, docId);
         }
         break;
+    }
+  }
+
+  /** A drain or catch-up read hands scheduled events only when due; remembers them for the sends. */
+  private noteScheduled(world: SimWorld, fact: Extract<PortFlowFact, { kind: 'handed' }>): void {
+    if (fact.via === 'stream') return;
+    for (const { docId, availableAt } of fact.docs) {
+      if (availableAt === undefined) continue;
+      this.scheduledChecked++;
+      if (availableAt > fact.servedAt) {
+        this.violations.push(
+          `${fact.servedAt}: a ${fact.via} read of ${fact.owner} handed ${this.commitOf(world, docId)?.eventId ?? docId}, ` +
+            `scheduled for ${availableAt}, before it was due by the server's clock`,
+        );
+        continue;
+      }
+      const due = this.dueReads.get(fact.owner) ?? new Set<string>();
+      due.add(docId);
+      this.dueReads.set(fact.owner, due);
     }
   }
 
