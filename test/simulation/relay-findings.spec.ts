@@ -128,6 +128,12 @@ const OPEN_FINDINGS: Array<{ file: string; invariant: string; title: string }> =
     title:
       'a waitForScheduled: false event behind a scheduled event not yet due is left in the collection by the catch-up read (cut before the first event not due), and a later one of its aggregate goes out first from the stream',
   },
+  {
+    file: 'plain-events-never-published-after-the-due-reader-merge.json',
+    invariant: 'a',
+    title:
+      'no scheduled event, clock drift and a slow database: two events committed at 6295 are never published (holds with the relay of main 9791b09, fails since the due reader f6e69ce; not diagnosed)',
+  },
 ];
 
 async function violationsOf(file: string, invariant: string): Promise<string[] | undefined> {
