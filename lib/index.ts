@@ -102,6 +102,7 @@ export type {
   OutboxHealthReport,
   PartitionHealth,
   PartitionsReport,
+  ScheduledHealth,
 } from './health';
 
 // Diagnostics channels (node:diagnostics_channel)

@@ -49,6 +49,8 @@ export const OUTBOX_STORE_CASES = {
     'with a slot range, scans see only events whose slot lies in it, slot first (pages, retrying, stale, stats, dead-marked)',
   rangeById:
     'with a slot range, reads by _id and by aggregate and every write are the same as without (events without a slot too)',
+  scheduled:
+    'scheduled events (availableAt): drain pages, stale scans and pendingStats skip them; findPendingOfAggregate(dueBy) stops before the first not due; findDueAggregates by (availableAt, _id), each aggregate once; nextDueAt (after); scheduledStats',
 } as const;
 
 export type OutboxStoreCase = keyof typeof OUTBOX_STORE_CASES;
@@ -227,6 +229,41 @@ export function outboxRelayStoreContract(
     await f.insert([published, first, second]);
     await store.markPublished([published._id], at(1), 1);
     expect(await store.pendingStats()).toEqual({ count: 2, oldestOccurredAt: at(2_000) });
+  });
+
+  test('scheduled', async () => {
+    const s1 = contractEvent('s1', { availableAt: at(1_000) });
+    const s2 = contractEvent('s2', { availableAt: at(2_000) });
+    const s1Later = contractEvent('s1', { availableAt: at(3_000) });
+    const s1After = contractEvent('s1'); // not ordered against the delay (waitForScheduled: false)
+    const plain = contractEvent('p');
+    const gone = contractEvent('s3', { availableAt: at(500) });
+    await f.insert([s1, s2, s1Later, s1After, plain, gone]);
+    await store.markPublished([gone._id], at(600), 1);
+    const ref = { aggregateType: 'Order', aggregateId: 's1' };
+    expect(ids(await store.findPendingPage(undefined, 10))).toEqual(ids([plain, s1After]));
+    expect(ids(await store.findStaleEvents(undefined, at(10_000), at(10_000), 10))).toEqual(
+      ids([s1After, plain]),
+    );
+    expect(await store.pendingStats()).toEqual({ count: 2, oldestOccurredAt: at(0) });
+    expect(ids(await store.findPendingOfAggregate(ref, 10))).toEqual(ids([s1, s1Later, s1After]));
+    expect(ids(await store.findPendingOfAggregate(ref, 10, at(2_999)))).toEqual(ids([s1]));
+    expect(ids(await store.findPendingOfAggregate(ref, 10, at(999)))).toEqual([]);
+    expect(await store.findDueAggregates(at(999), 10)).toEqual([]);
+    expect(await store.findDueAggregates(at(10_000), 10)).toEqual([
+      { aggregateType: 'Order', aggregateId: 's1', availableAt: at(1_000) },
+      { aggregateType: 'Order', aggregateId: 's2', availableAt: at(2_000) },
+    ]);
+    expect(await store.findDueAggregates(at(10_000), 1)).toHaveLength(1);
+    expect(await store.nextDueAt()).toEqual(at(1_000));
+    expect(await store.nextDueAt(at(1_000))).toEqual(at(2_000));
+    expect(await store.nextDueAt(at(3_000))).toBeUndefined();
+    expect(await store.scheduledStats(at(1_500))).toEqual({
+      count: 3,
+      oldestOverdueAt: at(1_000),
+      nextDueAt: at(2_000),
+    });
+    expect((await store.serverTime()) instanceof Date).toBe(true);
   });
 
   test('published', async () => {

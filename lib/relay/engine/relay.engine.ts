@@ -41,10 +41,7 @@ export interface RelayEngineDeps {
   clock: RelayClock;
   /** The database server's time as this process estimates it (stamps and retry times), ms. */
   now: () => number;
-  /**
-   * A server time already passed on the server (read from it; the due reader's last read):
-   * catch-up reads take scheduled events due by then, never later ones. Default: none are taken.
-   */
+  /** A time read from the server: catch-ups take scheduled events due by it (default: none). */
   dueBy?: () => Date;
   /** False stops publishing (the lease ran out, or the term ends). */
   canPublish: () => boolean;
@@ -255,10 +252,7 @@ export class RelayEngine {
     }
   }
 
-  /**
-   * Reads the aggregate's pending events from the collection (sweep, due reader). False when
-   * already tracked or there is no room.
-   */
+  /** Reads the aggregate's pending events from the collection. False when tracked or no room. */
   requestCatchUp(ref: AggregateRef): boolean {
     if (this.closed || this.reader.waiting >= MAX_QUEUED_CATCHUPS) return false;
     if (this.lanes.has(aggregateKey(ref))) return false;
@@ -266,13 +260,6 @@ export class RelayEngine {
     if (!lane) return false;
     this.steps.startCatchUp(lane);
     return true;
-  }
-
-  /** How many more aggregates `requestCatchUp` can take now (lanes and queued reads). */
-  catchUpRoom(): number {
-    if (this.closed) return 0;
-    const lanes = this.budget.maxEvents - this.lanes.size;
-    return Math.max(0, Math.min(lanes, MAX_QUEUED_CATCHUPS - this.reader.waiting));
   }
 
   /** Reads again the aggregates with marks it does not track (see `MarksRescan`). Called by the sweep. */

@@ -6,7 +6,7 @@ import type { RelayLogger } from '../ports/relay-logger';
 
 export interface DueReaderDeps {
   outbox: Pick<OutboxRelayStore, 'serverTime' | 'findDueAggregates' | 'nextDueAt'>;
-  engine: Pick<RelayEngine, 'requestCatchUp' | 'catchUpRoom' | 'isTracked' | 'trackedAggregates'>;
+  engine: Pick<RelayEngine, 'requestCatchUp' | 'isTracked' | 'trackedAggregates' | 'budget'>;
   clock: RelayClock;
   /** False once the term ends. */
   active: () => boolean;
@@ -134,7 +134,8 @@ export class DueReader {
       this.serverAt = serverNow.getTime();
       this.serverAtMonotonic = this.deps.clock.monotonic();
     }
-    const room = engine.catchUpRoom();
+    // Room for new lanes (`requestCatchUp` also refuses when its queue of reads is full).
+    const room = Math.max(0, engine.budget.maxEvents - engine.trackedAggregates);
     if (room === 0) return BUSY_MS;
     // Ask beyond the room by the aggregates the engine tracks: those may come first, and are skipped.
     const limit = Math.min(PAGE, room + engine.trackedAggregates);
@@ -148,11 +149,10 @@ export class DueReader {
       else busy++; // no room left: a later pass
     }
     if (due.length >= limit && started > 0) return MORE_MS;
-    if (busy > 0) return BUSY_MS;
-    const next = await outbox.nextDueAt();
-    if (next === undefined) return Infinity;
-    const wait = next.getTime() - serverNow.getTime();
-    // Due already: events just handed to the engine (or committed meanwhile): look again soon.
-    return wait > 0 ? wait : BUSY_MS;
+    // The aggregates handed over are the engine's now; the next pass is for what comes due next,
+    // or sooner for the aggregates the engine was busy with (it may not read them again).
+    const next = await outbox.nextDueAt(serverNow);
+    const wait = next === undefined ? Infinity : next.getTime() - serverNow.getTime();
+    return busy > 0 ? Math.min(wait, BUSY_MS) : wait;
   }
 }
