@@ -206,6 +206,47 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     checks: ['simulation'],
   },
+  // ------------------------------------------------------------ issue 22: scheduled events
+  {
+    id: 'stream-takes-scheduled',
+    description:
+      'the change stream path takes scheduled events like any other (their availableAt is not looked at): they are published as soon as they are committed, before they are due',
+    file: 'lib/relay/stream/change-stream.follower.ts',
+    edits: [
+      {
+        find: '      if (availableAt === undefined || availableAt === null) {\n',
+        replace:
+          "      if (availableAt === undefined || availableAt === null || change.event.eventId !== '') {\n",
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'catch-up-ignores-due-time',
+    description:
+      "catch-up reads do not pass the due reader's server time: an aggregate read from the collection (a failure, a hold, a due event) brings its scheduled events not yet due, which are published early",
+    file: 'lib/relay/engine/catchup.reader.ts',
+    edits: [
+      {
+        find: 'findPendingOfAggregate(lane.ref, reservation.events, deps.dueBy());',
+        replace: 'findPendingOfAggregate(lane.ref, reservation.events);',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'due-reader-one-pass',
+    description:
+      'the due reader does not set its timer again after a pass: scheduled events that come due later are published only by a later term, or never',
+    file: 'lib/relay/scheduled/due.reader.ts',
+    edits: [
+      {
+        find: '    this.fireIn(wait);\n',
+        replace: '    void wait; // the stream notes the next due times\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
   // ------------------------------------------------------------ caught before issue 19
   {
     id: 'settle-before-ack',

@@ -110,13 +110,45 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
   },
 ];
 
+/**
+ * Findings whose defect is not fixed yet (issue 22): each still breaks its invariant, so it runs
+ * as `it.failing`, from findings/open/ (the mutation check's findings set reads only findings/).
+ * Once the relay is fixed the test passes and `it.failing` reports it: move the file up and the
+ * entry to `FINDINGS`.
+ */
+const OPEN_FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
+  {
+    file: 'open/cancel-majority-committed-after-due-is-published-anyway.json',
+    invariant: 's3',
+    title:
+      'a cancellation committed before the due time but majority-committed after it: the due reader (dueBy = the primary clock, reads at majority) publishes the event the application was told is cancelled',
+  },
+  {
+    file: 'open/exempt-event-behind-a-scheduled-one-overtaken-by-a-later-one.json',
+    invariant: 'b',
+    title:
+      'a waitForScheduled: false event behind a scheduled event not yet due is left in the collection by the catch-up read (cut before the first event not due), and a later one of its aggregate goes out first from the stream',
+  },
+  {
+    file: 'open/plain-events-never-published-after-the-due-reader-merge.json',
+    invariant: 'a',
+    title:
+      'no scheduled event, clock drift and a slow database: two events committed at 6295 are never published (holds with the relay of main 9791b09, fails since the due reader f6e69ce; not diagnosed)',
+  },
+];
+
+async function violationsOf(file: string, invariant: string): Promise<string[] | undefined> {
+  const schedule = JSON.parse(readFileSync(join(__dirname, 'findings', file), 'utf8')) as Schedule;
+  const report = await runSchedule(schedule, realRelay);
+  return report.results.find((candidate) => candidate.id === invariant)?.violations;
+}
+
 describe('relay findings of the simulation', () => {
   it.each(FINDINGS)('$title', async ({ file, invariant }) => {
-    const schedule = JSON.parse(
-      readFileSync(join(__dirname, 'findings', file), 'utf8'),
-    ) as Schedule;
-    const report = await runSchedule(schedule, realRelay);
-    const result = report.results.find((candidate) => candidate.id === invariant);
-    expect(result?.violations).toEqual([]);
+    expect(await violationsOf(file, invariant)).toEqual([]);
+  });
+
+  it.failing.each(OPEN_FINDINGS)('(open) $title', async ({ file, invariant }) => {
+    expect(await violationsOf(file, invariant)).toEqual([]);
   });
 });

@@ -1,5 +1,7 @@
 import fc from 'fast-check';
+import { CancelledInvariant } from './invariants/cancelled.invariant';
 import { CheckpointSafetyInvariant } from './invariants/checkpoint-safety.invariant';
+import { DueBoundInvariant } from './invariants/due-bound.invariant';
 import { DuplicatesInvariant } from './invariants/duplicates.invariant';
 import { FencingInvariant } from './invariants/fencing.invariant';
 import type { InvariantChecker, InvariantResult } from './invariants/invariant';
@@ -7,6 +9,7 @@ import { IsolationInvariant } from './invariants/isolation.invariant';
 import { LivenessInvariant } from './invariants/liveness.invariant';
 import { MemoryInvariant } from './invariants/memory.invariant';
 import { NoSilentStopInvariant } from './invariants/no-silent-stop.invariant';
+import { NotBeforeDueInvariant } from './invariants/not-before-due.invariant';
 import { OrderInvariant } from './invariants/order.invariant';
 import { PartitionsInvariant } from './invariants/partitions.invariant';
 import { SimContractInvariant } from './invariants/ports-only.invariant';
@@ -62,6 +65,9 @@ export function invariantCheckers(): InvariantChecker[] {
     new NoSilentStopInvariant(),
     new SimContractInvariant(),
     new PartitionsInvariant(),
+    new NotBeforeDueInvariant(),
+    new DueBoundInvariant(),
+    new CancelledInvariant(),
   ];
 }
 

@@ -8,8 +8,9 @@ import type { InvariantChecker, InvariantResult } from './invariant';
 /**
  * (c) Checkpoint safety: when a checkpoint write lands, every event at or before its token is
  * on Kafka, marked dead, or pending in the database with `nextAttemptAt` set (a durable
- * marker the next leader reads before publishing newer events of its aggregate). Also: no
- * event is marked published that never reached Kafka.
+ * marker the next leader reads before publishing newer events of its aggregate), or scheduled
+ * (pending with `availableAt`: the due reader finds it in the collection, whoever leads), or
+ * cancelled. Also: no event is marked published that never reached Kafka.
  */
 export class CheckpointSafetyInvariant implements InvariantChecker {
   readonly id = 'c';
@@ -32,7 +33,8 @@ export class CheckpointSafetyInvariant implements InvariantChecker {
         if (slot === undefined || slot < range.from || slot >= range.to) continue;
       }
       if (appended.has(doc.eventId) || world.history.deadMarked.has(doc.eventId)) continue;
-      if (doc.status === 'pending' && doc.nextAttemptAt) continue;
+      if (doc.status === 'pending' && (doc.nextAttemptAt || doc.availableAt)) continue;
+      if (doc.status === 'cancelled') continue;
       unsafe.push(`${doc.eventId} (${doc.aggregateType}/${doc.aggregateId}, ${doc.status})`);
     }
     if (unsafe.length > 0) {

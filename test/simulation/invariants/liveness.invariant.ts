@@ -1,4 +1,5 @@
 import type { SimRunOutcome, SimWorld } from '../world/sim-world';
+import { dueLatencyMs } from './event-deadlines';
 import { capped } from './invariant';
 import type { InvariantChecker, InvariantResult } from './invariant';
 
@@ -7,7 +8,9 @@ import type { InvariantChecker, InvariantResult } from './invariant';
  * the writers finished, every committed event
  * (majority-committed, never rolled back) is on Kafka or marked dead within the bound of
  * `livenessBound` (sim-world.ts, formula there); every event marked dead reached the
- * dead-letter collection and left the outbox by the end.
+ * dead-letter collection and left the outbox by the end. A scheduled event counts from when it
+ * is due + `dueLatencyMs` if that is later; a cancelled one (`history.cancelled()`) never has to
+ * go out ((s3) says it must not).
  */
 export class LivenessInvariant implements InvariantChecker {
   readonly id = 'a';
@@ -18,12 +21,15 @@ export class LivenessInvariant implements InvariantChecker {
     const quiet = Math.max(quietAt, writesEnd);
     const first = world.history.firstAppends();
     const violations: string[] = [];
-    const committed = world.history.committed();
+    const cancelled = world.history.cancelled();
+    const committed = world.history.committed().filter((commit) => !cancelled.has(commit.eventId));
+    const dueLatency = dueLatencyMs(world);
     for (const commit of committed) {
       const published = first.get(commit.eventId)?.at;
       const dead = world.history.deadMarked.get(commit.eventId);
       const doneAt = Math.min(published ?? Infinity, dead ?? Infinity);
-      const deadline = Math.max(quiet, commit.majorityAt ?? 0) + bound;
+      const due = commit.availableAt === undefined ? 0 : commit.availableAt + dueLatency;
+      const deadline = Math.max(quiet, commit.majorityAt ?? 0, due) + bound;
       if (doneAt === Infinity) {
         const doc = world.db.inspect(commit.eventId);
         violations.push(

@@ -1,6 +1,6 @@
 import { partitionOfSlot } from '../../../lib/relay/ports/partition-layout';
 import { partitionScope } from '../mongo/sim-database';
-import type { CommitFact } from '../world/sim.history';
+import type { CommitFact, PortFlowFact } from '../world/sim.history';
 import type { SimWorld } from '../world/sim-world';
 import { capped } from './invariant';
 import type { InvariantChecker, InvariantResult } from './invariant';
@@ -54,6 +54,15 @@ interface Held {
  * its publishes finish, so a partitioned process may hold up to twice both bounds. Aggregates tracked without events
  * (waiting for a retry or a held destination) are not visible at the ports and not judged
  * here.
+ *
+ * Scheduled events (with `availableAt`): the relay holds nothing for one before it is due,
+ * whatever the number pending. A change stream batch hands them (the stream carries every
+ * insert) but they are not held: the relay must let them go at once. So, at the ports: a drain
+ * or catch-up read hands a scheduled event only if it is due by the server's clock when the read
+ * is served (`availableAt` <= then: the reader asked with a `dueBy` of the server's time), and
+ * an incarnation sends a scheduled event only after a drain or catch-up read handed it that
+ * event when due (never straight from what its stream handed: that would be per-event memory
+ * kept until the due time).
  */
 export class MemoryInvariant implements InvariantChecker {
   readonly id = 'd';
@@ -69,10 +78,15 @@ export class MemoryInvariant implements InvariantChecker {
   private byDoc = new Map<string, CommitFact>();
   private commitsSeen = -1;
   private largest = 0;
+  /** Per incarnation: scheduled events a drain or catch-up read handed it when due. */
+  private readonly dueReads = new Map<string, Set<string>>();
+  private sendsRead = 0;
+  private scheduledChecked = 0;
 
   afterStep(world: SimWorld): void {
     const flow = world.history.portFlow;
     for (; this.read < flow.length; this.read++) this.apply(world, flow[this.read]);
+    this.judgeScheduledSends(world);
     if (this.held.size === 0) return;
     this.forgetEnded(world);
     const options = world.schedule.options;
@@ -155,7 +169,10 @@ export class MemoryInvariant implements InvariantChecker {
     const held = this.heldBy(fact.owner);
     switch (fact.kind) {
       case 'handed':
-        for (const { docId, retryAt } of fact.docs) {
+        this.noteScheduled(world, fact);
+        for (const { docId, retryAt, availableAt } of fact.docs) {
+          // The stream hands every insert: a scheduled one is let go at once, never held.
+          if (availableAt !== undefined && fact.via === 'stream') continue;
           if (fact.via === 'catch-up') {
             if ((retryAt ?? 0) > fact.relayNow) break;
           } else if (retryAt !== undefined) continue;
@@ -203,6 +220,43 @@ export class MemoryInvariant implements InvariantChecker {
     }
   }
 
+  /** A drain or catch-up read hands scheduled events only when due; remembers them for the sends. */
+  private noteScheduled(world: SimWorld, fact: Extract<PortFlowFact, { kind: 'handed' }>): void {
+    if (fact.via === 'stream') return;
+    for (const { docId, availableAt } of fact.docs) {
+      if (availableAt === undefined) continue;
+      this.scheduledChecked++;
+      if (availableAt > fact.servedAt) {
+        this.violations.push(
+          `${fact.servedAt}: a ${fact.via} read of ${fact.owner} handed ${this.commitOf(world, docId)?.eventId ?? docId}, ` +
+            `scheduled for ${availableAt}, before it was due by the server's clock`,
+        );
+        continue;
+      }
+      const due = this.dueReads.get(fact.owner) ?? new Set<string>();
+      due.add(docId);
+      this.dueReads.set(fact.owner, due);
+    }
+  }
+
+  /** Every scheduled event a send carries was handed to its sender by a read when due. */
+  private judgeScheduledSends(world: SimWorld): void {
+    const calls = world.history.sendCalls;
+    for (; this.sendsRead < calls.length; this.sendsRead++) {
+      const call = calls[this.sendsRead];
+      for (const eventId of call.eventIds) {
+        const commit = world.history.commits.get(eventId);
+        if (commit?.availableAt === undefined) continue;
+        this.scheduledChecked++;
+        if (this.dueReads.get(call.owner)?.has(commit.docId)) continue;
+        this.violations.push(
+          `${call.issuedAt}: ${call.owner} sent the scheduled ${eventId} (due at ${commit.availableAt}) ` +
+            `though no drain or catch-up read handed it to it when due: it kept it from its stream`,
+        );
+      }
+    }
+  }
+
   /** Incarnations that ended, and events whose lease their holder no longer has. */
   private forgetEnded(world: SimWorld): void {
     const live = new Set<string>();
@@ -242,6 +296,7 @@ export class MemoryInvariant implements InvariantChecker {
       counts: {
         'max events held (observed)': this.maxEvents,
         'max bytes held (observed)': this.maxBytes,
+        'scheduled events handed or sent, checked due': this.scheduledChecked,
       },
     };
   }

@@ -24,7 +24,7 @@ import type { SimToken } from './sim-token';
 
 /** An outbox document as the simulated server stores it. */
 export interface SimOutboxDoc extends Omit<OutboxEventRecord, 'status'> {
-  status: 'pending' | 'published' | 'dead';
+  status: 'pending' | 'published' | 'dead' | 'cancelled';
   /** The owner stamp of the last fenced relay write. */
   relayFence?: number;
   /** `eventSlot(aggregateType, aggregateId)`, stamped at emit time (missing: written before slots). */
@@ -39,13 +39,25 @@ interface Stored {
   /** Oplog position of the inserting transaction, and index in it. */
   pos: number;
   index: number;
+  /** Oplog position of the transaction that cancelled it (majority reads see it pending until then). */
+  cancelPos?: number;
 }
 
 interface OplogEntry {
   pos: number;
   time: number;
   docs: Stored[];
+  /** Documents the transaction cancelled (undone by a rollback). */
+  cancelled: Stored[];
   rolledBack: boolean;
+}
+
+/** What a writer's transaction asks besides its inserts (see `SimDatabase.commit`). */
+export interface SimCommitRequest {
+  /** Indexes of the inserts emitted with `waitForScheduled: false`. */
+  exempt?: ReadonlySet<number>;
+  /** Cancellations, by eventId (undefined: the event named does not exist yet). */
+  cancels?: ReadonlyArray<{ eventId?: string; label: string }>;
 }
 
 /** The lease and checkpoint of one scope: `single` (the relay lease of `partitions: 1`) or a partition of a layout. */
@@ -144,6 +156,7 @@ export class SimDatabase {
     while (this.oplog.length > 0 && this.oplog[this.oplog.length - 1].pos > this.majorityPos) {
       const entry = this.oplog.pop() as OplogEntry;
       entry.rolledBack = true;
+      undoCancels(entry, this.history, this.scheduler.now);
       for (const stored of entry.docs) {
         this.docs.delete(stored.key);
         const fact = this.history.commits.get(stored.doc.eventId);
@@ -162,12 +175,28 @@ export class SimDatabase {
 
   // ---------------------------------------------------------------- writers
 
-  /** Commits one transaction's inserts (one oplog entry). Returns its position. */
-  commit(docs: SimOutboxDoc[]): number {
+  /**
+   * Commits one transaction's inserts and cancellations (one oplog entry). Returns its position.
+   * The write side's order rule is applied here, as the transaction's reads see the aggregate
+   * (with `aggregateSequence` the counter's write conflict serializes transactions on one
+   * aggregate; without it an aggregate has one writer): an insert of an aggregate with a pending
+   * scheduled event gets `availableAt` = max(its own, the latest of theirs), unless it is
+   * `exempt` (`waitForScheduled: false`); earlier inserts of the same transaction count. A
+   * cancellation's filter (pending, scheduled, `availableAt` > the server's now) is evaluated
+   * when the transaction commits (its statement's lock holds the document until then).
+   */
+  commit(docs: SimOutboxDoc[], request: SimCommitRequest = {}): number {
     const pos = this.nextPos++;
     const time = this.scheduler.now;
-    const entry: OplogEntry = { pos, time, docs: [], rolledBack: false };
+    const entry: OplogEntry = { pos, time, docs: [], cancelled: [], rolledBack: false };
     docs.forEach((doc, index) => {
+      const own = doc.availableAt?.getTime();
+      const exempt = request.exempt?.has(index) ?? false;
+      if (!exempt) {
+        const latest = this.latestScheduled(aggregateKey(doc), entry.docs);
+        if (latest !== undefined && (own === undefined || latest > own))
+          doc.availableAt = new Date(latest);
+      }
       if (this.config.aggregateSequence) {
         const aggregate = aggregateKey(doc);
         const sequence = (this.sequences.get(aggregate) ?? 0) + 1;
@@ -192,8 +221,16 @@ export class SimDatabase {
         poison: this.config.isPoison(doc),
         slot: doc.slot,
         aggregateSlot: eventSlot(doc.aggregateType, doc.aggregateId),
+        ...(doc.availableAt
+          ? {
+              availableAt: doc.availableAt.getTime() - SIM_EPOCH_MS,
+              inherited: own === undefined || doc.availableAt.getTime() > own,
+            }
+          : {}),
+        ...(exempt ? { exempt } : {}),
       });
     });
+    for (const cancel of request.cancels ?? []) this.cancel(entry, cancel);
     this.oplog.push(entry);
     const majorityAt = Math.max(this.lastMajorityAt, time + this.config.majorityLagMs());
     this.lastMajorityAt = majorityAt;
@@ -208,7 +245,58 @@ export class SimDatabase {
       const fact = this.history.commits.get(stored.doc.eventId);
       if (fact) fact.majorityAt = this.scheduler.now;
     }
+    for (const fact of this.history.cancels)
+      if (fact.pos === entry.pos && fact.majorityAt === undefined)
+        fact.majorityAt = this.scheduler.now;
     this.onMajority?.();
+  }
+
+  /** The latest `availableAt` (epoch ms) of the aggregate's pending scheduled events, if any. */
+  private latestScheduled(
+    aggregate: string,
+    sameTransaction: readonly Stored[],
+  ): number | undefined {
+    let latest: number | undefined;
+    for (const stored of [...this.docs.values(), ...sameTransaction]) {
+      const { doc } = stored;
+      if (doc.status !== 'pending' || !doc.availableAt || aggregateKey(doc) !== aggregate) continue;
+      latest = Math.max(latest ?? Number.NEGATIVE_INFINITY, doc.availableAt.getTime());
+    }
+    return latest;
+  }
+
+  /** One `emitter.cancel(eventId)` of the committing transaction `entry` (recorded in history). */
+  private cancel(entry: OplogEntry, request: { eventId?: string; label: string }): void {
+    const stored = request.eventId
+      ? this.docs.get(this.history.commits.get(request.eventId)?.docId ?? '')
+      : undefined;
+    const doc = stored?.doc;
+    const now = this.serverDate().getTime();
+    let outcome: CancelOutcome;
+    if (!stored || !doc) outcome = 'not-found';
+    else if (doc.status === 'published') outcome = 'published';
+    else if (doc.status !== 'pending')
+      outcome = doc.status === 'cancelled' ? 'cancelled-before' : 'not-found';
+    else if (!doc.availableAt) outcome = 'not-scheduled';
+    else if (doc.availableAt.getTime() <= now) outcome = 'already-due';
+    else {
+      outcome = 'cancelled';
+      doc.status = 'cancelled';
+      doc.cancelledAt = new Date(now);
+      stored.cancelPos = entry.pos;
+      entry.cancelled.push(stored);
+    }
+    this.history.cancels.push({
+      label: request.label,
+      eventId: request.eventId,
+      at: this.scheduler.now,
+      pos: entry.pos,
+      outcome,
+      availableAt: doc?.availableAt ? doc.availableAt.getTime() - SIM_EPOCH_MS : undefined,
+    });
+    this.history.note(
+      `cancel ${request.label} (${request.eventId ?? 'not written yet'}): ${outcome}`,
+    );
   }
 
   // ---------------------------------------------------------------- oplog and change streams
@@ -267,8 +355,18 @@ export class SimDatabase {
   private visible(): Stored[] {
     const result: Stored[] = [];
     for (const stored of this.docs.values())
-      if (stored.pos <= this.majorityPos && this.inRange(stored.doc)) result.push(stored);
+      if (stored.pos <= this.majorityPos && this.inRange(stored.doc))
+        result.push(this.asMajority(stored));
     return result;
+  }
+
+  /** The document as a majority read sees it: a cancellation not yet majority-committed is not. */
+  private asMajority(stored: Stored): Stored {
+    if (stored.cancelPos === undefined || stored.cancelPos <= this.majorityPos) return stored;
+    const doc = copyDoc(stored.doc);
+    doc.status = 'pending';
+    delete doc.cancelledAt;
+    return { ...stored, doc };
   }
 
   private inRange(doc: SimOutboxDoc, range = this.slotRange): boolean {
@@ -315,7 +413,8 @@ export class SimDatabase {
   findPendingState(ids: readonly unknown[]): PendingState[] {
     const result: PendingState[] = [];
     for (const id of ids) {
-      const stored = this.docs.get(String(id));
+      const found = this.docs.get(String(id));
+      const stored = found && this.asMajority(found);
       if (!stored || stored.pos > this.majorityPos || stored.doc.status !== 'pending') continue;
       const { payload: _payload, headers: _headers, ...state } = copyDoc(stored.doc);
       result.push(state as PendingState);
@@ -753,6 +852,22 @@ export class SimDatabase {
   }
 }
 
+/** What a cancellation found (`emitter.cancel`'s result; `cancelled-before`: cancelled already). */
+export type CancelOutcome =
+  'cancelled' | 'already-due' | 'published' | 'not-scheduled' | 'not-found' | 'cancelled-before';
+
+/** A rollback undoes the cancellations of `entry`. */
+function undoCancels(entry: OplogEntry, history: SimHistory, now: number): void {
+  if (entry.cancelled.length > 0) history.countEffect('rolled-back-cancel', entry.cancelled.length);
+  for (const stored of entry.cancelled) {
+    stored.doc.status = 'pending';
+    delete stored.doc.cancelledAt;
+    delete stored.cancelPos;
+  }
+  for (const fact of history.cancels)
+    if (fact.pos === entry.pos && fact.rolledBackAt === undefined) fact.rolledBackAt = now;
+}
+
 export function aggregateKey(ref: AggregateRef): string {
   return `${ref.aggregateType}/${ref.aggregateId}`;
 }
@@ -817,6 +932,8 @@ export function copyDoc(doc: SimOutboxDoc): SimOutboxDoc {
   if (doc.headers) copy.headers = { ...doc.headers };
   if (doc.nextAttemptAt) copy.nextAttemptAt = copyDate(doc.nextAttemptAt);
   if (doc.publishedAt) copy.publishedAt = copyDate(doc.publishedAt);
+  if (doc.availableAt) copy.availableAt = copyDate(doc.availableAt);
+  if (doc.cancelledAt) copy.cancelledAt = copyDate(doc.cancelledAt);
   if (doc.errorHistory)
     copy.errorHistory = doc.errorHistory.map((entry) => ({ ...entry, at: new Date(entry.at) }));
   if (doc.deadLetter) copy.deadLetter = { ...doc.deadLetter, at: new Date(doc.deadLetter.at) };

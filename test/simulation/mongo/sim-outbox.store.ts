@@ -14,6 +14,7 @@ import type {
 } from '../../../lib/relay/ports/outbox-relay.store';
 import type { SlotRange } from '../../../lib/relay/ports/partition-layout';
 import { withOlderUnslotted } from '../../../lib/relay/ports/unslotted-in-page';
+import { SIM_EPOCH_MS } from '../process/sim-process';
 import type { SimHistory, StoreOpFact } from '../world/sim.history';
 import type { LandedWrite, SimDatabase } from './sim-database';
 import type { DbOpSpec, SimMongoConnection } from './sim-mongo.connection';
@@ -44,6 +45,7 @@ export function recordHanded(
   connection: SimMongoConnection,
   via: 'stream' | 'drain' | 'catch-up',
   records: readonly OutboxEventRecord[],
+  servedAt: number = connection.now(),
 ): void {
   if (records.length === 0) return;
   history.portFlow.push({
@@ -54,8 +56,12 @@ export function recordHanded(
     docs: records.map((record) => ({
       docId: String(record._id),
       retryAt: record.nextAttemptAt ? new Date(record.nextAttemptAt).getTime() : undefined,
+      availableAt: record.availableAt
+        ? new Date(record.availableAt).getTime() - SIM_EPOCH_MS
+        : undefined,
     })),
     relayNow: connection.callerNow(),
+    servedAt,
   });
 }
 
@@ -108,11 +114,15 @@ export class SimOutboxStore implements OutboxRelayStore {
     limit: number,
     dueBy?: Date,
   ): Promise<OutboxEventRecord[]> {
+    let servedAt = 0;
     return this.read(
       'findPendingOfAggregate',
-      () => this.db.findPendingOfAggregate(ref, limit, dueBy),
+      () => {
+        servedAt = this.db.now;
+        return this.db.findPendingOfAggregate(ref, limit, dueBy);
+      },
       false,
-      (records) => this.handed('catch-up', records),
+      (records) => this.handed('catch-up', records, servedAt),
     );
   }
 
@@ -140,11 +150,15 @@ export class SimOutboxStore implements OutboxRelayStore {
     // A partition's page as the adapter makes it from its one read (`MongoOutboxRelayStore`).
     const page = (read: OutboxEventRecord[]) =>
       this.partition ? withOlderUnslotted(read, limit) : read;
+    let servedAt = 0;
     return this.read(
       'findPendingPage',
-      () => page(this.db.findPendingPage(after, limit)),
+      () => {
+        servedAt = this.db.now;
+        return page(this.db.findPendingPage(after, limit));
+      },
       true,
-      (records) => this.handed('drain', records),
+      (records) => this.handed('drain', records, servedAt),
     );
   }
 
@@ -221,8 +235,8 @@ export class SimOutboxStore implements OutboxRelayStore {
   }
 
   /** Records what a read handed to the relay (see `PortFlowFact`), as it reaches the relay. */
-  private handed(via: 'drain' | 'catch-up', records: OutboxEventRecord[]): void {
-    recordHanded(this.history, this.connection, via, records);
+  private handed(via: 'drain' | 'catch-up', records: OutboxEventRecord[], servedAt: number): void {
+    recordHanded(this.history, this.connection, via, records, servedAt);
   }
 
   /** A read; `scoped`: a scan, limited to the partition's slot range. */

@@ -2,7 +2,7 @@ import { eventSlot } from '../../../lib/events/event-slot';
 import { Types } from 'mongoose';
 import type { SimScheduler } from '../core/sim.scheduler';
 import { SIM_EPOCH_MS } from '../process/sim-process';
-import type { SimTransactionData, SimWorldData } from '../schedule/schedule.types';
+import type { SimEventData, SimTransactionData, SimWorldData } from '../schedule/schedule.types';
 import type { SimDatabase, SimOutboxDoc } from './sim-database';
 
 /** The topic of an aggregate type (the relay's publisher uses `topicPrefix: 'sim.'`). */
@@ -16,12 +16,18 @@ const EVENT_TYPES = ['Created', 'Updated', 'Shipped', 'Cancelled'];
  * commit is at its end). A commit during an election is retried once a primary is back.
  * Without `aggregateSequence`, each aggregate belongs to one writer (its ids carry the
  * writer's number), so `_id` order is commit order for it.
+ *
+ * Scheduled events get `availableAt` = the server's clock when the row is written (the
+ * transaction's start) + `delayMs`; the write side's order rule and the cancellations are
+ * applied by the server at commit (`SimDatabase.commit`).
  */
 export class SimWriters {
   private readonly queues: SimTransactionData[][];
   private readonly counters: number[];
   private busy = 0;
   private remaining: number;
+  /** eventIds of the events written so far, by `txIndex:eventIndex` (what cancellations name). */
+  private readonly written = new Map<string, string>();
 
   constructor(
     private readonly scheduler: SimScheduler,
@@ -60,14 +66,21 @@ export class SimWriters {
     if (!transaction) return;
     this.busy++;
     this.scheduler.at(transaction.at, `writer-${writer}`, 'begin', () => {
-      const docs = transaction.events.map((event, index) =>
-        this.makeDoc(
+      const docs = transaction.events.map((event, index) => {
+        const doc = this.makeDoc(
           writer,
           event,
           this.oversize.has(`${transaction.index}:${index}`),
           this.poison.has(`${transaction.index}:${index}`)
             ? `${transaction.index}:${index}`
             : undefined,
+        );
+        this.written.set(`${transaction.index}:${index}`, doc.eventId);
+        return doc;
+      });
+      const exempt = new Set(
+        transaction.events.flatMap((event, index) =>
+          event.waitForScheduled === false ? [index] : [],
         ),
       );
       const commit = (): void => {
@@ -75,12 +88,22 @@ export class SimWriters {
           this.scheduler.at(this.db.electionEndsAt + 1, `writer-${writer}`, 'commit retry', commit);
           return;
         }
-        this.db.commit(docs);
+        this.db.commit(docs, { exempt, cancels: this.cancelsOf(transaction) });
         this.busy--;
         this.remaining--;
         this.next(writer);
       };
       this.scheduler.after(transaction.durationMs, `writer-${writer}`, 'commit', commit);
+    });
+  }
+
+  /** The events a transaction cancels, by eventId as written so far (see `Schedule.cancels`). */
+  private cancelsOf(
+    transaction: SimTransactionData,
+  ): Array<{ eventId?: string; label: string }> | undefined {
+    return transaction.cancels?.map(({ tx, event }) => {
+      const label = `${tx}:${event}`;
+      return { eventId: this.written.get(label), label };
     });
   }
 
@@ -92,7 +115,7 @@ export class SimWriters {
 
   private makeDoc(
     writer: number,
-    event: SimTransactionData['events'][number],
+    event: SimEventData,
     oversize: boolean,
     poison: string | undefined,
   ): SimOutboxDoc {
@@ -127,6 +150,9 @@ export class SimWriters {
       attempts: 0,
       // A writer of a version before slots (`unslottedWriters`, until it is upgraded) has none.
       slot: this.writesWithoutSlot(writer) ? undefined : eventSlot(type, aggregateId),
+      ...(event.delayMs === undefined
+        ? {}
+        : { availableAt: new Date(this.db.serverDate().getTime() + event.delayMs) }),
     };
   }
 }

@@ -1,5 +1,11 @@
 import fc from 'fast-check';
-import { FAULT_KINDS, leaseDriftTolerancePpm, TARGETED_FAULT_KINDS } from './schedule.types';
+import { withScheduledEvents } from './scheduled.arbitrary';
+import {
+  ACTIVE_PHASE_MS,
+  FAULT_KINDS,
+  leaseDriftTolerancePpm,
+  TARGETED_FAULT_KINDS,
+} from './schedule.types';
 import type {
   Fault,
   FaultKind,
@@ -9,8 +15,7 @@ import type {
   SimWorldData,
 } from './schedule.types';
 
-/** How long the generated part of a run lasts (writes and faults happen within it), virtual ms. */
-export const ACTIVE_PHASE_MS = 20_000;
+export { ACTIVE_PHASE_MS };
 
 const TYPES = ['Order', 'Invoice', 'Shipment'];
 
@@ -303,9 +308,11 @@ const loadSchedules: fc.Arbitrary<Schedule> = fc
     faults: withoutTargetedFaultsDuring(bursts, faults),
   }));
 
-export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc
-  .oneof({ weight: 2, arbitrary: lightSchedules }, { weight: 1, arbitrary: loadSchedules })
-  .map((schedule) => normalize(schedule));
+/** One schedule in three has scheduled (delayed) and cancelled events (`withScheduledEvents`). */
+export const scheduleArbitrary: fc.Arbitrary<Schedule> = withScheduledEvents(
+  fc.oneof({ weight: 2, arbitrary: lightSchedules }, { weight: 1, arbitrary: loadSchedules }),
+  { plain: 2, scheduled: 1 },
+).map((schedule) => normalize(schedule));
 
 /**
  * Makes fault targets point at things that exist (an oversize event names a real event), keeps
@@ -329,8 +336,14 @@ export function normalize(schedule: Schedule): Schedule {
         return { ...fault, param: Math.max(-tolerance, Math.min(tolerance, fault.param)) };
       if (fault.kind !== 'kafka-oversize-event' && fault.kind !== 'kafka-poison-event')
         return fault;
-      if (schedule.transactions.length === 0) return undefined;
-      const target = fault.target % schedule.transactions.length;
+      // Transactions that only cancel emit nothing to be oversize or poison.
+      const emitting = schedule.transactions.flatMap((tx, index) =>
+        tx.events.length > 0 ? [index] : [],
+      );
+      if (emitting.length === 0) return undefined;
+      const target = emitting.includes(fault.target)
+        ? fault.target
+        : emitting[fault.target % emitting.length];
       const param = fault.param % schedule.transactions[target].events.length;
       return { ...fault, target, param };
     })

@@ -4,6 +4,9 @@
  * probabilistic fault hits) come from `seed`.
  */
 
+/** How long the generated part of a run lasts (writes and faults happen within it), virtual ms. */
+export const ACTIVE_PHASE_MS = 20_000;
+
 export const FAULT_KINDS = [
   'db-transient-before',
   'db-transient-after',
@@ -102,7 +105,31 @@ export interface SimTransactionData {
   writer: number;
   /** How long the transaction is open (ids are made at its start, the commit is at its end). */
   durationMs: number;
-  events: Array<{ type: number; aggregate: number; payloadBytes: number }>;
+  events: SimEventData[];
+  /**
+   * Cancellations the transaction makes (`emitter.cancel(eventId)`): each names an event of the
+   * schedule by transaction and index (modulo their lengths). Decided by the server when the
+   * transaction commits: cancelled only if pending, scheduled and due after the server's now.
+   */
+  cancels?: Array<{ tx: number; event: number }>;
+}
+
+/** One event a transaction emits. */
+export interface SimEventData {
+  type: number;
+  aggregate: number;
+  payloadBytes: number;
+  /**
+   * Scheduled: `availableAt` = the server's clock when the row is written + `delayMs` (the write
+   * side's `delayMs`, counted on the server). Negative: an `availableAt` given in the past,
+   * within the write side's tolerance. Absent: not scheduled (unless it inherits, below).
+   */
+  delayMs?: number;
+  /**
+   * `waitForScheduled: false`: not ordered behind its aggregate's pending scheduled events (its
+   * `availableAt` is not raised to theirs). Absent: the write side's order rule applies.
+   */
+  waitForScheduled?: false;
 }
 
 export interface SimWorldData {

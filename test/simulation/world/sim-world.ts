@@ -73,6 +73,8 @@ export interface SimTiming {
    */
   quietAt: number;
   writesEnd: number;
+  /** When the last scheduled event is due at the latest (its transaction's end + its delay). */
+  dueEnd: number;
   /** Virtual ms after max(quietAt, writesEnd) within which every committed event must be out. */
   bound: number;
   /** How long the run goes on after everything is out (for "no silent stop"). */
@@ -126,6 +128,14 @@ export function timingOf(schedule: Schedule): SimTiming {
     (end, tx) => Math.max(end, tx.at + tx.durationMs),
     0,
   );
+  const dueEnd = schedule.transactions.reduce(
+    (end, tx) =>
+      Math.max(
+        end,
+        ...tx.events.map((event) => tx.at + tx.durationMs + Math.max(0, event.delayMs ?? 0)),
+      ),
+    0,
+  );
   const { options } = schedule;
   const end = faultsEnd(schedule);
   const slowest = (kind: Fault['kind']): number =>
@@ -137,6 +147,7 @@ export function timingOf(schedule: Schedule): SimTiming {
     faultsEnd: end,
     quietAt: end + 2 * slowest('db-slow') + slowest('slow-ack') + slowest('slow-majority') + 1_000,
     writesEnd,
+    dueEnd,
     bound: livenessBound(schedule),
     settle:
       handOverMs(schedule) +
@@ -278,8 +289,9 @@ export class SimWorld {
   allResolved(): boolean {
     if (!this.writers.done) return false;
     const appended = this.appendedIds();
+    const cancelled = this.history.cancelled();
     for (const commit of this.history.commits.values()) {
-      if (commit.rolledBackAt !== undefined) continue;
+      if (commit.rolledBackAt !== undefined || cancelled.has(commit.eventId)) continue;
       if (commit.majorityAt === undefined) return false;
       if (!appended.has(commit.eventId) && !this.history.deadMarked.has(commit.eventId))
         return false;
@@ -311,8 +323,9 @@ export class SimWorld {
     guard.install();
     try {
       this.setUp();
-      const { quietAt: quiet, writesEnd, bound, settle } = this.timing;
-      const deadline = Math.max(quiet, writesEnd) + bound;
+      const { quietAt: quiet, writesEnd, dueEnd, bound, settle } = this.timing;
+      // Scheduled events are due up to `dueEnd`; the due reader looks within `recheckMs` (5 s).
+      const deadline = Math.max(quiet, writesEnd, dueEnd + 6_000) + bound;
       let stop = await this.scheduler.run({
         until: deadline,
         done: () => this.scheduler.now >= quiet && this.checkResolved(),

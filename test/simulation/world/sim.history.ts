@@ -1,3 +1,5 @@
+import type { CancelOutcome } from '../mongo/sim-database';
+
 /**
  * Facts of one run, recorded as they happen, for the invariant checkers and failure reports.
  * Times are virtual ms (= the database server's clock).
@@ -28,6 +30,28 @@ export interface CommitFact {
   slot?: number;
   /** Its aggregate's slot (`eventSlot`): the partition it belongs to, slot or not. */
   aggregateSlot: number;
+  /** Scheduled: its `availableAt` as stored, virtual ms (= the server's clock). */
+  availableAt?: number;
+  /** Its `availableAt` was raised by the write side's order rule (or set by it alone). */
+  inherited?: boolean;
+  /** Emitted with `waitForScheduled: false` (not ordered behind its aggregate's scheduled events). */
+  exempt?: boolean;
+}
+
+/** One `emitter.cancel(eventId)` of a writer's transaction, as the server decided it at commit. */
+export interface CancelFact {
+  /** The event named, `tx:event` of the schedule. */
+  label: string;
+  /** Undefined: the transaction that emits it had not begun. */
+  eventId?: string;
+  at: number;
+  /** Oplog position of the cancelling transaction. */
+  pos: number;
+  outcome: CancelOutcome;
+  /** The event's `availableAt` then (virtual ms). */
+  availableAt?: number;
+  majorityAt?: number;
+  rolledBackAt?: number;
 }
 
 export interface AppendFact {
@@ -140,7 +164,8 @@ export interface OutboxWriteFact {
  * order it happened (recorded by the simulated ports, never asked of the relay):
  * - `handed`: a read answered to the incarnation `owner` with these outbox documents (change
  *   stream batch, drain page, one aggregate's catch-up page); `relayNow` is the reader's wall
- *   clock then (a catch-up page stops at the first event not yet due on it);
+ *   clock then (a catch-up page stops at the first event not yet due on it), `servedAt` the
+ *   server's when it answered;
  * - `states`: a pending-state check of `owner` (the stream's events against the collection)
  *   answered: of `asked`, only `pending` are still pending (with their retry markers);
  * - `published`: a Kafka send of `owner` answered without an error (its events are out);
@@ -156,8 +181,11 @@ export type PortFlowFact =
       at: number;
       owner: string;
       via: 'stream' | 'drain' | 'catch-up';
-      docs: Array<{ docId: string; retryAt?: number }>;
+      /** `availableAt`: a scheduled event's due time (virtual ms, the server's clock). */
+      docs: Array<{ docId: string; retryAt?: number; availableAt?: number }>;
       relayNow: number;
+      /** When the server answered the read (virtual ms). */
+      servedAt: number;
     }
   | {
       kind: 'states';
@@ -174,6 +202,8 @@ export class SimHistory {
   /** See `PortFlowFact`. */
   readonly portFlow: PortFlowFact[] = [];
   readonly commits = new Map<string, CommitFact>();
+  /** Cancellations, in commit order. */
+  readonly cancels: CancelFact[] = [];
   readonly appends: AppendFact[] = [];
   readonly sendCalls: SendCallFact[] = [];
   readonly storeOps: StoreOpFact[] = [];
@@ -224,6 +254,21 @@ export class SimHistory {
     for (const append of this.appends)
       if (!first.has(append.eventId)) first.set(append.eventId, append);
     return first;
+  }
+
+  /**
+   * Events whose cancellation counts: the server cancelled them (pending, scheduled, not due)
+   * in a transaction that became majority-committed and was never rolled back. By eventId: when
+   * it committed.
+   */
+  cancelled(): Map<string, CancelFact> {
+    const result = new Map<string, CancelFact>();
+    for (const fact of this.cancels) {
+      if (fact.outcome !== 'cancelled' || fact.eventId === undefined) continue;
+      if (fact.majorityAt === undefined || fact.rolledBackAt !== undefined) continue;
+      result.set(fact.eventId, fact);
+    }
+    return result;
   }
 
   /** Events that count as committed: majority-committed and never rolled back. */
