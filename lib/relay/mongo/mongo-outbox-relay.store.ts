@@ -25,7 +25,7 @@ import type { SlotRange } from '../ports/partition-layout';
 import { withOlderUnslotted } from '../ports/unslotted-in-page';
 import { stampMissingSlots } from './missing-slots';
 import { relayCollection, serverTime } from './relay-collections';
-import { dueBefore, ScheduledEventReads } from './scheduled-events.reads';
+import { ScheduledEventReads } from './scheduled-events.reads';
 
 /** Events published as soon as committed: the drain and the sweep read only these. */
 const UNSCHEDULED = { availableAt: { $exists: false } } as const;
@@ -146,12 +146,22 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     limit: number,
     dueBy?: Date,
   ): Promise<OutboxEventRecord[]> {
-    const page = (await this.outbox
-      .find({ aggregateType: ref.aggregateType, aggregateId: ref.aggregateId, status: 'pending' })
+    // With `dueBy`, scheduled events not due by it are left out (not cut at): the later events
+    // of their aggregate are scheduled no earlier (the write side's order rule) and so left out
+    // too, except those emitted with `waitForScheduled: false`, which are not ordered against them.
+    const due = dueBy
+      ? { $or: [{ availableAt: { $exists: false } }, { availableAt: { $lte: dueBy } }] }
+      : {};
+    return this.outbox
+      .find({
+        aggregateType: ref.aggregateType,
+        aggregateId: ref.aggregateId,
+        status: 'pending',
+        ...due,
+      })
       .sort(AGGREGATE_ORDER)
       .limit(limit)
-      .toArray()) as OutboxEventRecord[];
-    return dueBefore(page, dueBy);
+      .toArray() as Promise<OutboxEventRecord[]>;
   }
 
   async findPendingPage(

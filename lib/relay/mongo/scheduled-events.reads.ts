@@ -72,13 +72,3 @@ export class ScheduledEventReads {
     return { count, nextDueAt, oldestOverdueAt };
   }
 }
-
-/**
- * An aggregate's page in aggregate order, cut before the first event not due by `dueBy`: that
- * event and every later one wait (order across a delay). Without `dueBy`, the page as read.
- */
-export function dueBefore<T extends { availableAt?: Date }>(page: T[], dueBy?: Date): T[] {
-  if (!dueBy) return page;
-  const cut = page.findIndex((event) => event.availableAt && event.availableAt > dueBy);
-  return cut < 0 ? page : page.slice(0, cut);
-}

@@ -58,7 +58,7 @@ export interface StaleEvent extends AggregateRef {
  *
  * A pending event with `availableAt` is scheduled: it may be published only once the server's
  * clock reached it. The stream never takes one; the drain and the sweep skip them; catch-up
- * reads stop before the first one not due; the due reader finds them (`findDueAggregates`).
+ * reads leave out those not due; the due reader finds them (`findDueAggregates`).
  * Every time compared with `availableAt` is the server's (`serverTime`).
  */
 export interface OutboxRelayStore {
@@ -66,8 +66,10 @@ export interface OutboxRelayStore {
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]>;
   /**
    * Pending events of one aggregate, in aggregate order (`AGGREGATE_ORDER`), at most `limit`.
-   * With `dueBy` (server time), the answer stops before the first event whose `availableAt` is
-   * after it (that event and every later one are left for a later read).
+   * With `dueBy` (server time), scheduled events whose `availableAt` is after it are left out
+   * (before the limit): the aggregate's later events are scheduled no earlier (the write side's
+   * order rule), except those emitted with `waitForScheduled: false`, which are not ordered
+   * against them and are read.
    */
   findPendingOfAggregate(
     ref: AggregateRef,

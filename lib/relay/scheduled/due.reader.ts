@@ -34,7 +34,7 @@ const BUSY_MS = 1000;
  * (by `availableAt`, then `_id`), and has the engine catch each one up from the collection in
  * its aggregate order (`requestCatchUp`), as many as the engine has room for; aggregates the
  * engine already works on are left to it (a later pass looks again). The server time read last
- * is `dueBy`: catch-up reads take scheduled events due by it and stop before any later one, so
+ * is `dueBy`: catch-up reads take scheduled events due by it and leave later ones out, so
  * no event is published before its `availableAt` on the server's clock. It holds nothing of the
  * events not due: after a crash or a hand-over the next owner finds them by the index alone.
  */

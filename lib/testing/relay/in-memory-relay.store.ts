@@ -117,14 +117,16 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     dueBy?: Date,
   ): Promise<OutboxEventRecord[]> {
     this.check();
-    const page = this.pending()
+    return this.pending()
       .filter(
-        (doc) => doc.aggregateType === ref.aggregateType && doc.aggregateId === ref.aggregateId,
+        (doc) =>
+          doc.aggregateType === ref.aggregateType &&
+          doc.aggregateId === ref.aggregateId &&
+          (!dueBy || !doc.availableAt || doc.availableAt <= dueBy),
       )
       .sort(inAggregateOrder)
-      .slice(0, limit);
-    const cut = dueBy ? page.findIndex((doc) => doc.availableAt && doc.availableAt > dueBy) : -1;
-    return (cut < 0 ? page : page.slice(0, cut)).map((doc) => this.copy(doc) as OutboxEventRecord);
+      .slice(0, limit)
+      .map((doc) => this.copy(doc) as OutboxEventRecord);
   }
 
   async serverTime(): Promise<Date> {

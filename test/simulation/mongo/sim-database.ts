@@ -422,20 +422,18 @@ export class SimDatabase {
     return result;
   }
 
-  /** With `dueBy`: cut before the first event whose `availableAt` is after it (as the adapter). */
+  /** With `dueBy`: scheduled events not due by it left out, before the limit (as the adapter). */
   findPendingOfAggregate(ref: AggregateRef, limit: number, dueBy?: Date): OutboxEventRecord[] {
-    const page = this.pendingInAnyScope()
+    return this.pendingInAnyScope()
       .filter(
-        (stored) =>
-          stored.doc.aggregateType === ref.aggregateType &&
-          stored.doc.aggregateId === ref.aggregateId,
+        ({ doc }) =>
+          doc.aggregateType === ref.aggregateType &&
+          doc.aggregateId === ref.aggregateId &&
+          (!dueBy || !doc.availableAt || doc.availableAt.getTime() <= dueBy.getTime()),
       )
       .sort(compareAggregateOrder)
-      .slice(0, limit);
-    const cut = dueBy
-      ? page.findIndex(({ doc }) => doc.availableAt && doc.availableAt.getTime() > dueBy.getTime())
-      : -1;
-    return (cut < 0 ? page : page.slice(0, cut)).map((stored) => asRecord(stored.doc));
+      .slice(0, limit)
+      .map((stored) => asRecord(stored.doc));
   }
 
   /** Pending scheduled events (with `availableAt`) in scope, by (availableAt, _id). */
