@@ -3,13 +3,16 @@
  * 1. publisher level (Kafka only): the raw kafkajs and @platformatic/kafka producers, then
  *    KafkaPublisher with each client (`relay.kafka.client`), same messages, same batch size,
  *    same broker; then the relay core (RelayEngine + KafkaPublisher, no database) with each
- *    client on the same messages, as ratios to raw kafkajs (and to the client's own raw
- *    producer). @platformatic/kafka is skipped, with the reason, where it cannot run;
+ *    client on the same messages, in alternating rounds with the raw producers (each round:
+ *    raw kafkajs, raw @platformatic/kafka, relay core with each; `RELAY_BENCH_ROUNDS`, default
+ *    3), as ratios of the medians to raw kafkajs and to the client's own raw producer.
+ *    @platformatic/kafka is skipped, with the reason, where it cannot run;
  * 2. the relay, in its own process, draining a pre-filled outbox of 100k events (MongoDB +
  *    Kafka) vs the raw producer, with that process's peak RSS;
  * 3. end-to-end latency at 200 events/s, commit -> received by a consumer (an upper bound of
  *    commit -> broker ack).
- * Under `--smoke` every size is small (2 000 events, 200 for the latency). */
+ * Under `--smoke` every size is small (2 000 events, 200 for the latency).
+ * `RELAY_BENCH_PARTS=publisher,core` runs only the parts named (after `relay/`). */
 import { execFileSync, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -546,6 +549,69 @@ async function startUpWithRetryingAggregates(count: number): Promise<number> {
   return ms;
 }
 
+const median = (values: number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** One raw producer's rate on fresh events in a fresh topic (messages built before the clock starts). */
+async function rawRate(ctx: BenchContext, kafka: Kafka, client: KafkaClientName): Promise<number> {
+  const topic = `bench-raw-${suffix()}.Order`;
+  await createTopic(kafka, topic);
+  const events = Array.from({ length: eventCount(ctx) }, (_, i) => makeEvent(i));
+  const rate =
+    client === 'kafkajs'
+      ? await rawProducerRate(kafka, topic, events)
+      : await rawPlatformaticRate(ctx, topic, events);
+  const inKafka = await topicSize(kafka, topic);
+  check(inKafka >= events.length, `raw ${client}: ${events.length - inKafka} messages lost`);
+  return rate;
+}
+
+/**
+ * The relay core with each client against the raw producers, in alternating rounds of one run
+ * (the machine's load changes from one minute to the next: a ratio compares figures taken
+ * side by side), as ratios of the medians.
+ */
+async function relayCoreRounds(ctx: BenchContext, kafka: Kafka): Promise<void> {
+  const clients = benchClients();
+  const rounds = sized(ctx, 'RELAY_BENCH_ROUNDS', 3, 1);
+  const raw: Partial<Record<KafkaClientName, number[]>> = {};
+  const core: Partial<Record<KafkaClientName, number[]>> = {};
+  for (let round = 0; round < rounds; round++) {
+    for (const client of clients) (raw[client] ??= []).push(await rawRate(ctx, kafka, client));
+    for (const client of clients) (core[client] ??= []).push(await relayCore(ctx, kafka, client));
+  }
+  const fmt = (rates: number[]) => rates.map((r) => r.toFixed(0)).join(' / ');
+  const rawKafkajs = median(raw.kafkajs as number[]);
+  process.stdout.write(
+    `relay core (engine + KafkaPublisher, no MongoDB) vs the raw producers, ${eventCount(ctx)} msgs, batch ${BATCH}, ${rounds} alternating rounds (msg/s):\n`,
+  );
+  for (const client of clients) {
+    line(`raw ${CLIENT_LABEL[client]}`, fmt(raw[client] as number[]));
+  }
+  for (const client of clients) {
+    const label = CLIENT_LABEL[client];
+    const rates = core[client] as number[];
+    line(`relay core with ${label}`, fmt(rates));
+    line(
+      `ratio of medians, relay core (${label}) / raw kafkajs`,
+      (median(rates) / rawKafkajs).toFixed(2),
+    );
+    if (client !== 'kafkajs') {
+      const own = median(raw[client] as number[]);
+      line(
+        `ratio of medians, relay core (${label}) / raw ${label}`,
+        (median(rates) / own).toFixed(2),
+      );
+    }
+  }
+  if (raw.platformatic) {
+    line(
+      'ratio of medians, raw @platformatic/kafka / raw kafkajs',
+      (median(raw.platformatic) / rawKafkajs).toFixed(2),
+    );
+  }
+}
+
 const benchKafka = (ctx: BenchContext): Kafka =>
   new Kafka({ clientId: 'outbox-bench', brokers: ctx.kafkaBrokers, logLevel: logLevel.NOTHING });
 
@@ -554,7 +620,7 @@ function ratioToRaw(label: string, rate: number, client: KafkaClientName = 'kafk
   if (raw !== undefined) line(label, (rate / raw).toFixed(2));
 }
 
-export const parts: readonly BenchPart[] = [
+const RELAY_PARTS: readonly BenchPart[] = [
   {
     name: 'relay/start-up',
     needs: [],
@@ -577,18 +643,7 @@ export const parts: readonly BenchPart[] = [
   {
     name: 'relay/core',
     needs: ['kafka'],
-    run: async (ctx) => {
-      process.stdout.write('relay core (engine + KafkaPublisher, no MongoDB), same messages:\n');
-      for (const client of benchClients()) {
-        const label = CLIENT_LABEL[client];
-        const core = await relayCore(ctx, benchKafka(ctx), client);
-        line(`relay core with ${label}`, `${core.toFixed(0)} ev/s`);
-        ratioToRaw(`ratio relay core (${label}) / raw kafkajs`, core);
-        if (client !== 'kafkajs') {
-          ratioToRaw(`ratio relay core (${label}) / raw ${label}`, core, client);
-        }
-      }
-    },
+    run: (ctx) => relayCoreRounds(ctx, benchKafka(ctx)),
   },
   diagnosticsPart,
   {
@@ -615,3 +670,9 @@ export const parts: readonly BenchPart[] = [
     run: (ctx) => handOverPause(ctx, benchKafka(ctx)),
   },
 ];
+
+/** `RELAY_BENCH_PARTS=publisher,core` runs only those parts (names after `relay/`); default all. */
+const only = process.env.RELAY_BENCH_PARTS?.split(',').map((name) => `relay/${name.trim()}`);
+export const parts: readonly BenchPart[] = only
+  ? RELAY_PARTS.filter((part) => only.includes(part.name))
+  : RELAY_PARTS;

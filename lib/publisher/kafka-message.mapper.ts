@@ -21,8 +21,10 @@ export function toKafkaMessage(
   source?: CloudEventSource,
 ): OutboxKafkaMessage {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(event.headers ?? {})) {
-    if (typeof value === 'string') headers[name] = value;
+  if (event.headers) {
+    for (const [name, value] of Object.entries(event.headers)) {
+      if (typeof value === 'string') headers[name] = value;
+    }
   }
   headers[KAFKA_HEADERS.specVersion] = '1.0';
   headers[KAFKA_HEADERS.id] = event.eventId;
@@ -34,7 +36,10 @@ export function toKafkaMessage(
         ? source
         : source(event);
   headers[KAFKA_HEADERS.subject] = event.aggregateId;
-  headers[KAFKA_HEADERS.time] = new Date(event.occurredAt).toISOString();
+  const occurredAt = event.occurredAt;
+  headers[KAFKA_HEADERS.time] = (
+    occurredAt instanceof Date ? occurredAt : new Date(occurredAt)
+  ).toISOString();
   if (typeof event.sequence === 'number') headers[KAFKA_HEADERS.sequence] = String(event.sequence);
   headers[KAFKA_HEADERS.contentType] = 'application/json';
   return { key: event.aggregateId, value: JSON.stringify(event.payload), headers };

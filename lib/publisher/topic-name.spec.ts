@@ -30,4 +30,12 @@ describe('topic names and routing', () => {
       })(event),
     ).toThrow(/boom/);
   });
+  it('validates every name, also after a valid one', () => {
+    const names = ['Order', 'Order', 'bad topic', 'Order'];
+    const route = createTopicRouter({ route: () => names.shift() as string });
+    expect(route(event)).toBe('Order');
+    expect(route(event)).toBe('Order');
+    expect(() => route(event)).toThrow(InvalidTopicError);
+    expect(route(event)).toBe('Order');
+  });
 });

@@ -1,4 +1,4 @@
-import type { Counter, Histogram, Span } from '@opentelemetry/api';
+import type { Context, Counter, Histogram, Span } from '@opentelemetry/api';
 import { KAFKA_HEADERS } from '../../documents/outbox-event.envelope';
 import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
 import { INSTRUMENTATION_SCOPE, openTelemetry } from '../../telemetry/tracing/opentelemetry.loader';
@@ -45,6 +45,17 @@ function attributesOf(topic: string, message: PartitionedMessage) {
   };
 }
 
+/** The message with the trace headers of `context` written into a copy of its headers. */
+function withTraceHeaders(
+  api: OpenTelemetryApi,
+  message: PartitionedMessage,
+  context: Context,
+): PartitionedMessage {
+  const headers = { ...message.headers };
+  injectTraceHeaders(api, context, headers);
+  return { ...message, headers };
+}
+
 class TracingKafkaSender implements KafkaSender {
   private readonly sentMessages: Counter;
   private readonly duration: Histogram;
@@ -78,6 +89,7 @@ class TracingKafkaSender implements KafkaSender {
   }
 
   async send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
+    if (!this.tracerRegistered()) return this.sendUntraced(batches, signal);
     const { api } = this;
     const tracer = api.trace.getTracer(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
     const spans: Span[] = [];
@@ -91,11 +103,9 @@ class TracingKafkaSender implements KafkaSender {
           parent,
         );
         spans.push(span);
-        // Without an SDK the span is a no-op one: the event's own trace headers stay as they are.
+        // A span that is not sampled may carry an invalid context: the headers stay as they are.
         if (!api.trace.isSpanContextValid(span.spanContext())) return message;
-        const headers = { ...message.headers };
-        injectTraceHeaders(api, api.trace.setSpan(parent, span), headers);
-        return { ...message, headers };
+        return withTraceHeaders(api, message, api.trace.setSpan(parent, span));
       }),
     }));
     const started = this.now();
@@ -113,6 +123,52 @@ class TracingKafkaSender implements KafkaSender {
     }
     this.record(batches, started, undefined);
     for (const span of spans) span.end();
+  }
+
+  /**
+   * Whether spans would be recorded: a tracer provider is registered (an SDK). Read at every
+   * send, so one registered later is used from the next batch on. Without one, the API's proxy
+   * hands out its no-op tracer.
+   */
+  private tracerRegistered(): boolean {
+    const provider = this.api.trace.getTracerProvider();
+    return (
+      !(provider instanceof this.api.ProxyTracerProvider) ||
+      provider.getDelegateTracer(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version) !==
+        undefined
+    );
+  }
+
+  /**
+   * `send` with no tracer provider registered: what the no-op tracer would do, without its
+   * per-message span objects. Its span for a message is a non-recording one carrying the context
+   * of the event's trace headers when they hold a valid one (the headers are then written again
+   * from it, as with a real tracer), else an invalid one (the message is sent as it is); ending
+   * such spans, or recording an error on them, does nothing. The metrics are recorded the same.
+   */
+  private async sendUntraced(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
+    const { api } = this;
+    let sent: readonly TopicBatch[] = batches;
+    for (let b = 0; b < batches.length; b++) {
+      const messages = batches[b].messages;
+      for (let i = 0; i < messages.length; i++) {
+        const parent = contextFromHeaders(api, messages[i].headers);
+        const span = parent && api.trace.getSpanContext(parent);
+        if (!span || typeof span.traceFlags !== 'number' || !api.trace.isSpanContextValid(span))
+          continue;
+        if (sent === batches)
+          sent = batches.map((batch) => ({ ...batch, messages: [...batch.messages] }));
+        sent[b].messages[i] = withTraceHeaders(api, messages[i], parent);
+      }
+    }
+    const started = this.now();
+    try {
+      await this.inner.send(sent, signal);
+    } catch (error) {
+      this.record(batches, started, (error as Error)?.name ?? 'Error');
+      throw error;
+    }
+    this.record(batches, started, undefined);
   }
 
   private record(batches: readonly TopicBatch[], started: number, errorType?: string): void {

@@ -1,6 +1,4 @@
 import { Logger } from '@nestjs/common';
-import { Partitioners } from 'kafkajs';
-import type { PartitionMetadata } from 'kafkajs';
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { asError } from '../../common/errors/describe-error';
 import { toKafkaMessage } from '../kafka-message.mapper';
@@ -16,6 +14,7 @@ import { classifyKafkaError } from './kafka-error.classifier';
 import type { KafkaErrorClass } from './kafka-error.classifier';
 import { BrokerOutageLog } from './broker-outage.log';
 import { instrumentKafkaSender } from './kafka-producer.telemetry';
+import { partitionOfKey } from './key.partitioner';
 import { SendAbortedError } from './kafka.sender';
 import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
 import { createKafkaSender } from './kafka-sender.factory';
@@ -30,6 +29,11 @@ interface Prepared {
   topic: string;
   message: OutboxKafkaMessage;
   bytes: number;
+  /** Its partition in a topic of `partitions` partitions, the last one computed. */
+  partitions?: number;
+  partition?: number;
+  /** The message with `partition`, as last handed to the sender (never changed once made). */
+  sent?: PartitionedMessage;
 }
 
 interface Entry {
@@ -69,9 +73,6 @@ export class KafkaPublisher implements OutboxPublisher {
   private readonly prepared = new WeakMap<OutboxEventRecord, Prepared | Error>();
   private readonly partitionCounts = new Map<string, { count: number; at: number }>();
   private readonly fetching = new Map<string, Promise<number>>();
-  private readonly partitioner = Partitioners.DefaultPartitioner();
-  /** The partitioner's view of a topic with n partitions (only their number matters for keyed messages). */
-  private readonly partitionMetadata = new Map<number, PartitionMetadata[]>();
   private readonly outageLog: BrokerOutageLog;
 
   constructor(
@@ -112,16 +113,17 @@ export class KafkaPublisher implements OutboxPublisher {
     const call = new PublishCall(context);
     const outcomes = new Array<PublishOutcome>(events.length);
     const byTopic = new Map<string, Entry[]>();
-    events.forEach((event, index) => {
+    for (let index = 0; index < events.length; index++) {
+      const event = events[index];
       const prepared = this.prepare(event);
       if (prepared instanceof Error) {
         outcomes[index] = { status: 'fatal', error: prepared };
-        return;
+        continue;
       }
       const list = byTopic.get(prepared.topic);
       if (list) list.push({ index, event, prepared });
       else byTopic.set(prepared.topic, [{ index, event, prepared }]);
-    });
+    }
     const groups: Group[] = [];
     await Promise.all(
       [...byTopic].map(async ([topic, entries]) => {
@@ -156,12 +158,7 @@ export class KafkaPublisher implements OutboxPublisher {
       try {
         const topic = this.route(event);
         const message = toKafkaMessage(event, this.options.source);
-        let bytes =
-          RECORD_OVERHEAD + Buffer.byteLength(message.key) + Buffer.byteLength(message.value);
-        for (const [name, value] of Object.entries(message.headers)) {
-          bytes += name.length + Buffer.byteLength(value);
-        }
-        prepared = { topic, message, bytes };
+        prepared = { topic, message, bytes: wireBytes(message) };
       } catch (error) {
         prepared = asError(error);
       }
@@ -170,23 +167,13 @@ export class KafkaPublisher implements OutboxPublisher {
     return prepared;
   }
 
+  /** The partition of a keyed message (Kafka's default partitioner), computed once per count. */
   private partitionOf(prepared: Prepared, count: number): number {
-    let metadata = this.partitionMetadata.get(count);
-    if (!metadata) {
-      metadata = Array.from({ length: count }, (_, partitionId) => ({
-        partitionId,
-        leader: 0,
-        partitionErrorCode: 0,
-        replicas: [],
-        isr: [],
-      }));
-      this.partitionMetadata.set(count, metadata);
+    if (prepared.partitions !== count || prepared.partition === undefined) {
+      prepared.partition = partitionOfKey(prepared.message.key, count);
+      prepared.partitions = count;
     }
-    return this.partitioner({
-      topic: prepared.topic,
-      partitionMetadata: metadata,
-      message: { key: prepared.message.key, value: prepared.message.value },
-    });
+    return prepared.partition;
   }
 
   private partitioned(topic: string, entries: Entry[], count: number | undefined): Group[] {
@@ -228,8 +215,7 @@ export class KafkaPublisher implements OutboxPublisher {
     const byTopic = new Map<string, PartitionedMessage[]>();
     for (const group of groups) {
       const list = byTopic.get(group.topic) ?? [];
-      for (const entry of group.entries)
-        list.push({ ...entry.prepared.message, partition: entry.partition });
+      for (const entry of group.entries) list.push(sentMessage(entry));
       byTopic.set(group.topic, list);
     }
     return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
@@ -363,4 +349,25 @@ export class KafkaPublisher implements OutboxPublisher {
     const outcome = failedSendOutcome(error, cls, topic, partition);
     for (const entry of entries) outcomes[entry.index] = outcome;
   }
+}
+
+/**
+ * Bytes the message takes in a record batch: key, value, headers' names and values (UTF-8) and
+ * `RECORD_OVERHEAD`. Exact for the strings, an upper bound for the record's framing.
+ */
+function wireBytes(message: OutboxKafkaMessage): number {
+  let bytes = RECORD_OVERHEAD + Buffer.byteLength(message.key) + Buffer.byteLength(message.value);
+  const headers = message.headers;
+  for (const name in headers) bytes += Buffer.byteLength(name) + Buffer.byteLength(headers[name]);
+  return bytes;
+}
+
+/** The entry's message for its partition, made once per (event, partition): a send never changes it. */
+function sentMessage(entry: Entry): PartitionedMessage {
+  const prepared = entry.prepared;
+  const sent = prepared.sent;
+  if (sent !== undefined && sent.partition === entry.partition) return sent;
+  const { key, value, headers } = prepared.message;
+  prepared.sent = { key, value, headers, partition: entry.partition };
+  return prepared.sent;
 }

@@ -141,8 +141,14 @@ export class KafkajsSender implements KafkaSender {
 function throwIfUnanswered(batches: readonly TopicBatch[], stored: RecordMetadata[]): void {
   const answered = new Set(stored.map((entry) => `${entry.topicName}#${entry.partition}`));
   for (const { topic, messages } of batches) {
+    // The publisher hands each partition's messages over together: one look-up per run of them.
+    let checked: number | undefined;
     for (const { partition } of messages) {
-      if (partition === undefined || answered.has(`${topic}#${partition}`)) continue;
+      if (partition === undefined || partition === checked) continue;
+      if (answered.has(`${topic}#${partition}`)) {
+        checked = partition;
+        continue;
+      }
       throw Object.assign(
         new Error(
           `partition ${partition} of topic "${topic}" is not in the cluster metadata: nothing was stored there`,

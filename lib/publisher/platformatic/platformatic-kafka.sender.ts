@@ -6,6 +6,7 @@ import type { KafkaSender, TopicBatch } from '../kafka/kafka.sender';
 import { loadPlatformaticKafka } from './platformatic-kafka.loader';
 import type { PlatformaticKafka } from './platformatic-kafka.loader';
 import { asKafkajsError, unknownPartitionError } from './platformatic-kafka.errors';
+import { rememberingHeaderNames } from './header-name.serializer';
 
 type StringProducer = Producer<string, string, string, string>;
 type StringProducerOptions = ProducerOptions<string, string, string, string>;
@@ -47,7 +48,10 @@ export class PlatformaticKafkaSender implements KafkaSender {
       acks: -1,
       idempotent,
       compression: options.compression === 'gzip' ? 'gzip' : 'none',
-      serializers: kafka.stringSerializers,
+      serializers: {
+        ...kafka.stringSerializers,
+        headerKey: rememberingHeaderNames(kafka.stringSerializers.headerKey),
+      },
     };
     for (const key of Object.keys(this.producerOptions) as (keyof StringProducerOptions)[]) {
       if (this.producerOptions[key] === undefined) delete this.producerOptions[key];

@@ -1,4 +1,5 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
@@ -198,6 +199,54 @@ describe('trace context with OpenTelemetry installed but no SDK', () => {
     const original = message({ traceparent: emitTime });
     await instrumentKafkaSender(inner).send([{ topic: 'Order', messages: [original] }]);
     expect(inner.sent[0].messages[0]).toEqual(original);
+  });
+
+  it("writes an event's trace context through the application's propagator, as the no-op span carries it", async () => {
+    // No tracer provider: the sender skips the no-op spans, but not what their context does.
+    const traceIdHeader = {
+      inject: (ctx: Context, carrier: Record<string, string>) => {
+        const span = trace.getSpanContext(ctx);
+        if (span) carrier['x-trace-id'] = span.traceId;
+      },
+      extract: (ctx: Context) => ctx,
+      fields: () => ['x-trace-id'],
+    };
+    propagation.setGlobalPropagator(traceIdHeader);
+    try {
+      const inner = new RecordingSender();
+      const emitTime = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      const traced = message({ traceparent: emitTime, tracestate: 'a=1,  b=2' });
+      const untraced = message({});
+      await instrumentKafkaSender(inner).send([{ topic: 'Order', messages: [traced, untraced] }]);
+      const [sentTraced, sentUntraced] = inner.sent[0].messages;
+      expect(sentTraced.headers).toEqual({
+        ...traced.headers,
+        tracestate: 'a=1,b=2',
+        'x-trace-id': '0af7651916cd43dd8448eb211c80319c',
+      });
+      expect(traced.headers).not.toHaveProperty('x-trace-id');
+      expect(sentUntraced).toBe(untraced);
+    } finally {
+      propagation.disable();
+    }
+  });
+
+  it('uses a tracer provider registered after the sender was made, from the next send on', async () => {
+    const spans = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+    const inner = new RecordingSender();
+    const sender = instrumentKafkaSender(inner);
+    await sender.send([{ topic: 'Order', messages: [message({})] }]);
+    expect(spans.getFinishedSpans()).toHaveLength(0);
+    trace.setGlobalTracerProvider(provider);
+    try {
+      await sender.send([{ topic: 'Order', messages: [message({})] }]);
+      expect(spans.getFinishedSpans().map((span) => span.name)).toEqual(['send Order']);
+      expect(inner.sent[1].messages[0].headers.traceparent).toMatch(/^00-[0-9a-f]{32}-/);
+    } finally {
+      await provider.shutdown();
+      trace.disable();
+    }
   });
 });
 
