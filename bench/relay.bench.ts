@@ -418,6 +418,10 @@ class MarkOnlyStore implements OutboxRelayStore {
   findStaleEvents = async (): Promise<StaleEvent[]> => [];
   findMarkedDead = async (): Promise<MarkedDead[]> => [];
   pendingStats = async (): Promise<{ count: number }> => ({ count: 0 });
+  serverTime = async (): Promise<Date> => new Date();
+  findDueAggregates = async (): Promise<[]> => [];
+  nextDueAt = async (): Promise<undefined> => undefined;
+  scheduledStats = async (): Promise<{ count: number }> => ({ count: 0 });
   markPublished = async (ids: readonly unknown[]): Promise<void> => {
     this.marked += ids.length;
   };

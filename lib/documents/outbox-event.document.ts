@@ -109,14 +109,19 @@ export const OUTBOX_EVENT_ID_INDEX = {
 
 const PENDING = { status: 'pending' };
 const MARKED = { status: 'pending', nextAttemptAt: { $exists: true } };
+const SCHEDULED = { status: 'pending', availableAt: { $exists: true } };
+/** The due reader's order: scheduled events by due time. */
+export const DUE_ORDER = { availableAt: 1, _id: 1 } as const;
 const partial = (key: Record<string, 1>, name: string, filter: object) =>
   ({ key, name, partialFilterExpression: filter }) as const;
 
 /**
  * The relay's indexes: pending events by `_id` (sweep, stats), by aggregate (catch-up, drain),
- * marked events by aggregate (start-up), the retention TTL on `publishedAt` (pending events have
- * none, so cleanup never removes them). With `partitions > 1` only, the same by slot first (a
- * partition's reads); partial on `status: 'pending'`, so a published event leaves them.
+ * marked events by aggregate (start-up), scheduled events by due time (the due reader; it holds
+ * only pending events with `availableAt`, so its size is the number waiting), the retention TTL
+ * on `publishedAt` (pending events have none, so cleanup never removes them). With
+ * `partitions > 1` only, the same by slot first (a partition's reads); partial on
+ * `status: 'pending'`, so a published or cancelled event leaves them.
  */
 export const RELAY_OUTBOX_INDEXES = {
   pending: { key: { status: 1, _id: 1 }, name: 'outbox_relay_pending' },
@@ -124,5 +129,7 @@ export const RELAY_OUTBOX_INDEXES = {
   marked: partial(BY_AGGREGATE, 'outbox_relay_marked', MARKED),
   slotOrder: partial(SLOT_DRAIN_ORDER, 'outbox_relay_slot_order', PENDING),
   slotMarked: partial({ slot: 1, ...BY_AGGREGATE }, 'outbox_relay_slot_marked', MARKED),
+  scheduled: partial(DUE_ORDER, 'outbox_relay_scheduled', SCHEDULED),
+  slotScheduled: partial({ slot: 1, ...DUE_ORDER }, 'outbox_relay_slot_scheduled', SCHEDULED),
   retention: { key: { publishedAt: 1 }, name: 'outbox_relay_retention' },
 } as const satisfies Record<string, mongo.IndexDescription>;

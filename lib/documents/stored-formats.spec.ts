@@ -87,6 +87,7 @@ describe('stored formats', () => {
     await ensureRelayIndexes(outbox.collection, deadLetters.collection, 604800, logger, partitions);
     const pendingOnly = { status: 'pending' };
     const marked = { status: 'pending', nextAttemptAt: { $exists: true } };
+    const scheduled = { status: 'pending', availableAt: { $exists: true } };
     expect(outbox.created).toEqual([
       { key: { status: 1, _id: 1 }, options: { name: 'outbox_relay_pending' } },
       {
@@ -97,6 +98,10 @@ describe('stored formats', () => {
         key: { aggregateType: 1, aggregateId: 1 },
         options: { name: 'outbox_relay_marked', partialFilterExpression: marked },
       },
+      {
+        key: { availableAt: 1, _id: 1 },
+        options: { name: 'outbox_relay_scheduled', partialFilterExpression: scheduled },
+      },
       ...(partitions > 1
         ? [
             {
@@ -106,6 +111,13 @@ describe('stored formats', () => {
             {
               key: { slot: 1, aggregateType: 1, aggregateId: 1 },
               options: { name: 'outbox_relay_slot_marked', partialFilterExpression: marked },
+            },
+            {
+              key: { slot: 1, availableAt: 1, _id: 1 },
+              options: {
+                name: 'outbox_relay_slot_scheduled',
+                partialFilterExpression: scheduled,
+              },
             },
           ]
         : []),
@@ -120,10 +132,12 @@ describe('stored formats', () => {
         { status: 1, _id: 1 },
         { aggregateType: 1, aggregateId: 1, sequence: 1, _id: 1 },
         { aggregateType: 1, aggregateId: 1 },
+        { availableAt: 1, _id: 1 },
         ...(partitions > 1
           ? [
               { slot: 1, aggregateType: 1, aggregateId: 1, sequence: 1, _id: 1 },
               { slot: 1, aggregateType: 1, aggregateId: 1 },
+              { slot: 1, availableAt: 1, _id: 1 },
             ]
           : []),
         { publishedAt: 1 },

@@ -11,17 +11,23 @@ import {
 import type {
   AggregateRef,
   DeadLetterRecord,
+  DueAggregate,
   FailureRecord,
   MarkedDead,
   OutboxRelayStore,
   PendingState,
   RelayFence,
+  ScheduledStats,
   StaleEvent,
 } from '../ports/outbox-relay.store';
 import { eventSlot } from '../../events/event-slot';
 import type { SlotRange } from '../ports/partition-layout';
 import { stampMissingSlots } from './missing-slots';
-import { relayCollection } from './relay-collections';
+import { relayCollection, serverTime } from './relay-collections';
+import { dueBefore, ScheduledEventReads } from './scheduled-events.reads';
+
+/** Events published as soon as committed: the drain and the sweep read only these. */
+const UNSCHEDULED = { availableAt: { $exists: false } } as const;
 
 const ERROR_HISTORY = 20;
 
@@ -88,9 +94,10 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
   private readonly bySlot: boolean;
   /** With a range only (see `OutboxRelayStore.stampMissingSlots`). */
   readonly stampMissingSlots?: (limit: number) => Promise<number>;
+  private readonly scheduled: ScheduledEventReads;
 
   constructor(
-    db: mongo.Db,
+    private readonly db: mongo.Db,
     names: { outbox: string; deadLetters: string },
     readonly range?: SlotRange,
   ) {
@@ -101,6 +108,24 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     this.inRange = range
       ? ({ slot: { $gte: range.from, $lt: range.to } } as mongo.Filter<OutboxDoc>)
       : {};
+    this.scheduled = new ScheduledEventReads(this.outbox, this.inRange);
+  }
+
+  /** The primary's clock (`hello.localTime`, see `serverTime`): what `availableAt` is compared with. */
+  serverTime(): Promise<Date> {
+    return serverTime(this.db);
+  }
+
+  findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {
+    return this.scheduled.dueAggregates(dueBy, limit);
+  }
+
+  nextDueAt(): Promise<Date | undefined> {
+    return this.scheduled.earliest();
+  }
+
+  scheduledStats(now: Date): Promise<ScheduledStats> {
+    return this.scheduled.stats(now);
   }
 
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]> {
@@ -113,12 +138,17 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
       .toArray() as Promise<PendingState[]>;
   }
 
-  findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]> {
-    return this.outbox
+  async findPendingOfAggregate(
+    ref: AggregateRef,
+    limit: number,
+    dueBy?: Date,
+  ): Promise<OutboxEventRecord[]> {
+    const page = (await this.outbox
       .find({ aggregateType: ref.aggregateType, aggregateId: ref.aggregateId, status: 'pending' })
       .sort(AGGREGATE_ORDER)
       .limit(limit)
-      .toArray() as Promise<OutboxEventRecord[]>;
+      .toArray()) as OutboxEventRecord[];
+    return dueBefore(page, dueBy);
   }
 
   findPendingPage(
@@ -128,6 +158,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     return this.outbox
       .find({
         status: 'pending',
+        ...UNSCHEDULED,
         ...this.inRange,
         ...(after ? afterInDrainOrder(after, this.bySlot) : {}),
       })
@@ -185,6 +216,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
       .find(
         {
           status: 'pending',
+          ...UNSCHEDULED,
           ...this.inRange,
           occurredAt: { $lt: olderThan },
           $or: [{ nextAttemptAt: { $exists: false } }, { nextAttemptAt: { $lte: dueBy } }],

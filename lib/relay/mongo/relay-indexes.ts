@@ -17,8 +17,9 @@ export async function ensureRelayIndexes(
   logger: RelayLogger,
   partitions = 1,
 ): Promise<void> {
-  const { slotOrder, slotMarked, retention, ...always } = RELAY_OUTBOX_INDEXES;
-  const plain = [...Object.values(always), ...(partitions > 1 ? [slotOrder, slotMarked] : [])];
+  const { slotOrder, slotMarked, slotScheduled, retention, ...always } = RELAY_OUTBOX_INDEXES;
+  const bySlot = partitions > 1 ? [slotOrder, slotMarked, slotScheduled] : [];
+  const plain = [...Object.values(always), ...bySlot];
   const create = (on: mongo.Collection<any>, { key, ...options }: mongo.IndexDescription) =>
     [options.name as string, () => on.createIndex(key, options)] as const;
   const indexes = [

@@ -31,6 +31,18 @@ export interface FailureRecord {
   at: Date;
 }
 
+/** An aggregate with a scheduled event due, and the earliest `availableAt` of its due ones. */
+export type DueAggregate = AggregateRef & { availableAt: Date };
+
+/** The pending scheduled events (with `availableAt`) in a store's scope, at `now` (server time). */
+export interface ScheduledStats {
+  count: number;
+  /** The earliest `availableAt` still to come (after `now`). */
+  nextDueAt?: Date;
+  /** The earliest `availableAt` already passed (at or before `now`): due, not yet published. */
+  oldestOverdueAt?: Date;
+}
+
 /** An event the sweep looks at: pending for too long, not waiting for a retry. */
 export interface StaleEvent extends AggregateRef {
   _id: OutboxEventRecord['_id'];
@@ -43,15 +55,29 @@ export interface StaleEvent extends AggregateRef {
  * Reads return `pending` events only. A pending event with `nextAttemptAt` is a durable marker:
  * its aggregate is on the slow path (a failed attempt, or held back behind one), and a relay
  * that starts must read that aggregate from the collection before publishing newer events of it.
+ *
+ * A pending event with `availableAt` is scheduled: it may be published only once the server's
+ * clock reached it. The stream never takes one; the drain and the sweep skip them; catch-up
+ * reads stop before the first one not due; the due reader finds them (`findDueAggregates`).
+ * Every time compared with `availableAt` is the server's (`serverTime`).
  */
 export interface OutboxRelayStore {
   /** The pending ones among these `_id`s (any order), without `payload` and `headers`. */
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]>;
-  /** Pending events of one aggregate, in aggregate order (`AGGREGATE_ORDER`), at most `limit`. */
-  findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]>;
   /**
-   * The drain's pages: pending events aggregate by aggregate (by type, then id, binary order),
-   * each in aggregate order, after the event `after` of the previous page, at most `limit`.
+   * Pending events of one aggregate, in aggregate order (`AGGREGATE_ORDER`), at most `limit`.
+   * With `dueBy` (server time), the answer stops before the first event whose `availableAt` is
+   * after it (that event and every later one are left for a later read).
+   */
+  findPendingOfAggregate(
+    ref: AggregateRef,
+    limit: number,
+    dueBy?: Date,
+  ): Promise<OutboxEventRecord[]>;
+  /**
+   * The drain's pages: pending events without `availableAt`, aggregate by aggregate (by type,
+   * then id, binary order), each in aggregate order, after the event `after` of the previous
+   * page, at most `limit`.
    */
   findPendingPage(
     after: OutboxEventRecord | undefined,
@@ -66,8 +92,8 @@ export interface OutboxRelayStore {
     limit: number,
   ): Promise<Array<AggregateRef & { retryAt: Date }>>;
   /**
-   * The sweep's scan: pending events that occurred before `olderThan` and do not wait for a
-   * retry after `dueBy`, by `_id`, after `afterId`, at most `limit`.
+   * The sweep's scan: pending events without `availableAt` that occurred before `olderThan` and
+   * do not wait for a retry after `dueBy`, by `_id`, after `afterId`, at most `limit`.
    */
   findStaleEvents(
     afterId: unknown,
@@ -82,6 +108,18 @@ export interface OutboxRelayStore {
    * before the stream's position (see `stampSlotsBeforeRangeReads`).
    */
   stampMissingSlots?(limit: number): Promise<number>;
+  /** The database server's current time (MongoDB: `hello.localTime` of the primary). */
+  serverTime(): Promise<Date>;
+  /**
+   * Aggregates with a pending scheduled event whose `availableAt` is at or before `dueBy`
+   * (server time), by their earliest such event in (`availableAt`, `_id`) order, each once, at
+   * most `limit`.
+   */
+  findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]>;
+  /** The earliest `availableAt` of the pending scheduled events (due or not); none: undefined. */
+  nextDueAt(): Promise<Date | undefined>;
+  /** Count, next due time and oldest overdue time of the pending scheduled events at `now`. */
+  scheduledStats(now: Date): Promise<ScheduledStats>;
   /** Count and `occurredAt` of the oldest pending event (the relay's lag). */
   pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }>;
   /** Events marked dead whose move to the dead-letter collection did not finish (a crash). */

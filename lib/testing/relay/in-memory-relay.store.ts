@@ -3,11 +3,13 @@ import type { OutboxDoc, OutboxEventRecord } from '../../documents/outbox-event.
 import type {
   AggregateRef,
   DeadLetterRecord,
+  DueAggregate,
   FailureRecord,
   MarkedDead,
   OutboxRelayStore,
   PendingState,
   RelayFence,
+  ScheduledStats,
   StaleEvent,
 } from '../../relay/ports/outbox-relay.store';
 
@@ -37,6 +39,8 @@ export class InMemoryRelayStore implements OutboxRelayStore {
   failNext = 0;
   /** Every write call, in order (method and ids). */
   readonly writes: Array<{ method: string; ids: string[]; fence: RelayFence }> = [];
+  /** The "server's" clock `serverTime()` answers (a spec may replace it with a virtual one). */
+  serverNow: () => Date = () => new Date();
 
   insert(
     input: Partial<OutboxEventInput> & { aggregateId: string },
@@ -107,15 +111,65 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       });
   }
 
-  async findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]> {
+  async findPendingOfAggregate(
+    ref: AggregateRef,
+    limit: number,
+    dueBy?: Date,
+  ): Promise<OutboxEventRecord[]> {
     this.check();
-    return this.pending()
+    const page = this.pending()
       .filter(
         (doc) => doc.aggregateType === ref.aggregateType && doc.aggregateId === ref.aggregateId,
       )
       .sort(inAggregateOrder)
-      .slice(0, limit)
-      .map((doc) => this.copy(doc) as OutboxEventRecord);
+      .slice(0, limit);
+    const cut = dueBy ? page.findIndex((doc) => doc.availableAt && doc.availableAt > dueBy) : -1;
+    return (cut < 0 ? page : page.slice(0, cut)).map((doc) => this.copy(doc) as OutboxEventRecord);
+  }
+
+  async serverTime(): Promise<Date> {
+    this.check();
+    return this.serverNow();
+  }
+
+  /** Pending scheduled events by (availableAt, _id). */
+  private scheduled(): Doc[] {
+    return this.pending()
+      .filter((doc) => doc.availableAt !== undefined)
+      .sort(
+        (a, b) =>
+          (a.availableAt as Date).getTime() - (b.availableAt as Date).getTime() ||
+          byString(String(a._id), String(b._id)),
+      );
+  }
+
+  async findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {
+    this.check();
+    const due = new Map<string, DueAggregate>();
+    for (const doc of this.scheduled()) {
+      if ((doc.availableAt as Date) > dueBy || due.size >= limit) break;
+      const key = `${doc.aggregateType}\u0000${doc.aggregateId}`;
+      if (!due.has(key)) {
+        const { aggregateType, aggregateId } = doc;
+        due.set(key, { aggregateType, aggregateId, availableAt: doc.availableAt as Date });
+      }
+    }
+    return [...due.values()];
+  }
+
+  async nextDueAt(): Promise<Date | undefined> {
+    this.check();
+    return this.scheduled()[0]?.availableAt;
+  }
+
+  async scheduledStats(now: Date): Promise<ScheduledStats> {
+    const scheduled = this.scheduled();
+    if (scheduled.length === 0) return { count: 0 };
+    return {
+      count: scheduled.length,
+      oldestOverdueAt: scheduled.find((doc) => (doc.availableAt as Date) <= now)?.availableAt,
+      nextDueAt: scheduled.find((doc) => (doc.availableAt as Date) > now)?.availableAt,
+    };
   }
 
   async findPendingPage(
@@ -124,6 +178,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
   ): Promise<OutboxEventRecord[]> {
     this.check();
     return this.pending()
+      .filter((doc) => doc.availableAt === undefined)
       .filter((doc) => after === undefined || inDrainOrder(after as Doc, doc) < 0)
       .sort(inDrainOrder)
       .slice(0, limit)
@@ -161,6 +216,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     this.check();
     return this.pending()
       .filter((doc) => afterId === undefined || String(doc._id) > String(afterId))
+      .filter((doc) => doc.availableAt === undefined)
       .filter(
         (doc) => doc.occurredAt < olderThan && (!doc.nextAttemptAt || doc.nextAttemptAt <= dueBy),
       )

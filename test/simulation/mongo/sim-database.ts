@@ -4,10 +4,12 @@ import type { OutboxDeadLetter } from '../../../lib/documents/dead-letter.docume
 import type {
   AggregateRef,
   DeadLetterRecord,
+  DueAggregate,
   FailureRecord,
   MarkedDead,
   PendingState,
   RelayFence,
+  ScheduledStats,
   StaleEvent,
 } from '../../../lib/relay/ports/outbox-relay.store';
 import { inSlotRange, slotsOfPartition } from '../../../lib/relay/ports/partition-layout';
@@ -321,22 +323,70 @@ export class SimDatabase {
     return result;
   }
 
-  findPendingOfAggregate(ref: AggregateRef, limit: number): OutboxEventRecord[] {
-    return this.pendingInAnyScope()
+  /** With `dueBy`: cut before the first event whose `availableAt` is after it (as the adapter). */
+  findPendingOfAggregate(ref: AggregateRef, limit: number, dueBy?: Date): OutboxEventRecord[] {
+    const page = this.pendingInAnyScope()
       .filter(
         (stored) =>
           stored.doc.aggregateType === ref.aggregateType &&
           stored.doc.aggregateId === ref.aggregateId,
       )
       .sort(compareAggregateOrder)
-      .slice(0, limit)
-      .map((stored) => asRecord(stored.doc));
+      .slice(0, limit);
+    const cut = dueBy
+      ? page.findIndex(({ doc }) => doc.availableAt && doc.availableAt.getTime() > dueBy.getTime())
+      : -1;
+    return (cut < 0 ? page : page.slice(0, cut)).map((stored) => asRecord(stored.doc));
+  }
+
+  /** Pending scheduled events (with `availableAt`) in scope, by (availableAt, _id). */
+  private scheduled(): SimOutboxDoc[] {
+    return this.pending()
+      .filter((stored) => stored.doc.availableAt !== undefined)
+      .sort(
+        (a, b) =>
+          (a.doc.availableAt as Date).getTime() - (b.doc.availableAt as Date).getTime() ||
+          compareKeys(a.key, b.key),
+      )
+      .map((stored) => stored.doc);
+  }
+
+  /** Aggregates with a due scheduled event, by their earliest due one, each once (as the adapter). */
+  findDueAggregates(dueBy: Date, limit: number): DueAggregate[] {
+    const due = new Map<string, DueAggregate>();
+    for (const doc of this.scheduled()) {
+      if ((doc.availableAt as Date).getTime() > dueBy.getTime() || due.size >= limit) break;
+      const key = aggregateKey(doc);
+      if (!due.has(key)) {
+        const { aggregateType, aggregateId } = doc;
+        due.set(key, { aggregateType, aggregateId, availableAt: doc.availableAt as Date });
+      }
+    }
+    return [...due.values()];
+  }
+
+  scheduledStats(now: Date): ScheduledStats {
+    const scheduled = this.scheduled();
+    if (scheduled.length === 0) return { count: 0 };
+    const at = (doc?: SimOutboxDoc) =>
+      doc ? new Date((doc.availableAt as Date).getTime()) : undefined;
+    return {
+      count: scheduled.length,
+      oldestOverdueAt: at(scheduled.find((doc) => (doc.availableAt as Date) <= now)),
+      nextDueAt: at(scheduled.find((doc) => (doc.availableAt as Date) > now)),
+    };
+  }
+
+  nextDueAt(): Date | undefined {
+    const first = this.scheduled()[0];
+    return first ? new Date((first.availableAt as Date).getTime()) : undefined;
   }
 
   findPendingPage(after: OutboxEventRecord | undefined, limit: number): OutboxEventRecord[] {
     // A partition's pages come slot first (the adapter's `SLOT_DRAIN_ORDER`).
     const bySlot = this.slotRange !== undefined;
     return this.pending()
+      .filter((stored) => stored.doc.availableAt === undefined)
       .sort((a, b) => compareDrainKeys(a.doc, b.doc, bySlot))
       .filter((stored) => !after || compareDrainKeys(stored.doc, after, bySlot) > 0)
       .slice(0, limit)
@@ -375,6 +425,7 @@ export class SimDatabase {
       .filter(
         ({ key, doc }) =>
           (after === undefined || key > after) &&
+          doc.availableAt === undefined &&
           doc.occurredAt.getTime() < olderThan.getTime() &&
           (!doc.nextAttemptAt || doc.nextAttemptAt.getTime() <= dueBy.getTime()),
       )

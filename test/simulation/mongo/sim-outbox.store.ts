@@ -3,11 +3,13 @@ import { eventSlot } from '../../../lib/events/event-slot';
 import type {
   AggregateRef,
   DeadLetterRecord,
+  DueAggregate,
   FailureRecord,
   MarkedDead,
   OutboxRelayStore,
   PendingState,
   RelayFence,
+  ScheduledStats,
   StaleEvent,
 } from '../../../lib/relay/ports/outbox-relay.store';
 import type { SlotRange } from '../../../lib/relay/ports/partition-layout';
@@ -100,13 +102,34 @@ export class SimOutboxStore implements OutboxRelayStore {
   }
 
   /** By aggregate: the same with or without a partition's range (as the adapter). */
-  findPendingOfAggregate(ref: AggregateRef, limit: number): Promise<OutboxEventRecord[]> {
+  findPendingOfAggregate(
+    ref: AggregateRef,
+    limit: number,
+    dueBy?: Date,
+  ): Promise<OutboxEventRecord[]> {
     return this.read(
       'findPendingOfAggregate',
-      () => this.db.findPendingOfAggregate(ref, limit),
+      () => this.db.findPendingOfAggregate(ref, limit, dueBy),
       false,
       (records) => this.handed('catch-up', records),
     );
+  }
+
+  /** The simulated server's clock (as `hello.localTime`), read when the operation applies. */
+  serverTime(): Promise<Date> {
+    return this.connection.op({ name: 'serverTime', write: false }, () => this.db.serverDate());
+  }
+
+  findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {
+    return this.read('findDueAggregates', () => this.db.findDueAggregates(dueBy, limit));
+  }
+
+  nextDueAt(): Promise<Date | undefined> {
+    return this.read('nextDueAt', () => this.db.nextDueAt());
+  }
+
+  scheduledStats(now: Date): Promise<ScheduledStats> {
+    return this.read('scheduledStats', () => this.db.scheduledStats(now));
   }
 
   findPendingPage(

@@ -1,0 +1,84 @@
+import type { mongo } from 'mongoose';
+import { DUE_ORDER, type OutboxDoc } from '../../documents/outbox-event.document';
+import type { DueAggregate, ScheduledStats } from '../ports/outbox-relay.store';
+
+/**
+ * The reads of scheduled events (pending, with `availableAt`) for `MongoOutboxRelayStore`, within
+ * `inRange` (a partition's slot range, or `{}`). Every one is served by the partial index
+ * `outbox_relay_scheduled` (`{ availableAt: 1, _id: 1 }`), or with partitions by
+ * `outbox_relay_slot_scheduled` (`{ slot: 1, availableAt: 1, _id: 1 }`): both hold only pending
+ * scheduled events, so they cost nothing for events published at once, and a read of what is due
+ * touches only the due keys (https://www.mongodb.com/docs/manual/core/index-partial/). Each
+ * condition on `availableAt` repeats `$exists: true` so that the query visibly implies the
+ * indexes' filter, which the planner requires to use them.
+ */
+export class ScheduledEventReads {
+  constructor(
+    private readonly outbox: mongo.Collection<OutboxDoc>,
+    private readonly inRange: mongo.Filter<OutboxDoc>,
+  ) {}
+
+  /** The filter of pending scheduled events in range, with `availableAt` limited by `dueAt`. */
+  private scheduled(dueAt: object = {}): mongo.Filter<OutboxDoc> {
+    return {
+      status: 'pending',
+      availableAt: { $exists: true, ...dueAt },
+      ...this.inRange,
+    } as mongo.Filter<OutboxDoc>;
+  }
+
+  /**
+   * Due events by (availableAt, _id), grouped here by aggregate (first one wins: its earliest due
+   * event). A page of events of few aggregates answers fewer aggregates: the rest come with the
+   * next read, once these are published.
+   */
+  async dueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {
+    const docs = await this.outbox
+      .find(this.scheduled({ $lte: dueBy }), {
+        projection: { aggregateType: 1, aggregateId: 1, availableAt: 1 },
+      })
+      .sort(DUE_ORDER)
+      .limit(limit * 4)
+      .toArray();
+    const seen = new Set<string>();
+    const due: DueAggregate[] = [];
+    for (const doc of docs) {
+      const key = `${doc.aggregateType}\u0000${doc.aggregateId}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const { aggregateType, aggregateId } = doc;
+      due.push({ aggregateType, aggregateId, availableAt: doc.availableAt as Date });
+      if (due.length >= limit) break;
+    }
+    return due;
+  }
+
+  /** The earliest `availableAt` with `dueAt`'s condition on it; none: undefined. */
+  async earliest(dueAt: object = {}): Promise<Date | undefined> {
+    const first = await this.outbox.findOne(this.scheduled(dueAt), {
+      sort: DUE_ORDER,
+      projection: { availableAt: 1 },
+    });
+    return first?.availableAt ?? undefined;
+  }
+
+  async stats(now: Date): Promise<ScheduledStats> {
+    const count = await this.outbox.countDocuments(this.scheduled());
+    if (count === 0) return { count };
+    const [oldestOverdueAt, nextDueAt] = await Promise.all([
+      this.earliest({ $lte: now }),
+      this.earliest({ $gt: now }),
+    ]);
+    return { count, nextDueAt, oldestOverdueAt };
+  }
+}
+
+/**
+ * An aggregate's page in aggregate order, cut before the first event not due by `dueBy`: that
+ * event and every later one wait (order across a delay). Without `dueBy`, the page as read.
+ */
+export function dueBefore<T extends { availableAt?: Date }>(page: T[], dueBy?: Date): T[] {
+  if (!dueBy) return page;
+  const cut = page.findIndex((event) => event.availableAt && event.availableAt > dueBy);
+  return cut < 0 ? page : page.slice(0, cut);
+}
