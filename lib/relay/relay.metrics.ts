@@ -13,8 +13,14 @@ export interface OutboxRelayMetricsSnapshot {
   outages: number;
   /** Pending events in the outbox (refreshed by each sweep). */
   pendingCount: number | undefined;
-  /** Age of the oldest pending event, ms (refreshed by each sweep). */
+  /** Age of the oldest pending event, ms (refreshed by each sweep; scheduled events not counted). */
   oldestPendingAgeMs: number | undefined;
+  /** Pending scheduled events (with `availableAt`), due or not (refreshed by each sweep). */
+  scheduledCount: number | undefined;
+  /** The earliest due time still to come, ms since the epoch on the server's clock (each sweep). */
+  nextDueAt: number | undefined;
+  /** How long the oldest due scheduled event has been due and is still pending, ms (each sweep). */
+  oldestOverdueAgeMs: number | undefined;
   /** Time since the last checkpoint write, ms. */
   checkpointAgeMs: number | undefined;
   /** Whether this instance holds the lease and publishes. */
@@ -31,6 +37,9 @@ export class OutboxRelayMetrics {
   outages = 0;
   pendingCount: number | undefined;
   oldestPendingAgeMs: number | undefined;
+  scheduledCount: number | undefined;
+  nextDueAt: number | undefined;
+  oldestOverdueAgeMs: number | undefined;
   /** When the last checkpoint was written, by the database server's clock (ms). */
   lastCheckpointAt: number | undefined;
   leader = false;
@@ -55,6 +64,9 @@ export class OutboxRelayMetrics {
       outages: this.outages,
       pendingCount: this.pendingCount,
       oldestPendingAgeMs: this.oldestPendingAgeMs,
+      scheduledCount: this.scheduledCount,
+      nextDueAt: this.nextDueAt,
+      oldestOverdueAgeMs: this.oldestOverdueAgeMs,
       checkpointAgeMs: this.checkpointAgeMs,
       leader: this.leader,
     };

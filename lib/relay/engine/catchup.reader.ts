@@ -16,6 +16,8 @@ export interface CatchUpReaderDeps {
   /** How long a lane waits after a failed read, ms. */
   retryMs: number;
   now: () => number;
+  /** Scheduled events due by this server time are read; a page stops before a later one. */
+  dueBy: () => Date;
   closed: () => boolean;
   sizeOf: (event: OutboxEventRecord) => number;
   track: (task: Promise<void>) => void;
@@ -30,7 +32,8 @@ export interface CatchUpReaderDeps {
 /**
  * Catch-up reads: the pending events of a lane in `catchup` mode, read from the collection page
  * by page in aggregate order, a few lanes at once, each page under an in-flight reservation.
- * A page stops before an event that waits for its retry (the lane then waits for it).
+ * A page stops before an event that waits for its retry (the lane then waits for it), and
+ * before a scheduled event not due by `dueBy` (the due reader asks for the aggregate again).
  */
 export class CatchUpReader {
   private queue: AggregateLane[] = [];
@@ -91,7 +94,7 @@ export class CatchUpReader {
     const { deps } = this;
     let events: OutboxEventRecord[];
     try {
-      events = await deps.outbox.findPendingOfAggregate(lane.ref, reservation.events);
+      events = await deps.outbox.findPendingOfAggregate(lane.ref, reservation.events, deps.dueBy());
     } catch (error) {
       deps.budget.settleReservation(reservation, 0, 0);
       lane.reading = false;

@@ -41,6 +41,11 @@ export interface RelayEngineDeps {
   clock: RelayClock;
   /** The database server's time as this process estimates it (stamps and retry times), ms. */
   now: () => number;
+  /**
+   * A server time already passed on the server (read from it; the due reader's last read):
+   * catch-up reads take scheduled events due by then, never later ones. Default: none are taken.
+   */
+  dueBy?: () => Date;
   /** False stops publishing (the lease ran out, or the term ends). */
   canPublish: () => boolean;
   /** Whether the lease is still valid (default: always); `close` abandons publishes at once when not. */
@@ -128,6 +133,7 @@ export class RelayEngine {
     const acked = this.acked;
     this.reader = new CatchUpReader({
       ...{ outbox: deps.outbox, budget, acked, now, closed, track, pump, logger },
+      dueBy: deps.dueBy ?? (() => new Date(0)),
       ...{ batchSize: options.batchSize, concurrency: options.readConcurrency ?? 4 },
       retryMs: options.backoff.initialMs,
       sizeOf: (event) => this.sizeOf(event),
@@ -249,7 +255,10 @@ export class RelayEngine {
     }
   }
 
-  /** Reads the aggregate's pending events from the collection (sweep). False when already tracked. */
+  /**
+   * Reads the aggregate's pending events from the collection (sweep, due reader). False when
+   * already tracked or there is no room.
+   */
   requestCatchUp(ref: AggregateRef): boolean {
     if (this.closed || this.reader.waiting >= MAX_QUEUED_CATCHUPS) return false;
     if (this.lanes.has(aggregateKey(ref))) return false;
@@ -257,6 +266,13 @@ export class RelayEngine {
     if (!lane) return false;
     this.steps.startCatchUp(lane);
     return true;
+  }
+
+  /** How many more aggregates `requestCatchUp` can take now (lanes and queued reads). */
+  catchUpRoom(): number {
+    if (this.closed) return 0;
+    const lanes = this.budget.maxEvents - this.lanes.size;
+    return Math.max(0, Math.min(lanes, MAX_QUEUED_CATCHUPS - this.reader.waiting));
   }
 
   /** Reads again the aggregates with marks it does not track (see `MarksRescan`). Called by the sweep. */

@@ -230,7 +230,8 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
   }
 
   async pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }> {
-    const pending = { status: 'pending' as const, ...this.inRange };
+    // Scheduled events are not lag until due: `scheduledStats` reports them.
+    const pending = { status: 'pending' as const, ...UNSCHEDULED, ...this.inRange };
     const count = await this.outbox.countDocuments(pending);
     if (count === 0) return { count };
     const oldest = await this.outbox.findOne(pending, {

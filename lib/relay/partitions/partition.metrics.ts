@@ -33,7 +33,10 @@ export function partitionMetrics(shared: OutboxRelayMetrics): OutboxRelayMetrics
   });
 }
 
-/** Sets the instance's gauges from its partitions' (sum of pending, oldest age, leader of any). */
+/**
+ * Sets the instance's gauges from its partitions': sums of the counts, the oldest ages, the
+ * earliest next due time, leader of any.
+ */
 export function aggregateGauges(
   shared: OutboxRelayMetrics,
   partitions: readonly OutboxRelayMetrics[],
@@ -45,4 +48,12 @@ export function aggregateGauges(
   shared.pendingCount = counts.length > 0 ? counts.reduce((a, b) => a + b, 0) : undefined;
   shared.oldestPendingAgeMs = ages.length > 0 ? Math.max(...ages) : undefined;
   shared.leader = partitions.some((m) => m.leader);
+  const known = (values: Array<number | undefined>) =>
+    values.filter((n): n is number => n !== undefined);
+  const scheduled = known(partitions.map((m) => m.scheduledCount));
+  const due = known(partitions.map((m) => m.nextDueAt));
+  const overdue = known(partitions.map((m) => m.oldestOverdueAgeMs));
+  shared.scheduledCount = scheduled.length > 0 ? scheduled.reduce((a, b) => a + b, 0) : undefined;
+  shared.nextDueAt = due.length > 0 ? Math.min(...due) : undefined;
+  shared.oldestOverdueAgeMs = overdue.length > 0 ? Math.max(...overdue) : undefined;
 }

@@ -120,7 +120,7 @@ export interface OutboxRelayStore {
   nextDueAt(): Promise<Date | undefined>;
   /** Count, next due time and oldest overdue time of the pending scheduled events at `now`. */
   scheduledStats(now: Date): Promise<ScheduledStats>;
-  /** Count and `occurredAt` of the oldest pending event (the relay's lag). */
+  /** Count and `occurredAt` of the oldest pending event without `availableAt` (the relay's lag). */
   pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }>;
   /** Events marked dead whose move to the dead-letter collection did not finish (a crash). */
   findMarkedDead(limit: number): Promise<MarkedDead[]>;

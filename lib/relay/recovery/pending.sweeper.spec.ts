@@ -44,11 +44,15 @@ function setup(batchSize = 5) {
       metrics,
     },
   );
+  const noted: Date[] = [];
   const sweeper = new PendingSweeper(
     { batchSize, sweepGraceMs: 0 },
-    { outbox: store, writes, engine, now: () => Date.now() + 1, logger: silent, metrics },
+    {
+      ...{ outbox: store, writes, engine, now: () => Date.now() + 1, logger: silent, metrics },
+      scheduledDue: (at) => noted.push(at),
+    },
   );
-  return { store, publisher, metrics, engine, sweeper };
+  return { store, publisher, metrics, engine, sweeper, noted };
 }
 
 describe('PendingSweeper (the collection is the source of truth)', () => {
@@ -74,6 +78,23 @@ describe('PendingSweeper (the collection is the source of truth)', () => {
     await sweeper.sweep(false);
     expect(metrics.pendingCount).toBe(1);
     expect(metrics.oldestPendingAgeMs).toBeGreaterThanOrEqual(5000);
+    await engine.close(100);
+  });
+
+  it('counts scheduled events apart from the lag, never hands them out, and notes the earliest due time', async () => {
+    const { store, metrics, engine, sweeper, publisher, noted } = setup();
+    const overdue = new Date(Date.now() - 2000);
+    const later = new Date(Date.now() + 60_000);
+    store.insert({ aggregateId: 's1' }, { availableAt: overdue, occurredAt: new Date(0) });
+    store.insert({ aggregateId: 's2' }, { availableAt: later, occurredAt: new Date(0) });
+    await sweeper.sweep(false);
+    expect(metrics.pendingCount).toBe(0);
+    expect(metrics.scheduledCount).toBe(2);
+    expect(metrics.nextDueAt).toBe(later.getTime());
+    expect(metrics.oldestOverdueAgeMs).toBeGreaterThanOrEqual(2000);
+    expect(noted).toEqual([overdue]);
+    expect(engine.trackedAggregates).toBe(0); // the due reader's, not the sweep's
+    expect(publisher.calls).toHaveLength(0);
     await engine.close(100);
   });
 

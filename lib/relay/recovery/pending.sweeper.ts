@@ -7,18 +7,23 @@ import type { ResolvedRelayOptions } from '../relay.options';
 import type { RelayWrites } from '../term/fenced.writes';
 
 export interface SweeperDeps {
-  outbox: Pick<OutboxRelayStore, 'pendingStats' | 'findStaleEvents' | 'findMarkedDead'>;
+  outbox: Pick<
+    OutboxRelayStore,
+    'pendingStats' | 'scheduledStats' | 'findStaleEvents' | 'findMarkedDead'
+  >;
   writes: RelayWrites;
   engine: RelayEngine;
   /** Server-time estimate, ms. */
   now: () => number;
   logger: RelayLogger;
   metrics: OutboxRelayMetrics;
+  /** The earliest due time of the pending scheduled events (the due reader's backstop). */
+  scheduledDue: (at: Date) => void;
 }
 
 /**
  * The collection is the source of truth: every `sweepIntervalMs` the sweep refreshes the lag
- * gauges, finishes dead-letter moves a crash interrupted, and hands the engine the aggregates
+ * and scheduled-event gauges, finishes dead-letter moves a crash interrupted, and hands the engine the aggregates
  * whose events are pending for longer than `sweepGraceMs` and not waiting for a retry (the
  * stream missed them, or a mark did not land). It scans by `_id` from where the previous sweep
  * stopped, so events of aggregates already tracked cannot starve the others.
@@ -41,6 +46,14 @@ export class PendingSweeper {
       metrics.oldestPendingAgeMs = stats.oldestOccurredAt
         ? Math.max(0, now - stats.oldestOccurredAt.getTime())
         : 0;
+      const scheduled = await outbox.scheduledStats(new Date(now));
+      metrics.scheduledCount = scheduled.count;
+      metrics.nextDueAt = scheduled.nextDueAt?.getTime();
+      metrics.oldestOverdueAgeMs = scheduled.oldestOverdueAt
+        ? Math.max(0, now - scheduled.oldestOverdueAt.getTime())
+        : 0;
+      const earliest = scheduled.oldestOverdueAt ?? scheduled.nextDueAt;
+      if (earliest) this.deps.scheduledDue(earliest);
       await this.finishDeadLetters();
       engine.rescanMarks();
       if (draining || stats.count === 0) return;

@@ -38,6 +38,7 @@ function setup() {
   const publisher = new ScriptedPublisher();
   const metrics = new OutboxRelayMetrics();
   const { lines, logger } = recordingLogger();
+  const scheduled: Date[] = [];
   const backoff = { initialMs: 10, maxMs: 20, jitter: 0 };
   const engine = new RelayEngine(
     {
@@ -88,6 +89,7 @@ function setup() {
       logger,
       metrics,
       stopped: new AbortController().signal,
+      scheduled: (availableAt) => scheduled.push(availableAt),
     },
   );
   let active = true;
@@ -116,6 +118,7 @@ function setup() {
     run,
     stop,
     commit,
+    scheduled,
   };
 }
 
@@ -195,6 +198,22 @@ describe('ChangeStreamFollower (the stream path never stops on its own)', () => 
     await until(() => t.store.pending().length === 0);
     await until(() => t.state.saves.length > 0);
     expect(t.publisher.accepted[0].eventId).toBe(old.eventId);
+    await t.stop(running);
+  });
+
+  it('never takes a scheduled event from the stream: settled at once, only its due time noted', async () => {
+    const t = setup();
+    const dueAt = new Date(Date.now() - 1000); // due already: still the due reader's
+    const scheduled = t.store.insert({ aggregateId: 'h' }, { availableAt: dueAt });
+    t.source.push(scheduled);
+    const plain = t.commit('i');
+    const running = t.run(-1);
+    await until(() => t.publisher.accepted.length === 1);
+    await until(() => t.state.checkpoint.token === 1); // passed the scheduled event
+    expect(t.publisher.accepted.map((event) => event.eventId)).toEqual([plain.eventId]);
+    expect(t.scheduled).toEqual([dueAt]);
+    expect(t.store.doc(scheduled._id)?.status).toBe('pending');
+    expect(t.store.writes.flatMap((write) => write.ids)).not.toContain(String(scheduled._id));
     await t.stop(running);
   });
 

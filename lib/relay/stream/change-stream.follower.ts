@@ -2,7 +2,7 @@ import { describeError } from '../../common/errors/describe-error';
 import { backoffDelay } from '../../common/backoff';
 import type { RelayEngine, Offer } from '../engine/relay.engine';
 import { ChangeSourceError } from '../ports/change-source';
-import type { ChangeCursor, ChangeSource, ResumeToken } from '../ports/change-source';
+import type { ChangeCursor, ChangeSource, OutboxChange, ResumeToken } from '../ports/change-source';
 import type { OutboxRelayStore } from '../ports/outbox-relay.store';
 import { abortableSleep } from '../ports/relay-clock';
 import type { RelayClock } from '../ports/relay-clock';
@@ -25,6 +25,8 @@ export interface FollowerDeps {
   metrics: OutboxRelayMetrics;
   /** Aborted when the term ends: ends the backoff before a reopen at once. */
   stopped: AbortSignal;
+  /** A scheduled event was committed, due at `availableAt` (the due reader publishes it). */
+  scheduled: (availableAt: Date) => void;
 }
 
 /**
@@ -151,10 +153,18 @@ export class ChangeStreamFollower {
         continue;
       }
       const seqs = changes.map((change) => tracker.track(change.token));
+      const now = this.takeNow(changes, seqs);
+      if (now.length === 0) {
+        engine.budget.settleReservation(reservation, 0, 0);
+        void checkpointer.maybeSave();
+        continue;
+      }
       const read = engine.openRead();
       let states;
       try {
-        states = await this.deps.outbox.findPendingState(changes.map((change) => change.event._id));
+        states = await this.deps.outbox.findPendingState(
+          now.map((index) => changes[index].event._id),
+        );
       } catch (error) {
         engine.closeRead(read);
         engine.budget.settleReservation(reservation, 0, 0);
@@ -164,7 +174,8 @@ export class ChangeStreamFollower {
       // current relay fields (attempts, markers, errors); the body comes from the change event.
       const byId = new Map(states.map((state) => [String(state._id), state]));
       const offers: Offer[] = [];
-      changes.forEach((change, index) => {
+      now.forEach((index) => {
+        const change = changes[index];
         const seq = seqs[index];
         const state = byId.get(String(change.event._id));
         if (!state) {
@@ -183,5 +194,25 @@ export class ChangeStreamFollower {
       engine.closeRead(read);
       void checkpointer.maybeSave();
     }
+  }
+
+  /**
+   * The indexes of `changes` to publish now. A scheduled event (with `availableAt`, due or not)
+   * is never taken from the stream: the due reader publishes it from the collection once due,
+   * in its aggregate's order. It is settled at once (nothing of it stays in memory, so the
+   * checkpoint passes it) and only its due time is noted.
+   */
+  private takeNow(changes: readonly OutboxChange[], seqs: readonly number[]): number[] {
+    const now: number[] = [];
+    changes.forEach((change, index) => {
+      const availableAt = change.event.availableAt;
+      if (availableAt === undefined || availableAt === null) {
+        now.push(index);
+        return;
+      }
+      this.deps.checkpointer.tracker.settle(seqs[index]);
+      this.deps.scheduled(new Date(availableAt));
+    });
+    return now;
   }
 }

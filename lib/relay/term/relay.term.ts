@@ -8,6 +8,7 @@ import { loadRetryingAggregates } from '../recovery/retrying-aggregates.loader';
 import type { RelayNodeDeps } from '../relay-node.deps';
 import type { ResolvedRelayOptions } from '../relay.options';
 import type { RelayStatus } from '../relay.status';
+import { DueReader } from '../scheduled/due.reader';
 import { ChangeStreamFollower } from '../stream/change-stream.follower';
 import { Checkpointer } from '../stream/checkpointer';
 import { FencedWrites } from './fenced.writes';
@@ -16,8 +17,9 @@ import { FencedWrites } from './fenced.writes';
 export type TermEnd = 'fenced-off' | 'failed';
 
 /**
- * One leadership term: the engine, the stream follower, the sweep and the checkpoint, wired
- * together with this term's fencing number, and thrown away as a whole when the lease ends.
+ * One leadership term: the engine, the stream follower, the due reader (scheduled events), the
+ * sweep and the checkpoint, wired together with this term's fencing number, and thrown away as
+ * a whole when the lease ends.
  */
 export class RelayTerm {
   /** Takes new work (reads, publishes); false once the term ends. */
@@ -35,6 +37,7 @@ export class RelayTerm {
   private readonly checkpointer: Checkpointer;
   private readonly follower: ChangeStreamFollower;
   private readonly sweeper: PendingSweeper;
+  private readonly due: DueReader;
   private readonly timers: RelayTimer[] = [];
   private running?: Promise<void>;
   private sweeping?: Promise<void>;
@@ -59,6 +62,7 @@ export class RelayTerm {
       publisher,
       clock,
       now,
+      dueBy: () => this.due.dueBy(),
       canPublish,
       leaseValid: () => lease.isValid(),
       random,
@@ -67,6 +71,13 @@ export class RelayTerm {
       metrics,
       budget: deps.budget?.(),
     });
+    this.due = new DueReader(
+      { recheckMs: Math.min(options.sweepIntervalMs, 5000), retryMs: options.backoff.initialMs },
+      {
+        ...{ outbox, engine: this.engine, clock, logger: loggers('RelayScheduled') },
+        active: () => this.active,
+      },
+    );
     this.checkpointer = new Checkpointer(options.checkpointEvery, {
       state: deps.state,
       fencing: fencing ?? 0,
@@ -88,6 +99,7 @@ export class RelayTerm {
       logger: loggers('RelayStream'),
       metrics,
       stopped: this.stopping.signal,
+      scheduled: (availableAt) => this.due.noteDue(availableAt),
     });
     this.sweeper = new PendingSweeper(options, {
       outbox,
@@ -96,6 +108,7 @@ export class RelayTerm {
       now,
       logger: loggers('RelaySweep'),
       metrics,
+      scheduledDue: (at) => this.due.noteDue(at),
     });
   }
 
@@ -144,6 +157,7 @@ export class RelayTerm {
       return;
     }
     if (!this.active) return;
+    this.due.start();
     const name = `nestjs-outbox:relay:${this.options.name}`;
     this.timers.push(
       clock.every(`${name}:sweep`, this.options.sweepIntervalMs, () => {
@@ -180,11 +194,13 @@ export class RelayTerm {
     const leaseWasValid = this.active && this.lease.isValid();
     this.stopTakingWork();
     for (const timer of this.timers) timer.cancel();
+    const due = this.due.stop();
     try {
       await this.follower.stop();
       const finished = await this.engine.close(timeoutMs);
       await this.running?.catch(() => undefined);
       await this.sweeping?.catch(() => undefined);
+      await due;
       if (leaseWasValid) {
         this.finalSave = true;
         await this.checkpointer.maybeSave(true);

@@ -230,7 +230,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
   }
 
   async pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }> {
-    const pending = this.pending();
+    const pending = this.pending().filter((doc) => doc.availableAt === undefined);
     return { count: pending.length, oldestOccurredAt: pending[0]?.occurredAt };
   }
 

@@ -439,7 +439,7 @@ export class SimDatabase {
   }
 
   pendingStats(): { count: number; oldestOccurredAt?: Date } {
-    const pending = this.pending();
+    const pending = this.pending().filter((stored) => stored.doc.availableAt === undefined);
     if (pending.length === 0) return { count: 0 };
     // The occurredAt of the first pending event by _id, as the adapter reads it.
     const first = pending.reduce((a, b) => (compareKeys(b.key, a.key) < 0 ? b : a));

@@ -1,0 +1,221 @@
+import { InMemoryRelayStore } from '../../testing/relay/in-memory-relay.store';
+import { ScriptedPublisher } from '../../testing/relay/scripted.publisher';
+import { RelayEngine } from '../engine/relay.engine';
+import type { RelayClock, RelayTimer } from '../ports/relay-clock';
+import type { RelayLogger } from '../ports/relay-logger';
+import { OutboxRelayMetrics } from '../relay.metrics';
+import { FencedWrites } from '../term/fenced.writes';
+import { DueReader } from './due.reader';
+
+/** Virtual time: timers fire only when `advance` passes them. */
+class VirtualClock implements RelayClock {
+  t = 0;
+  private timers: Array<{ at: number; fn: () => void; live: boolean }> = [];
+  now = (): number => this.t;
+  monotonic = (): number => this.t;
+  setTimeout(fn: () => void, ms: number): RelayTimer {
+    const timer = { at: this.t + Math.max(0, ms), fn, live: true };
+    this.timers.push(timer);
+    return { cancel: () => (timer.live = false) };
+  }
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.setTimeout(resolve, ms));
+  }
+  every(): RelayTimer {
+    return { cancel: () => undefined };
+  }
+  get armed(): number[] {
+    return this.timers.filter((timer) => timer.live).map((timer) => timer.at);
+  }
+  /** Moves time forward `ms`, firing due timers in order, letting promises run between them. */
+  async advance(ms: number): Promise<void> {
+    const end = this.t + ms;
+    for (;;) {
+      await settle();
+      const next = this.timers
+        .filter((timer) => timer.live && timer.at <= end)
+        .sort((a, b) => a.at - b.at)[0];
+      if (!next) break;
+      this.t = Math.max(this.t, next.at);
+      next.live = false;
+      next.fn();
+    }
+    this.t = end;
+    await settle();
+  }
+}
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+const silent: RelayLogger = { log() {}, warn() {}, error() {}, debug() {} };
+const EPOCH = Date.UTC(2026, 11, 1);
+
+function setup(options: { maxInFlight?: number } = {}) {
+  const clock = new VirtualClock();
+  const store = new InMemoryRelayStore();
+  /** The database server's clock: EPOCH + virtual time, plus `skew` (ahead or behind the timers). */
+  const server = { skew: 0 };
+  store.serverNow = () => new Date(EPOCH + clock.t + server.skew);
+  const publisher = new ScriptedPublisher();
+  const calls: string[] = [];
+  const counted = new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.push(String(key));
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  const engine = new RelayEngine(
+    {
+      batchSize: Math.min(10, options.maxInFlight ?? 100),
+      ...{ maxBatchBytes: 1_000_000, maxAttempts: 3, publishConcurrency: 1 },
+      ...{ maxInFlight: options.maxInFlight ?? 100, maxInFlightBytes: 10_000_000 },
+      backoff: { initialMs: 100, maxMs: 1000, jitter: 0 },
+    },
+    {
+      ...{ outbox: counted, writes: new FencedWrites(counted, 1, () => true), publisher, clock },
+      ...{ logger: silent, holdsLogger: silent, metrics: new OutboxRelayMetrics() },
+      now: () => EPOCH + clock.t,
+      dueBy: (): Date => reader.dueBy(),
+      canPublish: () => true,
+      random: () => 0.5,
+    },
+  );
+  let active = true;
+  const reader: DueReader = new DueReader(
+    { recheckMs: 5000, retryMs: 100 },
+    { outbox: counted, engine, clock, active: () => active, logger: silent },
+  );
+  const at = (ms: number) => new Date(EPOCH + ms);
+  const published = () => publisher.accepted.map((event) => event.eventId);
+  const end = () => {
+    active = false;
+  };
+  return { clock, store, server, publisher, engine, reader, calls, at, published, end };
+}
+
+describe('DueReader (scheduled events, published once due by the server clock)', () => {
+  it('publishes a scheduled event when due, never before, with one timer', async () => {
+    const t = setup();
+    const event = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(3000) });
+    t.reader.start();
+    await t.clock.advance(0);
+    expect(t.clock.armed).toEqual([3000]); // one timer, at the due time
+    await t.clock.advance(2999);
+    expect(t.published()).toEqual([]);
+    await t.clock.advance(1);
+    expect(t.published()).toEqual([event.eventId]);
+    await t.clock.advance(1000); // one look again after handing it to the engine
+    expect(t.clock.armed).toEqual([]); // nothing scheduled any more: no timer
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
+  it('a server clock behind the timer: the pass finds nothing due and waits for the rest', async () => {
+    const t = setup();
+    const event = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(3000) });
+    t.reader.start();
+    await t.clock.advance(0);
+    t.server.skew = -400; // the server's clock now lags 400 ms behind the timers
+    await t.clock.advance(3000);
+    expect(t.published()).toEqual([]);
+    await t.clock.advance(399);
+    expect(t.published()).toEqual([]);
+    await t.clock.advance(1);
+    expect(t.published()).toEqual([event.eventId]);
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
+  it('keeps aggregate order across a delay, and stops a catch-up before an event not due', async () => {
+    const t = setup();
+    const first = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(1000) });
+    const inherits = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(1000) });
+    const later = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(5000) });
+    const other = t.store.insert({ aggregateId: 'b' }, { availableAt: t.at(2000) });
+    t.reader.start();
+    await t.clock.advance(1000);
+    expect(t.published()).toEqual([first.eventId, inherits.eventId]);
+    await t.clock.advance(1000);
+    expect(t.published()).toEqual([first.eventId, inherits.eventId, other.eventId]);
+    await t.clock.advance(2999);
+    expect(t.published()).toHaveLength(3);
+    await t.clock.advance(1);
+    expect(t.published()).toEqual([first, inherits, other, later].map((e) => e.eventId));
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
+  it('a due time noted by the stream brings the timer forward; the re-check is capped', async () => {
+    const t = setup();
+    t.store.insert({ aggregateId: 'far' }, { availableAt: t.at(60_000) });
+    t.reader.start();
+    await t.clock.advance(0);
+    expect(t.clock.armed).toEqual([5000]); // capped at recheckMs
+    const soon = t.store.insert({ aggregateId: 'soon' }, { availableAt: t.at(700) });
+    t.reader.noteDue(t.at(700));
+    expect(t.clock.armed).toEqual([700]); // one timer, moved
+    await t.clock.advance(700);
+    expect(t.published()).toEqual([soon.eventId]);
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
+  it('takes no more aggregates than the engine has room for, and comes back for the rest', async () => {
+    const t = setup({ maxInFlight: 2 });
+    t.publisher.delayMs = 0;
+    const events = ['a', 'b', 'c', 'd', 'e'].map((id) =>
+      t.store.insert({ aggregateId: id }, { availableAt: t.at(0) }),
+    );
+    t.reader.start();
+    await t.clock.advance(0);
+    expect(t.engine.trackedAggregates).toBeLessThanOrEqual(2);
+    await t.clock.advance(5000);
+    expect(new Set(t.published())).toEqual(new Set(events.map((event) => event.eventId)));
+    expect(t.store.pending()).toHaveLength(0);
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
+  it('nothing scheduled: one pass, then no timer and no reads', async () => {
+    const t = setup();
+    t.reader.start();
+    await t.clock.advance(60_000);
+    expect(t.calls).toEqual(['serverTime', 'findDueAggregates', 'nextDueAt']);
+    expect(t.clock.armed).toEqual([]);
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
+  it('stops with the term: no pass after stop, its timer cancelled', async () => {
+    const t = setup();
+    t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(1000) });
+    t.reader.start();
+    await t.clock.advance(0);
+    t.end();
+    await t.reader.stop();
+    expect(t.clock.armed).toEqual([]);
+    await t.clock.advance(2000);
+    expect(t.published()).toEqual([]);
+    expect(t.store.pending()).toHaveLength(1); // nothing lost: the next owner finds it by the index
+    await t.engine.close(100);
+  });
+
+  it('a failed read is retried', async () => {
+    const t = setup();
+    const event = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(0) });
+    t.store.failNext = 1;
+    t.reader.start();
+    await t.clock.advance(0);
+    expect(t.published()).toEqual([]);
+    await t.clock.advance(100);
+    expect(t.published()).toEqual([event.eventId]);
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+});
