@@ -73,7 +73,15 @@ async function insertAll(
   const started = Date.now();
   for (let i = 0; i < total; i += INSERT_BATCH) {
     const n = Math.min(INSERT_BATCH, total - i);
-    await outbox.insertMany(Array.from({ length: n }, (_, k) => make(i + k)) as never[]);
+    try {
+      await outbox.insertMany(Array.from({ length: n }, (_, k) => make(i + k)) as never[]);
+    } catch (error) {
+      // E.g. a server short of memory (PoppyDB refuses writes above its heap watermark).
+      throw new Error(
+        `the server refused the events after ${count(i)} of ${count(total)} were written ` +
+          `(set a smaller SCHEDULED_BENCH_PENDING or SCHEDULED_BENCH_BURST): ${(error as Error).message}`,
+      );
+    }
   }
   return (Date.now() - started) / 1000;
 }
