@@ -3,6 +3,7 @@
  * `{ ready: true }`, then answers the bench's requests one at a time, in order:
  *   'start'                         -> starts the relay; `{ startSeconds }`
  *   { idle: { settleMs, windowMs } } -> waits settleMs, then measures an idle window; `IdleReport`
+ *   'commands'                      -> the database commands since the last request that took them
  *   'stop'                          -> closes the app and exits.
  * Env: MONGODB_URI (with the bench database), KAFKA_BROKERS, BENCH_PREFIX, BENCH_BATCH and
  * BENCH_RELAY_OPTIONS (JSON merged into the relay options; else the defaults).
@@ -58,7 +59,8 @@ class CommandTally {
   }
 }
 
-export type ChildRequest = 'start' | 'stop' | { idle: { settleMs: number; windowMs: number } };
+export type ChildRequest =
+  'start' | 'stop' | 'commands' | { idle: { settleMs: number; windowMs: number } };
 
 async function idleWindow(
   settleMs: number,
@@ -121,6 +123,7 @@ async function main(): Promise<void> {
       await relay.start();
       return { startSeconds: Number(process.hrtime.bigint() - started) / 1e9 };
     }
+    if (request === 'commands') return commands.take();
     if (request === 'stop') {
       await app.close();
       process.exit(0);

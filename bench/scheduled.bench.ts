@@ -154,6 +154,14 @@ async function startRelay(
   return { relay, startSeconds };
 }
 
+/** The four commands that took the longest in all, e.g. `find 3x 12 ms`. */
+const topCommands = (commands: IdleReport['commands']): string =>
+  Object.entries(commands)
+    .sort(([, a], [, b]) => b.ms - a.ms)
+    .slice(0, 4)
+    .map(([name, { count: n, ms }]) => `${name} ${n}x ${ms.toFixed(0)} ms`)
+    .join(', ') || 'none';
+
 const ratio = (a: number, b: number): string => (b > 0 ? (a / b).toFixed(2) : 'n/a');
 
 /** Part 1: a relay with an empty outbox vs a relay with many scheduled events waiting. */
@@ -211,14 +219,8 @@ async function idleWithPending(ctx: BenchContext, kafka: Kafka): Promise<void> {
       `${emptyIdle.cpuMs.toFixed(0)} / ${fullIdle.cpuMs.toFixed(0)} ms ` +
         `(${cpuShare(emptyIdle)} / ${cpuShare(fullIdle)} of a core; ${ratio(fullIdle.cpuMs, emptyIdle.cpuMs)})`,
     );
-    const top = (r: IdleReport): string =>
-      Object.entries(r.commands)
-        .sort(([, a], [, b]) => b.ms - a.ms)
-        .slice(0, 4)
-        .map(([name, { count: n, ms }]) => `${name} ${n}x ${ms.toFixed(0)} ms`)
-        .join(', ') || 'none';
-    line("the relay's database commands in the window, empty", top(emptyIdle));
-    line('... and with them pending', top(fullIdle));
+    line("the relay's database commands in the window, empty", topCommands(emptyIdle.commands));
+    line('... and with them pending', topCommands(fullIdle.commands));
     line(
       'published by the relay / in Kafka; still pending',
       `${fullIdle.published} / ${inKafka}; ${count(stillPending)} of ${count(total)}`,
@@ -294,6 +296,7 @@ async function dueBurst(ctx: BenchContext, kafka: Kafka): Promise<void> {
     }
     // Same machine: the server's clock and this process's are the same clock.
     await sleep(Math.max(0, due.getTime() - Date.now()));
+    await relay.request('commands'); // from due on
     const deadline = Date.now() + DONE_TIMEOUT_MS;
     let pending = total;
     while (pending > 0 && Date.now() < deadline) {
@@ -301,6 +304,7 @@ async function dueBurst(ctx: BenchContext, kafka: Kafka): Promise<void> {
       if (pending > 0) await sleep(10);
     }
     const markedMs = Date.now() - due.getTime();
+    const commands = await relay.request<IdleReport['commands']>('commands');
     await relay.stop();
     const inKafka = await topicSize(kafka, topic);
     const deliveries = await readTopic(kafka, topic, inKafka);
@@ -336,6 +340,7 @@ async function dueBurst(ctx: BenchContext, kafka: Kafka): Promise<void> {
       'lateness (record timestamp - availableAt)',
       `first ${lateness[0]} ms, p50 ${percentile(lateness, 50)} ms, p99 ${percentile(lateness, 99)} ms, max ${lastAckMs} ms`,
     );
+    line("the relay's database commands from due to none pending", topCommands(commands));
     line(
       'lost / duplicates / published early; still pending',
       `${lost} / ${duplicates} / ${early}; ${pending}`,
