@@ -53,7 +53,7 @@ const idleWindowMs = (ctx: BenchContext): number =>
 const settleMs = (ctx: BenchContext): number => (ctx.smoke ? 2_000 : 5_000);
 /** How far ahead of the server's time the burst is due: it must all be written before. */
 const burstLeadMs = (ctx: BenchContext): number =>
-  sized(ctx, 'SCHEDULED_BENCH_LEAD_MS', 5_000, 3_000);
+  sized(ctx, 'SCHEDULED_BENCH_LEAD_MS', 15_000, 5_000);
 const DONE_TIMEOUT_MS = 300_000;
 
 const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
