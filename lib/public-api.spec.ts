@@ -65,6 +65,7 @@ const TYPES = [
   'CheckpointReport',
   'PartitionHealth',
   'PartitionsReport',
+  'ScheduledHealth',
   'OutboxHealthReport',
   'ConsumedMessage',
   'ConsumerDeadLetterDocument',

@@ -6,5 +6,6 @@ export type {
   OutboxHealthReport,
   PartitionHealth,
   PartitionsReport,
+  ScheduledHealth,
 } from './outbox-health.report';
 export type { OplogWindow } from './oplog-window.probe';

@@ -4,17 +4,23 @@ import { OUTBOX_RELAY_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../common/outbox.c
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import type { ResolvedRelayOptions } from '../relay/relay.options';
 import { mongoRelayStateReader } from '../relay/mongo/mongo-relay-state.reader';
+import type { RelayStateReader } from '../relay/ports/relay-state.reader';
 import { OutboxRelay } from '../relay/outbox.relay';
 import { OutboxRelayMetrics } from '../relay/relay.metrics';
 import { OutboxHealthCheckError } from './outbox-health-check.error';
 import { HEALTH_DEFAULTS } from './outbox-health.report';
-import type { OutboxHealthOptions, OutboxHealthReport } from './outbox-health.report';
+import type {
+  OutboxHealthOptions,
+  OutboxHealthReport,
+  ScheduledHealth,
+} from './outbox-health.report';
 import { probeOplogWindow } from './oplog-window.probe';
 import { checkpointReport, judgePartitions, oplogVerdict, seconds } from './partition-health';
 
 /**
  * The outbox's health: this process's relay (leader or standby, stream following or recovering,
- * held destinations), the backlog (age of the oldest pending event against `maxLagMs`), and
+ * held destinations), the backlog (age of the oldest pending event against `maxLagMs`; a
+ * scheduled event counts from its due time, not before), and
  * the saved stream position against the oplog window, so that a relay about to fall off the
  * oplog says so before it happens. The relay's stored state is read through the relay's
  * read-only `RelayStateReader`.
@@ -87,6 +93,7 @@ export class OutboxHealthIndicator {
     const oldestPendingAgeMs = oldest
       ? Math.max(0, serverNow.getTime() - oldest.getTime())
       : undefined;
+    const scheduled = await this.scheduledHealth(stored, serverNow, maxLagMs, problems);
     const window = await probeOplogWindow(this.host.connection.getClient(), serverNow);
     const oplog: OutboxHealthReport['oplog'] = { ...window, maxUse };
 
@@ -112,7 +119,11 @@ export class OutboxHealthIndicator {
         healthy: problems.length === 0,
         problems,
         ...(relay ? { relay } : {}),
-        lag: { ...(oldestPendingAgeMs !== undefined ? { oldestPendingAgeMs } : {}), maxLagMs },
+        lag: {
+          ...(oldestPendingAgeMs !== undefined ? { oldestPendingAgeMs } : {}),
+          maxLagMs,
+          scheduled,
+        },
         checkpoint: verdict.checkpoint,
         oplog,
         partitions: verdict.partitions,
@@ -131,6 +142,7 @@ export class OutboxHealthIndicator {
         ? { pendingCount: this.metrics.pendingCount }
         : {}),
       maxLagMs,
+      scheduled,
     };
 
     const checkpoint = checkpointReport(await stored.checkpoint(relayName), serverNow);
@@ -145,6 +157,29 @@ export class OutboxHealthIndicator {
       lag,
       checkpoint,
       oplog,
+    };
+  }
+
+  /** Scheduled events: a problem once the oldest due one waits longer than `maxLagMs`. */
+  private async scheduledHealth(
+    stored: RelayStateReader,
+    serverNow: Date,
+    maxLagMs: number,
+    problems: string[],
+  ): Promise<ScheduledHealth> {
+    const stats = await stored.scheduledStats(serverNow);
+    const overdue = stats.oldestOverdueAt
+      ? Math.max(0, serverNow.getTime() - stats.oldestOverdueAt.getTime())
+      : undefined;
+    if (overdue !== undefined && overdue > maxLagMs) {
+      problems.push(
+        `The oldest due scheduled event has waited ${seconds(overdue)} since it was due (limit ${seconds(maxLagMs)}).`,
+      );
+    }
+    return {
+      count: stats.count,
+      ...(stats.nextDueAt ? { nextDueAt: stats.nextDueAt } : {}),
+      ...(overdue !== undefined ? { oldestOverdueAgeMs: overdue } : {}),
     };
   }
 }

@@ -37,6 +37,11 @@ export interface OutboxHealthReport {
     /** Refreshed by the leader's sweep; absent on other instances. */
     pendingCount?: number;
     maxLagMs: number;
+    /**
+     * Pending scheduled events (with `availableAt`), read from the collection: not lag until
+     * due; once due, how long the oldest has waited counts against `maxLagMs` like the lag.
+     */
+    scheduled: ScheduledHealth;
   };
   /**
    * The stream position saved by the relay, and how old it is on the server's clock. With
@@ -60,6 +65,15 @@ export interface OutboxHealthReport {
    * sentence each. Absent with one partition.
    */
   degraded?: string[];
+}
+
+/** The pending scheduled events, on the server's clock. */
+export interface ScheduledHealth {
+  count: number;
+  /** The earliest due time still to come. */
+  nextDueAt?: Date;
+  /** How long the oldest due one has been due and is still pending, ms. */
+  oldestOverdueAgeMs?: number;
 }
 
 /** A saved stream position, and how old it is on the server's clock. */

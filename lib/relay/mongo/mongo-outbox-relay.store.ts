@@ -120,8 +120,8 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     return this.scheduled.dueAggregates(dueBy, limit);
   }
 
-  nextDueAt(): Promise<Date | undefined> {
-    return this.scheduled.earliest();
+  nextDueAt(after?: Date): Promise<Date | undefined> {
+    return this.scheduled.earliest(after ? { $gt: after } : {});
   }
 
   scheduledStats(now: Date): Promise<ScheduledStats> {

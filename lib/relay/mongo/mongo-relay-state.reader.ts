@@ -5,7 +5,11 @@ import type { RelayLayoutDoc, RelayLeaseDoc } from '../../documents/relay-state.
 import { slotsOfPartition } from '../ports/partition-layout';
 import type { RelayStateReader, StoredPartitionedRelay } from '../ports/relay-state.reader';
 import { relayCollection } from './relay-collections';
+import { ScheduledEventReads } from './scheduled-events.reads';
 import { readStoredCheckpoint, readStoredCheckpoints } from './stored-checkpoint.reader';
+
+/** Scheduled events are not lag until due (the health check reports them apart). */
+const UNSCHEDULED = { status: 'pending', availableAt: { $exists: false } } as const;
 
 type RelayStateCollections = { outbox: string; relayState: string };
 
@@ -19,9 +23,11 @@ export function mongoRelayStateReader(
       const oldest = await relayCollection<{ occurredAt: Date; status: string }>(
         db,
         collections.outbox,
-      ).findOne({ status: 'pending' }, { sort: { _id: 1 }, projection: { occurredAt: 1 } });
+      ).findOne(UNSCHEDULED, { sort: { _id: 1 }, projection: { occurredAt: 1 } });
       return oldest ? new Date(oldest.occurredAt) : undefined;
     },
+    scheduledStats: (now) =>
+      new ScheduledEventReads(relayCollection<OutboxDoc>(db, collections.outbox), {}).stats(now),
     checkpoint: (relayName) => readStoredCheckpoint(db, collections.relayState, relayName),
     partitionedRelay: (relayName) => readPartitionedRelay(db, collections, relayName),
   };
@@ -59,7 +65,7 @@ async function readPartitionedRelay(
       numbers.map((p) => {
         const range = slotsOfPartition(p, partitions);
         return outbox.findOne(
-          { status: 'pending', slot: { $gte: range.from, $lt: range.to } },
+          { ...UNSCHEDULED, slot: { $gte: range.from, $lt: range.to } },
           { sort: { _id: 1 }, projection: { occurredAt: 1 } },
         );
       }),

@@ -116,8 +116,11 @@ export interface OutboxRelayStore {
    * most `limit`.
    */
   findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]>;
-  /** The earliest `availableAt` of the pending scheduled events (due or not); none: undefined. */
-  nextDueAt(): Promise<Date | undefined>;
+  /**
+   * The earliest `availableAt` of the pending scheduled events (due or not), or with `after`
+   * the earliest after it; none: undefined.
+   */
+  nextDueAt(after?: Date): Promise<Date | undefined>;
   /** Count, next due time and oldest overdue time of the pending scheduled events at `now`. */
   scheduledStats(now: Date): Promise<ScheduledStats>;
   /** Count and `occurredAt` of the oldest pending event without `availableAt` (the relay's lag). */

@@ -1,3 +1,4 @@
+import type { ScheduledStats } from './outbox-relay.store';
 import type { StoredCheckpoint } from './relay-state.store';
 
 /** What the database says of one partition of the stored layout. */
@@ -6,7 +7,7 @@ export interface StoredPartition {
   /** Its lease as stored (expired or released ones included). */
   lease?: { owner: string; fencing?: number; expiresAt: Date };
   checkpoint?: StoredCheckpoint;
-  /** `occurredAt` of its oldest pending event (slot in its range), if any. */
+  /** `occurredAt` of its oldest pending event without `availableAt` (slot in its range), if any. */
   oldestPendingAt?: Date;
 }
 
@@ -22,8 +23,10 @@ export interface StoredPartitionedRelay {
  * touch the relay's collections), read as the relays read it (primary, read concern majority).
  */
 export interface RelayStateReader {
-  /** `occurredAt` of the oldest pending event of the outbox, if any. */
+  /** `occurredAt` of the oldest pending event of the outbox without `availableAt`, if any. */
   oldestPendingAt(): Promise<Date | undefined>;
+  /** The pending scheduled events of the whole outbox at `now` (server time). */
+  scheduledStats(now: Date): Promise<ScheduledStats>;
   /** The checkpoint the single relay `relayName` saved; undefined when it never saved one. */
   checkpoint(relayName: string): Promise<StoredCheckpoint | undefined>;
   /**

@@ -148,11 +148,10 @@ export class DueReader {
       else busy++; // no room left: a later pass
     }
     if (due.length >= limit && started > 0) return MORE_MS;
-    if (busy > 0) return BUSY_MS;
-    const next = await outbox.nextDueAt();
-    if (next === undefined) return Infinity;
-    const wait = next.getTime() - serverNow.getTime();
-    // Due already: events just handed to the engine (or committed meanwhile): look again soon.
-    return wait > 0 ? wait : BUSY_MS;
+    // The aggregates handed over are the engine's now; the next pass is for what comes due next,
+    // or sooner for the aggregates the engine was busy with (it may not read them again).
+    const next = await outbox.nextDueAt(serverNow);
+    const wait = next === undefined ? Infinity : next.getTime() - serverNow.getTime();
+    return busy > 0 ? Math.min(wait, BUSY_MS) : wait;
   }
 }

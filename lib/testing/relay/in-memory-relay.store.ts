@@ -157,9 +157,9 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     return [...due.values()];
   }
 
-  async nextDueAt(): Promise<Date | undefined> {
+  async nextDueAt(after?: Date): Promise<Date | undefined> {
     this.check();
-    return this.scheduled()[0]?.availableAt;
+    return this.scheduled().find((doc) => !after || (doc.availableAt as Date) > after)?.availableAt;
   }
 
   async scheduledStats(now: Date): Promise<ScheduledStats> {

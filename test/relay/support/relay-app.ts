@@ -152,6 +152,8 @@ export interface RelayTestBed {
   writer: RelayTestApp;
   /** Starts a relay app on the suite's database (test options by default), closed after the suite. */
   startRelay(options?: RelayOptions): Promise<RelayTestApp>;
+  /** Closes the relays started so far (graceful stops). */
+  stopRelays(): Promise<void>;
 }
 
 /**
@@ -167,6 +169,9 @@ export function relayTestBed(label: string, opts: { createTopic?: boolean } = {}
       const relay = await startRelayApp(bed.db, options ?? testRelayOptions(bed.prefix));
       relays.push(relay);
       return relay;
+    },
+    stopRelays: async () => {
+      for (const relay of relays.splice(0)) await relay.close();
     },
   } as RelayTestBed;
   beforeAll(async () => {

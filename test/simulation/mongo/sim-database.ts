@@ -377,8 +377,10 @@ export class SimDatabase {
     };
   }
 
-  nextDueAt(): Date | undefined {
-    const first = this.scheduled()[0];
+  nextDueAt(after?: Date): Date | undefined {
+    const first = this.scheduled().find(
+      (doc) => !after || (doc.availableAt as Date).getTime() > after.getTime(),
+    );
     return first ? new Date((first.availableAt as Date).getTime()) : undefined;
   }
 

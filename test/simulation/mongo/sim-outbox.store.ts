@@ -124,8 +124,8 @@ export class SimOutboxStore implements OutboxRelayStore {
     return this.read('findDueAggregates', () => this.db.findDueAggregates(dueBy, limit));
   }
 
-  nextDueAt(): Promise<Date | undefined> {
-    return this.read('nextDueAt', () => this.db.nextDueAt());
+  nextDueAt(after?: Date): Promise<Date | undefined> {
+    return this.read('nextDueAt', () => this.db.nextDueAt(after));
   }
 
   scheduledStats(now: Date): Promise<ScheduledStats> {
