@@ -13,6 +13,7 @@ const BENCHES: Record<string, () => Promise<{ parts: readonly BenchPart[] }>> = 
   'write-side': () => import('./write-side.bench'),
   'change-streams': () => import('./change-streams.bench'),
   consume: () => import('./consume.bench'),
+  scheduled: () => import('./scheduled.bench'),
 };
 
 function context(smoke: boolean): BenchContext {

@@ -355,9 +355,12 @@ export async function topicSize(kafka: Kafka, topic: string): Promise<number> {
 
 const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(0)} MB`;
 
-/** The relay (its own process) draining a pre-filled outbox into Kafka. */
-async function backlogDrain(ctx: BenchContext, kafka: Kafka): Promise<number> {
-  const events = eventCount(ctx);
+/** The relay (its own process) draining a pre-filled outbox of `events` into Kafka; ev/s marked. */
+export async function backlogDrain(
+  ctx: BenchContext,
+  kafka: Kafka,
+  events = eventCount(ctx),
+): Promise<number> {
   const db = `bench-relay-${suffix()}`;
   const prefix = `bench-${suffix()}.`;
   const topic = `${prefix}Order`;

@@ -1,0 +1,371 @@
+/* Scheduled events (`npm run bench -- scheduled`, issue #22). The relay runs in its own process
+ * (bench/scheduled-relay.child.ts). Figures are printed; no timing is asserted, but an event
+ * lost, published twice, published before its `availableAt` or left pending fails the part.
+ * 1. scheduled/idle: the relay's RSS and idle CPU time with an empty outbox, then (a fresh
+ *    relay process, same run) with 1 000 000 scheduled events pending, due in a day: the relay
+ *    should hold nothing per not-yet-due event, so both stay within the empty outbox's figures.
+ *    Default relay options (a sweep every 10 s: one falls in each window). The relay's database
+ *    commands in each window are printed too (count and round-trip time by command): what the
+ *    waiting events cost the database rather than the relay.
+ * 2. scheduled/burst: the relay's normal drain of 10 000 immediate events (relay/drain's code),
+ *    then 10 000 scheduled events written to a running relay, all due at the same instant a few
+ *    seconds ahead (server time): due -> all acknowledged by Kafka and -> none pending, as rates
+ *    and as a ratio to the drain; and each event's lateness (its Kafka record's timestamp, set
+ *    by the producer when it sends, minus its `availableAt`), p50 / p99 / max.
+ * The events are written as the write side stores them (lib/documents/outbox-event.document.ts),
+ * insertMany of 10 000, with a small payload (the relay reads none of it while they wait).
+ * Under `--smoke`: 10 000 pending, a burst of 500, 2 s windows. */
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Kafka, logLevel } from 'kafkajs';
+import type { IHeaders } from 'kafkajs';
+import { mongo as driver } from 'mongoose';
+import type { OutboxEventRecord } from '../lib';
+import { KAFKA_HEADERS } from '../lib/documents/outbox-event.envelope';
+import { serverTime } from '../lib/relay/mongo/relay-collections';
+import { check, sized } from './bench-part';
+import type { BenchContext, BenchPart } from './bench-part';
+import type { ChildRequest, IdleReport } from './scheduled-relay.child';
+import {
+  backlogDrain,
+  compileDrainChild,
+  createTopic,
+  dbUri,
+  dropAndClose,
+  line,
+  makeEvent,
+  suffix,
+  topicSize,
+} from './relay.bench';
+
+const { MongoClient } = driver;
+
+const BATCH = 500;
+const INSERT_BATCH = 10_000;
+const pendingCount = (ctx: BenchContext): number =>
+  sized(ctx, 'SCHEDULED_BENCH_PENDING', 1_000_000, 10_000);
+const burstSize = (ctx: BenchContext): number => sized(ctx, 'SCHEDULED_BENCH_BURST', 10_000, 500);
+const idleWindowMs = (ctx: BenchContext): number =>
+  sized(ctx, 'SCHEDULED_BENCH_IDLE_MS', 10_000, 2_000);
+/** How long a relay is left alone after its start before a window (its start-up reads end). */
+const settleMs = (ctx: BenchContext): number => (ctx.smoke ? 2_000 : 5_000);
+/** How far ahead of the server's time the burst is due: it must all be written before. */
+const burstLeadMs = (ctx: BenchContext): number =>
+  sized(ctx, 'SCHEDULED_BENCH_LEAD_MS', 15_000, 5_000);
+const DONE_TIMEOUT_MS = 300_000;
+
+const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
+const count = (n: number): string => n.toLocaleString('en');
+
+/** The scheduled event `i`, due at `availableAt`, as the write side stores it. */
+function scheduledEvent(i: number, availableAt: Date): OutboxEventRecord {
+  return { ...makeEvent(i), payload: { seq: i }, availableAt };
+}
+
+/** Writes `total` events made by `make`, INSERT_BATCH per insertMany; seconds taken. */
+async function insertAll(
+  outbox: driver.Collection,
+  total: number,
+  make: (i: number) => OutboxEventRecord,
+): Promise<number> {
+  const started = Date.now();
+  for (let i = 0; i < total; i += INSERT_BATCH) {
+    const n = Math.min(INSERT_BATCH, total - i);
+    try {
+      await outbox.insertMany(Array.from({ length: n }, (_, k) => make(i + k)) as never[]);
+    } catch (error) {
+      // E.g. a server short of memory (PoppyDB refuses writes above its heap watermark).
+      throw new Error(
+        `the server refused the events after ${count(i)} of ${count(total)} were written ` +
+          `(set a smaller SCHEDULED_BENCH_PENDING or SCHEDULED_BENCH_BURST): ${(error as Error).message}`,
+      );
+    }
+  }
+  return (Date.now() - started) / 1000;
+}
+
+/** The relay of bench/scheduled-relay.child.ts, driven request by request. */
+class RelayProcess {
+  private readonly child: ChildProcess;
+  private readonly replies: Array<(reply: object) => void> = [];
+  private readonly exited: Promise<number | null>;
+  private output = '';
+
+  constructor(ctx: BenchContext, db: string, prefix: string, options: object) {
+    // Compiled with the drain child (bench/tsconfig.child.json), next to it.
+    const path = join(dirname(compileDrainChild()), 'scheduled-relay.child.js');
+    this.child = fork(path, [], {
+      execArgv: ['--expose-gc'],
+      env: {
+        ...process.env,
+        NODE_OPTIONS: '',
+        MONGODB_URI: dbUri(ctx, db, false),
+        BENCH_PREFIX: prefix,
+        BENCH_BATCH: String(BATCH),
+        BENCH_RELAY_OPTIONS: JSON.stringify(options),
+      },
+      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+    });
+    this.child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    this.child.on('message', (reply: object) => this.replies.shift()?.(reply));
+    this.exited = new Promise((resolve) => this.child.once('exit', resolve));
+  }
+
+  /** The next message of the child (the first is `{ ready: true }`). */
+  private next<T>(): Promise<T> {
+    return Promise.race([
+      new Promise<T>((resolve) => this.replies.push(resolve as (reply: object) => void)),
+      this.exited.then((code) => {
+        throw new Error(
+          `the relay process exited with ${code}: ${this.output.trim().slice(0, 500)}`,
+        );
+      }),
+    ]);
+  }
+
+  ready(): Promise<unknown> {
+    return this.next();
+  }
+
+  request<T>(request: ChildRequest): Promise<T> {
+    const reply = this.next<T>();
+    this.child.send(request);
+    return reply;
+  }
+
+  async stop(): Promise<void> {
+    this.child.send('stop');
+    await this.exited;
+  }
+}
+
+/** A relay process on `db` with `options` (else the defaults), started; its start-up in seconds. */
+async function startRelay(
+  ctx: BenchContext,
+  db: string,
+  prefix: string,
+  options: object = {},
+): Promise<{ relay: RelayProcess; startSeconds: number }> {
+  const relay = new RelayProcess(ctx, db, prefix, options);
+  await relay.ready();
+  const { startSeconds } = await relay.request<{ startSeconds: number }>('start');
+  return { relay, startSeconds };
+}
+
+/** The four commands that took the longest in all, e.g. `find 3x 12 ms`. */
+const topCommands = (commands: IdleReport['commands']): string =>
+  Object.entries(commands)
+    .sort(([, a], [, b]) => b.ms - a.ms)
+    .slice(0, 4)
+    .map(([name, { count: n, ms }]) => `${name} ${n}x ${ms.toFixed(0)} ms`)
+    .join(', ') || 'none';
+
+const ratio = (a: number, b: number): string => (b > 0 ? (a / b).toFixed(2) : 'n/a');
+
+/** Part 1: a relay with an empty outbox vs a relay with many scheduled events waiting. */
+async function idleWithPending(ctx: BenchContext, kafka: Kafka): Promise<void> {
+  const total = pendingCount(ctx);
+  const window = { settleMs: settleMs(ctx), windowMs: idleWindowMs(ctx) };
+  const db = `bench-sched-idle-${suffix()}`;
+  const prefix = `bench-sched-${suffix()}.`;
+  const topic = `${prefix}Order`;
+  await createTopic(kafka, topic);
+  const client = new MongoClient(dbUri(ctx, db, false));
+  await client.connect();
+  try {
+    const outbox = client.db().collection('outbox');
+    const empty = await startRelay(ctx, db, prefix);
+    const emptyIdle = await empty.relay.request<IdleReport>({ idle: window });
+    await empty.relay.stop();
+
+    const due = new Date((await serverTime(client.db())).getTime() + 86_400_000);
+    const insertSeconds = await insertAll(outbox, total, (i) => scheduledEvent(i, due));
+    const full = await startRelay(ctx, db, prefix);
+    const fullIdle = await full.relay.request<IdleReport>({ idle: window });
+    await full.relay.stop();
+
+    const stillPending = await outbox.countDocuments({ status: 'pending' });
+    const inKafka = await topicSize(kafka, topic);
+    process.stdout.write(
+      `a relay with ${count(total)} scheduled events pending, due in a day, vs an empty outbox ` +
+        `(${ctx.mongoKind}; fresh relay processes, default options, idle windows of ${window.windowMs / 1000} s ` +
+        `after ${window.settleMs / 1000} s):\n`,
+    );
+    line(
+      `(outbox filled with ${count(total)} scheduled events in`,
+      `${insertSeconds.toFixed(1)} s, ${(total / insertSeconds).toFixed(0)} ev/s)`,
+    );
+    line(
+      'relay.start(): empty outbox / with them pending',
+      `${(empty.startSeconds * 1000).toFixed(0)} / ${(full.startSeconds * 1000).toFixed(0)} ms`,
+    );
+    line(
+      'RSS at the end of the window: empty / pending (ratio)',
+      `${mb(emptyIdle.rss)} / ${mb(fullIdle.rss)} (${ratio(fullIdle.rss, emptyIdle.rss)})`,
+    );
+    line(
+      'peak RSS in the window: empty / pending (ratio)',
+      `${mb(emptyIdle.peakRss)} / ${mb(fullIdle.peakRss)} (${ratio(fullIdle.peakRss, emptyIdle.peakRss)})`,
+    );
+    line(
+      'live V8 heap after a forced GC: empty / pending (ratio)',
+      `${mb(emptyIdle.heapUsedAfterGc)} / ${mb(fullIdle.heapUsedAfterGc)} (${ratio(fullIdle.heapUsedAfterGc, emptyIdle.heapUsedAfterGc)})`,
+    );
+    const cpuShare = (r: IdleReport): string => `${((100 * r.cpuMs) / r.windowMs).toFixed(2)} %`;
+    line(
+      'idle CPU time in the window: empty / pending (ratio)',
+      `${emptyIdle.cpuMs.toFixed(0)} / ${fullIdle.cpuMs.toFixed(0)} ms ` +
+        `(${cpuShare(emptyIdle)} / ${cpuShare(fullIdle)} of a core; ${ratio(fullIdle.cpuMs, emptyIdle.cpuMs)})`,
+    );
+    line("the relay's database commands in the window, empty", topCommands(emptyIdle.commands));
+    line('... and with them pending', topCommands(fullIdle.commands));
+    line(
+      'published by the relay / in Kafka; still pending',
+      `${fullIdle.published} / ${inKafka}; ${count(stillPending)} of ${count(total)}`,
+    );
+    check(
+      fullIdle.published === 0 && inKafka === 0,
+      `${Math.max(fullIdle.published, inKafka)} events published a day before they were due`,
+    );
+    check(stillPending === total, `${total - stillPending} scheduled events left the outbox`);
+  } finally {
+    await dropAndClose(client);
+  }
+}
+
+interface Delivery {
+  eventId: string;
+  timestamp: number;
+}
+
+/** Every record of `topic` (expected: `total`, duplicates included), read from the beginning. */
+async function readTopic(kafka: Kafka, topic: string, total: number): Promise<Delivery[]> {
+  const deliveries: Delivery[] = [];
+  const consumer = kafka.consumer({ groupId: `bench-sched-${suffix()}`, maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        const id = (message.headers as IHeaders)[KAFKA_HEADERS.id];
+        deliveries.push({ eventId: String(id), timestamp: Number(message.timestamp) });
+      },
+    });
+    const deadline = Date.now() + 60_000;
+    while (deliveries.length < total && Date.now() < deadline) await sleep(50);
+  } finally {
+    await consumer.disconnect();
+  }
+  return deliveries;
+}
+
+const percentile = (sorted: number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+/** Part 2: the relay's drain rate, then a burst of scheduled events due together. */
+async function dueBurst(ctx: BenchContext, kafka: Kafka): Promise<void> {
+  const total = burstSize(ctx);
+  const drainRate = await backlogDrain(ctx, kafka, total);
+
+  const db = `bench-sched-burst-${suffix()}`;
+  const prefix = `bench-sched-${suffix()}.`;
+  const topic = `${prefix}Order`;
+  await createTopic(kafka, topic);
+  const client = new MongoClient(dbUri(ctx, db, false));
+  await client.connect();
+  try {
+    const outbox = client.db().collection('outbox');
+    // The drain's stream wait (bench/relay-drain.child.ts), so the two compare.
+    const { relay } = await startRelay(ctx, db, prefix, { idleMs: 100 });
+    const due = new Date((await serverTime(client.db())).getTime() + burstLeadMs(ctx));
+    const ids = new Set<string>();
+    const insertSeconds = await insertAll(outbox, total, (i) => {
+      const event = scheduledEvent(i, due);
+      ids.add(event.eventId);
+      return event;
+    });
+    const written = await serverTime(client.db());
+    if (written >= due) {
+      await relay.stop();
+      throw new Error(
+        `the burst took ${insertSeconds.toFixed(1)} s to write and was due before it was all ` +
+          `written: raise SCHEDULED_BENCH_LEAD_MS (now ${burstLeadMs(ctx)} ms)`,
+      );
+    }
+    // Same machine: the server's clock and this process's are the same clock.
+    await sleep(Math.max(0, due.getTime() - Date.now()));
+    await relay.request('commands'); // from due on
+    const deadline = Date.now() + DONE_TIMEOUT_MS;
+    let pending = total;
+    while (pending > 0 && Date.now() < deadline) {
+      pending = await outbox.countDocuments({ status: 'pending' });
+      if (pending > 0) await sleep(10);
+    }
+    const markedMs = Date.now() - due.getTime();
+    const commands = await relay.request<IdleReport['commands']>('commands');
+    await relay.stop();
+    const inKafka = await topicSize(kafka, topic);
+    const deliveries = await readTopic(kafka, topic, inKafka);
+
+    const firstAt = new Map<string, number>();
+    for (const { eventId, timestamp } of deliveries) {
+      firstAt.set(eventId, Math.min(firstAt.get(eventId) ?? Infinity, timestamp));
+    }
+    const lost = [...ids].filter((id) => !firstAt.has(id)).length;
+    const duplicates = deliveries.length - firstAt.size;
+    const lateness = [...firstAt.values()].map((at) => at - due.getTime()).sort((a, b) => a - b);
+    const early = lateness.filter((ms) => ms < 0).length;
+    const lastAckMs = lateness.at(-1) ?? NaN;
+    const ackRate = total / (lastAckMs / 1000);
+    const markedRate = total / (markedMs / 1000);
+    process.stdout.write(
+      `a burst of ${count(total)} scheduled events due at the same instant, to a running relay ` +
+        `(${ctx.mongoKind}; written ${burstLeadMs(ctx) / 1000} s ahead, in ${insertSeconds.toFixed(1)} s):\n`,
+    );
+    line(
+      'due -> all acknowledged by Kafka (last record timestamp)',
+      `${lastAckMs} ms, ${ackRate.toFixed(0)} ev/s`,
+    );
+    line(
+      'due -> none pending (all marked published)',
+      `${markedMs} ms, ${markedRate.toFixed(0)} ev/s`,
+    );
+    line(
+      `ratio burst / drain of ${count(total)} immediate events (marked)`,
+      ratio(markedRate, drainRate),
+    );
+    line(
+      'lateness (record timestamp - availableAt)',
+      `first ${lateness[0]} ms, p50 ${percentile(lateness, 50)} ms, p99 ${percentile(lateness, 99)} ms, max ${lastAckMs} ms`,
+    );
+    line("the relay's database commands from due to none pending", topCommands(commands));
+    line(
+      'lost / duplicates / published early; still pending',
+      `${lost} / ${duplicates} / ${early}; ${pending}`,
+    );
+    check(early === 0, `${early} events published before their availableAt`);
+    check(lost === 0, `${lost} events never reached Kafka`);
+    check(duplicates === 0, `${duplicates} events published twice without a crash`);
+    check(pending === 0, `${pending} events still pending ${DONE_TIMEOUT_MS / 1000} s after due`);
+  } finally {
+    await dropAndClose(client);
+  }
+}
+
+const benchKafka = (ctx: BenchContext): Kafka =>
+  new Kafka({ clientId: 'outbox-bench', brokers: ctx.kafkaBrokers, logLevel: logLevel.NOTHING });
+
+export const parts: readonly BenchPart[] = [
+  {
+    name: 'scheduled/idle',
+    needs: ['kafka', 'mongodb'],
+    run: (ctx) => idleWithPending(ctx, benchKafka(ctx)),
+  },
+  {
+    name: 'scheduled/burst',
+    needs: ['kafka', 'mongodb'],
+    run: (ctx) => dueBurst(ctx, benchKafka(ctx)),
+  },
+];
