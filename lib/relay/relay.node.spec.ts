@@ -3,6 +3,7 @@ import { InMemoryRelayStore } from '../testing/relay/in-memory-relay.store';
 import { ScriptedChangeSource } from '../testing/relay/scripted-change.source';
 import { ScriptedPublisher } from '../testing/relay/scripted.publisher';
 import { systemClock } from './ports/relay-clock';
+import type { RelayClock } from './ports/relay-clock';
 import type { RelayLogger } from './ports/relay-logger';
 import { OutboxRelayMetrics } from './relay.metrics';
 import { RelayNode } from './relay.node';
@@ -17,9 +18,57 @@ const until = async (condition: () => boolean, timeoutMs = 3000): Promise<void> 
   }
 };
 
-function setup(options: Partial<RelayOptions>) {
+/** Elapsed time moved by hand; its timers fire only when the test fires them (early, if it likes). */
+function manualClock() {
+  let elapsed = 0;
+  const timers: Array<{ at: number; fn: () => void; cancelled: boolean }> = [];
+  const ticks: Array<() => void> = [];
+  const clock: RelayClock = {
+    now: () => 1_000_000 + elapsed,
+    monotonic: () => elapsed,
+    setTimeout(fn, ms) {
+      const timer = { at: elapsed + ms, fn, cancelled: false };
+      timers.push(timer);
+      return { cancel: () => (timer.cancelled = true) };
+    },
+    sleep: () => new Promise((resolve) => setTimeout(resolve, 0)),
+    every(_name, _ms, fn) {
+      ticks.push(fn);
+      return { cancel: () => ticks.splice(ticks.indexOf(fn), 1) };
+    },
+  };
+  return {
+    clock,
+    advanceTo: (ms: number) => (elapsed = ms),
+    /** Fires the timers due by `by` (later than now: they fire early). */
+    fireDueBy(by = elapsed) {
+      for (const timer of timers.splice(0)) {
+        if (timer.cancelled) continue;
+        if (timer.at <= by) timer.fn();
+        else timers.push(timer);
+      }
+    },
+    /** Runs the lease's periodic tick (the first `every` the node starts). */
+    leaseTick: () => ticks[0](),
+  };
+}
+
+/** Renewals answer only once `release()` is called. */
+class SlowRenewals extends InMemoryRelayStateStore {
+  private gate?: Promise<void>;
+  release: () => void = () => undefined;
+  hold(): void {
+    this.gate = new Promise((resolve) => (this.release = resolve));
+  }
+  override async renewLease(owner: string, fencing: number, expiresAt: Date): Promise<boolean> {
+    await this.gate;
+    return super.renewLease(owner, fencing, expiresAt);
+  }
+}
+
+function setup(options: Partial<RelayOptions>, clock: RelayClock = systemClock) {
   const outbox = new InMemoryRelayStore();
-  const state = new InMemoryRelayStateStore();
+  const state = new SlowRenewals();
   const changes = new ScriptedChangeSource();
   const publisher = new ScriptedPublisher();
   const warnings: string[] = [];
@@ -36,7 +85,7 @@ function setup(options: Partial<RelayOptions>) {
     state,
     changes,
     publisher,
-    clock: systemClock,
+    clock,
     loggers: () => logger,
     metrics,
     random: () => 0.5,
@@ -132,6 +181,58 @@ describe('RelayNode metrics', () => {
       const age = t.metrics.snapshot().checkpointAgeMs as number;
       expect(age).toBeGreaterThanOrEqual(0);
       expect(age).toBeLessThan(5_000);
+    } finally {
+      await t.node.stop();
+    }
+  });
+});
+
+describe('RelayNode lease watchdog (a term lives only while its lease is valid)', () => {
+  // validity: durationMs - ceil(renewMs / 3) = 2900 ms of elapsed time after the tick began.
+  const lease = { durationMs: 3_000, renewMs: 300 };
+
+  it('ends the term when the validity runs out, also after its timer fired a little early', async () => {
+    // Defect (simulation finding watchdog-fired-early-and-a-late-renewal-left-the-relay-stalled):
+    // the watchdog fired 2 ms before the validity ran out (its timer was set before the
+    // process clock slowed), found the lease valid and was never armed again; the term
+    // outlived its validity, refusing to publish, until a renewal landed.
+    const m = manualClock();
+    const t = setup({ lease, shutdownTimeoutMs: 0 }, m.clock);
+    t.state.serverNow = () => m.clock.now();
+    await t.node.start();
+    try {
+      expect(t.node.status().role).toBe('leader');
+      m.advanceTo(2_899);
+      m.fireDueBy(2_901); // the watchdog, due at 2901, fires 2 ms early
+      expect(t.node.status().role).toBe('leader');
+      m.advanceTo(2_901);
+      m.fireDueBy();
+      expect(t.node.status().role).toBe('standby');
+    } finally {
+      await t.node.stop();
+    }
+  });
+
+  it('ends the term when a renewal lands after the validity ran out, though it grants a new one', async () => {
+    // Defect (same finding): the renewal, slow, landed between the end of the validity and the
+    // watchdog's firing; the term went on, but its engine had refused to publish meanwhile and
+    // nothing started it again (one in-flight slot held for good: the relay stalled).
+    const m = manualClock();
+    const t = setup({ lease, shutdownTimeoutMs: 0 }, m.clock);
+    t.state.serverNow = () => m.clock.now();
+    await t.node.start();
+    try {
+      m.advanceTo(300);
+      t.state.hold();
+      m.leaseTick(); // renews; its validity would run from 300 to 3200
+      m.advanceTo(2_950); // the validity of the first grant ran out at 2900
+      t.state.release();
+      await until(() => t.node.status().role !== 'leader', 500);
+      expect(t.node.status().role).toBe('standby');
+      m.advanceTo(3_000);
+      m.leaseTick();
+      await until(() => t.node.status().role === 'leader');
+      expect(t.node.status().fencing).toBe(2); // a new term, on a new grant
     } finally {
       await t.node.stop();
     }

@@ -103,11 +103,14 @@ export class RelayNode {
         if (!this.term && this.running) this.beginTerm(null);
         return;
       }
+      const validUntil = this.deps.clock.monotonic() + this.lease.remainingMs();
       const result = await this.lease.tick();
       if (!this.running) return;
-      if ((result === 'acquired' || result === 'renewed') && !this.lease.isValid()) {
+      const lapsed = result === 'renewed' && this.deps.clock.monotonic() >= validUntil;
+      if ((result === 'acquired' || result === 'renewed') && (lapsed || !this.lease.isValid())) {
         // The answer came back after the local validity had run out (a slow call or a pause):
-        // not leader on that grant; the next tick acquires again.
+        // not leader on that grant; the next tick acquires again. Also when the renewal still
+        // grants some validity: the term stopped publishing meanwhile (nothing starts it again).
         this.lease.lost();
         await this.endTerm('the lease answer came too late', this.options.shutdownTimeoutMs, false);
         return;
@@ -138,7 +141,10 @@ export class RelayNode {
     if (!this.term || !this.options.lease.enabled) return;
     const term = this.term;
     this.watchdog = this.deps.clock.setTimeout(() => {
-      if (this.term !== term || this.lease.isValid()) return;
+      if (this.term !== term) return;
+      // Fired before the validity ran out (a timer may: Node's up to 1 ms, or a clock that
+      // slowed since it was set): waits for the rest.
+      if (this.lease.isValid()) return this.armWatchdog();
       this.lease.lost();
       void this.endTerm(
         'the lease could not be renewed in time',
