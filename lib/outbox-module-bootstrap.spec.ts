@@ -177,6 +177,7 @@ describe('OutboxModule bootstrap', () => {
       maxPayloadBytes: 1234,
       allowBigInt: false,
       aggregateSequence: false,
+      scheduledEvents: false,
     });
     expect(app.get(OUTBOX_RELAY_OPTIONS)).toBe(resolved.relay);
     expect(app.get(OUTBOX_CONSUMER_OPTIONS)).toBe(resolved.consumer);

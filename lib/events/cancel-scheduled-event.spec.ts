@@ -9,7 +9,11 @@ function setup() {
   const { writer, runner } = fakeTransactionRunner();
   let serverNow = new Date(Date.UTC(2030, 0, 1));
   writer.now = () => serverNow;
-  const emitter = new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }), writer);
+  const emitter = new OutboxEmitter(
+    runner,
+    resolveOutboxOptions({ relay: false, scheduledEvents: true }),
+    writer,
+  );
   const row = (id: string) => writer.rows.find((r) => r.eventId === id);
   const advance = (ms: number) => (serverNow = new Date(serverNow.getTime() + ms));
   return { writer, runner, emitter, row, advance, now: () => serverNow };

@@ -3,4 +3,6 @@ export interface OutboxEventsOptions {
   maxPayloadBytes: number;
   allowBigInt: boolean;
   aggregateSequence: boolean;
+  /** Scheduled events allowed (and the order rule's read made). */
+  scheduledEvents: boolean;
 }

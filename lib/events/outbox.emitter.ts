@@ -13,11 +13,12 @@ import { validateOutboxEvent } from './event.validator';
 import type { NewOutboxEvent } from '../documents/outbox-event.document';
 import { OUTBOX_EVENT_WRITER } from './outbox-event.writer';
 import type { OutboxEventWriter } from './outbox-event.writer';
-import type { EmitSchedule } from './schedule/emit-schedule';
+import type { EmitSchedule, ScheduleRequest } from './schedule/emit-schedule';
 import type { CancelScheduledResult } from './schedule/cancel-result';
 import { validateSchedule } from './schedule/schedule.validator';
 import { applySchedules, scheduleQueryOf } from './schedule/schedule.resolver';
 import type { BufferedEvent } from './schedule/schedule.resolver';
+import { InvalidScheduleError } from './errors/invalid-schedule.error';
 
 /** One event and its schedule (`@EmitsEvent` gives each declared event its own). */
 export interface ScheduledEmit {
@@ -79,7 +80,7 @@ export class OutboxEmitter {
     // Validate all first: one bad event rejects the whole call.
     const buffered: BufferedEvent[] = entries.map(({ event, schedule }) => ({
       row: rowOf(validateOutboxEvent(event, limits)),
-      schedule: validateSchedule(schedule, now),
+      schedule: this.allowed(validateSchedule(schedule, now)),
     }));
     const buffer = this.emitted.get(context);
     if (buffer) buffer.push(...buffered);
@@ -115,11 +116,23 @@ export class OutboxEmitter {
     return context;
   }
 
+  /** Refuses a schedule unless `scheduledEvents` is on. */
+  private allowed(schedule: ScheduleRequest): ScheduleRequest {
+    if (this.options.scheduledEvents) return schedule;
+    if (schedule.availableAt !== undefined || schedule.delayMs !== undefined) {
+      throw new InvalidScheduleError(
+        schedule.delayMs !== undefined ? 'delayMs' : 'availableAt',
+        'needs scheduled events turned on: OutboxModule.forRoot({ scheduledEvents: true }) (and OutboxTestingModule.forRoot({ scheduledEvents: true }) in tests)',
+      );
+    }
+    return schedule;
+  }
+
   /** The attempt's events, scheduled (one read when needed), in one insert. */
   private async write(attempt: OutboxTransactionContext): Promise<void> {
     const entries = this.emitted.get(attempt);
     if (!entries || entries.length === 0) return;
-    const query = scheduleQueryOf(entries);
+    const query = this.options.scheduledEvents ? scheduleQueryOf(entries) : undefined;
     const snapshot = query
       ? await this.writer.readSchedule(query, attempt.session)
       : { latest: new Map() };

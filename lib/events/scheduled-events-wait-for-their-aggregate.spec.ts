@@ -6,11 +6,12 @@ import { OutboxEmitter } from './outbox.emitter';
 
 const SERVER_NOW = new Date(Date.UTC(2030, 5, 1));
 
-function setup() {
+function setup(scheduledEvents = true) {
   const { connection, writer, runner } = fakeTransactionRunner();
   // The "server" is ahead of this process by years: delays must count from its clock.
   writer.now = () => SERVER_NOW;
-  const emitter = new OutboxEmitter(runner, resolveOutboxOptions({ relay: false }), writer);
+  const options = resolveOutboxOptions({ relay: false, scheduledEvents });
+  const emitter = new OutboxEmitter(runner, options, writer);
   const due = (id: string) => writer.rows.find((row) => row.eventId === id)?.availableAt;
   return { connection, writer, runner, emitter, due };
 }
@@ -45,6 +46,22 @@ describe('scheduled events: due time and order across delays, decided by the wri
         needsNow: false,
       },
     ]);
+  });
+
+  it('without scheduledEvents: no read for any transaction, and an emit with a schedule is refused', async () => {
+    const { writer, runner, emitter } = setup(false);
+    await runner.run(async () => emitter.emit([event('a'), event('b')]));
+    expect(writer.scheduleReads).toEqual([]);
+    expect(writer.rows).toHaveLength(2);
+    for (const schedule of [{ delayMs: 1_000 }, { availableAt: new Date(Date.now() + 60_000) }]) {
+      await expect(runner.run(async () => emitter.emit(event('c'), schedule))).rejects.toThrow(
+        InvalidScheduleError,
+      );
+    }
+    await expect(
+      runner.run(async () => emitter.emit(event('c'), { delayMs: 1_000 })),
+    ).rejects.toThrow(/scheduledEvents: true/);
+    expect(writer.rows).toHaveLength(2);
   });
 
   it('does not read when every event opts out and none has a delay', async () => {

@@ -26,6 +26,15 @@ export interface OutboxModuleOptions {
    * recovery paths order an aggregate's events by `_id` (see the README's guarantees).
    */
   aggregateSequence?: boolean;
+  /**
+   * Allow scheduled events (`availableAt` / `delayMs` on an emit, see docs/writing-events.md).
+   * On: every transaction that emits reads, once, the latest pending `availableAt` of its
+   * aggregates (one indexed read, on a partial index that holds only pending scheduled events),
+   * so an aggregate's later events wait behind its scheduled one. Give it to every app that
+   * writes events of the same aggregates. Default false: no read, and an emit with a schedule is
+   * refused (`InvalidScheduleError`).
+   */
+  scheduledEvents?: boolean;
   /** Create the library's indexes at bootstrap. Default true. */
   createIndexes?: boolean;
   /** The relay (change stream to Kafka). `false` for an app that only writes events. */

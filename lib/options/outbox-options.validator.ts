@@ -17,6 +17,7 @@ const TOP_LEVEL_KEYS = {
   maxPayloadBytes: true,
   allowBigInt: true,
   aggregateSequence: true,
+  scheduledEvents: true,
   createIndexes: true,
   relay: true,
   consumer: true,
@@ -63,10 +64,11 @@ export function resolveOutboxOptions(
     { min: 1, max: MAX_PAYLOAD_BYTES_LIMIT, unit: 'bytes' },
     `Omit it for the default (${OUTBOX_DEFAULTS.maxPayloadBytes}, below Kafka's default message.max.bytes), or give a byte count the broker accepts.`,
   );
-  const flag = (key: 'allowBigInt' | 'aggregateSequence' | 'createIndexes') =>
+  const flag = (key: 'allowBigInt' | 'aggregateSequence' | 'scheduledEvents' | 'createIndexes') =>
     check.bool(key, options[key], OUTBOX_DEFAULTS[key]);
   const allowBigInt = flag('allowBigInt');
   const aggregateSequence = flag('aggregateSequence');
+  const scheduledEvents = flag('scheduledEvents');
   const createIndexes = flag('createIndexes');
   if (options.relay !== undefined && options.relay !== false && !isOptionObject(options.relay)) {
     check.fail(
@@ -91,6 +93,7 @@ export function resolveOutboxOptions(
     maxPayloadBytes,
     allowBigInt,
     aggregateSequence,
+    scheduledEvents,
     createIndexes,
     relay,
     consumer,

@@ -4,6 +4,7 @@ export const OUTBOX_DEFAULTS = Object.freeze({
   maxPayloadBytes: 900_000,
   allowBigInt: false,
   aggregateSequence: false,
+  scheduledEvents: false,
   createIndexes: true,
 });
 

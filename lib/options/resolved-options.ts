@@ -41,6 +41,7 @@ export function resolvedOptionProviders(
       maxPayloadBytes: o.maxPayloadBytes,
       allowBigInt: o.allowBigInt,
       aggregateSequence: o.aggregateSequence,
+      scheduledEvents: o.scheduledEvents,
     })),
     slice(OUTBOX_RELAY_OPTIONS, (o) => o.relay),
     slice(OUTBOX_CONSUMER_OPTIONS, (o) => o.consumer),

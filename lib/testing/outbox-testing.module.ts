@@ -24,7 +24,7 @@ import { TestingClock } from './testing.clock';
 /** Options of `OutboxTestingModule.forRoot()`: the outbox options that matter without servers. */
 export interface OutboxTestingOptions extends Pick<
   OutboxModuleOptions,
-  'maxPayloadBytes' | 'allowBigInt' | 'consumer'
+  'maxPayloadBytes' | 'allowBigInt' | 'scheduledEvents' | 'consumer'
 > {
   /**
    * The connection name your code's `OutboxModule` uses: `@Transactional({ connectionName })`,

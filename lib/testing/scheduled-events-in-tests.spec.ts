@@ -81,7 +81,7 @@ describe('OutboxTestingModule with scheduled events: no real waiting', () => {
 
   beforeAll(async () => {
     moduleRef = await Test.createTestingModule({
-      imports: [OutboxTestingModule.forRoot()],
+      imports: [OutboxTestingModule.forRoot({ scheduledEvents: true })],
       controllers: [Notifications],
       providers: [Reminders],
     }).compile();

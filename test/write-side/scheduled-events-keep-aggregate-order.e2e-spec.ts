@@ -14,7 +14,7 @@ describeWith(['mongodb'], 'scheduled events keep their aggregate order (write si
     (await ctx.outbox()).filter((row) => row.eventType === eventType);
 
   beforeAll(async () => {
-    ctx = await startWriteSideApp();
+    ctx = await startWriteSideApp({ scheduledEvents: true });
   });
   afterAll(async () => {
     await ctx?.close();

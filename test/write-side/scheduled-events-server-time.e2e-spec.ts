@@ -14,7 +14,7 @@ describeWith(['real-mongodb'], 'scheduled events on the server clock', () => {
     (await ctx.outbox()).find((row) => row.eventId === eventId);
 
   beforeAll(async () => {
-    ctx = await startWriteSideApp();
+    ctx = await startWriteSideApp({ scheduledEvents: true });
   });
   afterAll(async () => {
     await ctx?.close();
