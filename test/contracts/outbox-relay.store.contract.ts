@@ -52,7 +52,7 @@ export const OUTBOX_STORE_CASES = {
   rangeUnslotted:
     'with a slot range, a drain page holds the events without a slot that come before its events of their aggregate (same read), no others',
   scheduled:
-    'scheduled events (availableAt): drain pages, stale scans and pendingStats skip them; findPendingOfAggregate(dueBy) leaves out those not due; findDueAggregates by (availableAt, _id), each aggregate once; nextDueAt (after); scheduledStats',
+    'scheduled events (availableAt): drain pages, stale scans and pendingStats skip them; findPendingOfAggregate(dueBy) leaves out those not due; findDueAggregates by (availableAt, _id), each aggregate once; nextDueAt (after); scheduledStats; majorityTime is a Date not after serverTime',
 } as const;
 
 export type OutboxStoreCase = keyof typeof OUTBOX_STORE_CASES;
@@ -266,6 +266,9 @@ export function outboxRelayStoreContract(
       nextDueAt: at(2_000),
     });
     expect((await store.serverTime()) instanceof Date).toBe(true);
+    const majority = await store.majorityTime();
+    expect(majority instanceof Date).toBe(true);
+    expect(majority.getTime()).toBeLessThanOrEqual((await store.serverTime()).getTime());
   });
 
   test('published', async () => {

@@ -120,20 +120,11 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'a term whose lease validity ran out while a slow renewal was under way ends (its lease watchdog fired 2 ms early, under clock drift), and is not left stalled when the renewal lands',
   },
-];
-
-/**
- * Findings whose defect is not fixed yet (issue 22): each still breaks its invariant, so it runs
- * as `it.failing`, from findings/open/ (the mutation check's findings set reads only findings/).
- * Once the relay is fixed the test passes and `it.failing` reports it: move the file up and the
- * entry to `FINDINGS`.
- */
-const OPEN_FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
   {
-    file: 'open/cancel-majority-committed-after-due-is-published-anyway.json',
+    file: 'cancel-majority-committed-after-due-is-published-anyway.json',
     invariant: 's3',
     title:
-      'a cancellation committed before the due time but majority-committed after it: the due reader (dueBy = the primary clock, reads at majority) publishes the event the application was told is cancelled',
+      'a cancellation committed before the due time but majority-committed after it is not published: the due reader publishes by the majority commit point (dueBy), not by the primary clock',
   },
 ];
 
@@ -145,10 +136,6 @@ async function violationsOf(file: string, invariant: string): Promise<string[] |
 
 describe('relay findings of the simulation', () => {
   it.each(FINDINGS)('$title', async ({ file, invariant }) => {
-    expect(await violationsOf(file, invariant)).toEqual([]);
-  });
-
-  it.failing.each(OPEN_FINDINGS)('(open) $title', async ({ file, invariant }) => {
     expect(await violationsOf(file, invariant)).toEqual([]);
   });
 });

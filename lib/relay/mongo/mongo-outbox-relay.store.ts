@@ -24,6 +24,7 @@ import { eventSlot } from '../../events/event-slot';
 import type { SlotRange } from '../ports/partition-layout';
 import { withOlderUnslotted } from '../ports/unslotted-in-page';
 import { stampMissingSlots } from './missing-slots';
+import { majorityTime } from './majority-time';
 import { relayCollection, serverTime } from './relay-collections';
 import { ScheduledEventReads } from './scheduled-events.reads';
 
@@ -117,6 +118,11 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
   /** The primary's clock (`hello.localTime`, see `serverTime`): what `availableAt` is compared with. */
   serverTime(): Promise<Date> {
     return serverTime(this.db);
+  }
+
+  /** The primary's clock, held back to its majority commit point (see `majorityTime`). */
+  majorityTime(): Promise<Date> {
+    return majorityTime(this.db);
   }
 
   findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {

@@ -59,7 +59,8 @@ export interface StaleEvent extends AggregateRef {
  * A pending event with `availableAt` is scheduled: it may be published only once the server's
  * clock reached it. The stream never takes one; the drain and the sweep skip them; catch-up
  * reads leave out those not due; the due reader finds them (`findDueAggregates`).
- * Every time compared with `availableAt` is the server's (`serverTime`).
+ * Every time compared with `availableAt` is the server's (`serverTime`; the due reader's is
+ * `majorityTime`).
  */
 export interface OutboxRelayStore {
   /** The pending ones among these `_id`s (any order), without `payload` and `headers`. */
@@ -114,6 +115,14 @@ export interface OutboxRelayStore {
   stampMissingSlots?(limit: number): Promise<number>;
   /** The database server's current time (MongoDB: `hello.localTime` of the primary). */
   serverTime(): Promise<Date>;
+  /**
+   * A time on the server's clock by which every write is majority-committed: a majority read
+   * made after this resolves sees every write committed at or before it (MongoDB: the earlier
+   * of `hello.localTime` and `hello.lastWrite.majorityWriteDate`, see `majorityTime`). What the
+   * due reader publishes by (`dueBy`): a cancellation committed before an event's due time is
+   * visible to the reads that decide to publish it. Never after `serverTime()` read later.
+   */
+  majorityTime(): Promise<Date>;
   /**
    * Aggregates with a pending scheduled event whose `availableAt` is at or before `dueBy`
    * (server time), by their earliest such event in (`availableAt`, `_id`) order, each once, at

@@ -55,9 +55,17 @@ const EPOCH = Date.UTC(2026, 11, 1);
 function setup(options: { maxInFlight?: number } = {}) {
   const clock = new VirtualClock();
   const store = new InMemoryRelayStore();
-  /** The database server's clock: EPOCH + virtual time, plus `skew` (ahead or behind the timers). */
-  const server = { skew: 0 };
+  /**
+   * The database server's clock: EPOCH + virtual time, plus `skew` (ahead or behind the timers);
+   * its majority commit point lags `majorityLag` ms behind it, or stands still at `majorityStill`.
+   */
+  const server: { skew: number; majorityLag: number; majorityStill?: number } = {
+    skew: 0,
+    majorityLag: 0,
+  };
   store.serverNow = () => new Date(EPOCH + clock.t + server.skew);
+  store.majorityNow = () =>
+    new Date(server.majorityStill ?? EPOCH + clock.t + server.skew - server.majorityLag);
   const publisher = new ScriptedPublisher();
   const calls: string[] = [];
   const counted = new Proxy(store, {
@@ -131,6 +139,58 @@ describe('DueReader (scheduled events, published once due by the server clock)',
     await t.engine.close(100);
   });
 
+  it('publishes by the majority commit point, not the primary clock: a write committed before the due time is seen', async () => {
+    const t = setup();
+    const event = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(3000) });
+    t.server.majorityLag = 500; // writes committed in the last 500 ms are still replicating
+    t.reader.start();
+    await t.clock.advance(0);
+    expect(t.reader.dueBy()).toEqual(t.at(-500));
+    expect(t.clock.armed).toEqual([3500]); // when the majority time reaches the due time
+    await t.clock.advance(3000);
+    // Due on the primary's clock, but a cancellation committed at 2900 may not be visible yet.
+    expect(t.published()).toEqual([]);
+    await t.clock.advance(499);
+    expect(t.published()).toEqual([]);
+    await t.clock.advance(1);
+    expect(t.published()).toEqual([event.eventId]);
+    expect(t.reader.dueBy()).toEqual(t.at(3000));
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
+  it('a cancellation majority-committed only after the due time is honoured', async () => {
+    const t = setup();
+    const event = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(3000) });
+    t.server.majorityLag = 500;
+    t.reader.start();
+    await t.clock.advance(2900);
+    // The application cancels at 2900 (before the due time); the majority commit point passes
+    // 2900 at 3400: the store's (majority) reads see it from then on.
+    t.clock.setTimeout(() => (t.store.docs.get(String(event._id))!.status = 'cancelled'), 500);
+    await t.clock.advance(1000);
+    expect(t.published()).toEqual([]);
+    expect(t.store.docs.get(String(event._id))?.status).toBe('cancelled');
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
+  it('a majority time that stands still (an idle deployment) is read again no more than every 200 ms', async () => {
+    const t = setup();
+    t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(1001) });
+    t.server.majorityStill = EPOCH + 1000; // the last majority-committed write, then nothing
+    t.reader.start();
+    await t.clock.advance(2000);
+    const passes = t.calls.filter((call) => call === 'majorityTime').length;
+    expect(passes).toBeLessThanOrEqual(1 + 2000 / 200);
+    expect(t.published()).toEqual([]);
+    t.server.majorityStill = undefined; // the next write (a lease renewal, the periodic no-op)
+    await t.clock.advance(200);
+    expect(t.published()).toHaveLength(1);
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
   it('keeps aggregate order across a delay, and stops a catch-up before an event not due', async () => {
     const t = setup();
     const first = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(1000) });
@@ -185,7 +245,7 @@ describe('DueReader (scheduled events, published once due by the server clock)',
     const t = setup();
     t.reader.start();
     await t.clock.advance(60_000);
-    expect(t.calls).toEqual(['serverTime', 'findDueAggregates', 'nextDueAt']);
+    expect(t.calls).toEqual(['majorityTime', 'findDueAggregates', 'nextDueAt']);
     expect(t.clock.armed).toEqual([]);
     await t.reader.stop();
     await t.engine.close(100);

@@ -5,7 +5,7 @@ import type { RelayClock, RelayTimer } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 
 export interface DueReaderDeps {
-  outbox: Pick<OutboxRelayStore, 'serverTime' | 'findDueAggregates' | 'nextDueAt'>;
+  outbox: Pick<OutboxRelayStore, 'majorityTime' | 'findDueAggregates' | 'nextDueAt'>;
   engine: Pick<RelayEngine, 'requestCatchUp' | 'isTracked' | 'trackedAggregates' | 'budget'>;
   clock: RelayClock;
   /** False once the term ends. */
@@ -26,17 +26,27 @@ const PAGE = 1000;
 const MORE_MS = 20;
 /** Wait before the next pass when due aggregates were busy in the engine or it had no room, ms. */
 const BUSY_MS = 1000;
+/**
+ * The least wait before the next pass when the majority time stood still since the last one, ms:
+ * on an idle deployment it moves only with the next write (the relay's lease renewal, the
+ * primary's periodic no-op), and a due time just after it would otherwise be polled for in a loop.
+ */
+const STILL_MS = 200;
 
 /**
  * Publishes scheduled events once due: one timer, set for the earliest due time it knows (the
  * collection's `nextDueAt` after each pass, a due time the stream or the sweep noted, whichever
- * comes first; at most `recheckMs` away; none while nothing is scheduled). Each pass reads the server's time, finds the aggregates with an event due by then
- * (by `availableAt`, then `_id`), and has the engine catch each one up from the collection in
- * its aggregate order (`requestCatchUp`), as many as the engine has room for; aggregates the
- * engine already works on are left to it (a later pass looks again). The server time read last
- * is `dueBy`: catch-up reads take scheduled events due by it and leave later ones out, so
- * no event is published before its `availableAt` on the server's clock. It holds nothing of the
- * events not due: after a crash or a hand-over the next owner finds them by the index alone.
+ * comes first; at most `recheckMs` away; none while nothing is scheduled). Each pass reads the
+ * server's majority time (`majorityTime`: a time on the server's clock by which every write is
+ * majority-committed), finds the aggregates with an event due by then (by `availableAt`, then
+ * `_id`), and has the engine catch each one up from the collection in its aggregate order
+ * (`requestCatchUp`), as many as the engine has room for; aggregates the engine already works
+ * on are left to it (a later pass looks again). The majority time read last is `dueBy`:
+ * catch-up reads take scheduled events due by it and leave later ones out, so no event is
+ * published before its `availableAt` on the server's clock, and every write committed by then
+ * (a cancellation made before the due time) is in what those majority reads see. It holds
+ * nothing of the events not due: after a crash or a hand-over the next owner finds them by the
+ * index alone.
  */
 export class DueReader {
   private timer?: RelayTimer;
@@ -46,18 +56,21 @@ export class DueReader {
   private rerun = false;
   private stopped = false;
   private failures = 0;
-  /** The last server time read (ms), and the monotonic clock then. */
-  private serverAt = 0;
-  private serverAtMonotonic = 0;
+  /** The last majority time read (server clock, ms), and the monotonic clock then. */
+  private majorityAt = 0;
+  private majorityAtMonotonic = 0;
 
   constructor(
     private readonly options: DueReaderOptions,
     private readonly deps: DueReaderDeps,
   ) {}
 
-  /** A time already passed on the server: scheduled events due by it may be published. */
+  /**
+   * A time already passed on the server, by which every write is majority-committed: scheduled
+   * events due by it may be published (a cancellation committed by then is seen).
+   */
   dueBy(): Date {
-    return new Date(this.serverAt);
+    return new Date(this.majorityAt);
   }
 
   /** The first pass, at once. */
@@ -67,9 +80,9 @@ export class DueReader {
 
   /** A scheduled event due at `availableAt` (server time) was committed: a pass by then. */
   noteDue(availableAt: Date): void {
-    if (this.serverAt === 0) return; // the first pass is under way and reads the collection
-    const elapsed = this.deps.clock.monotonic() - this.serverAtMonotonic;
-    this.fireIn(availableAt.getTime() - (this.serverAt + elapsed));
+    if (this.majorityAt === 0) return; // the first pass is under way and reads the collection
+    const elapsed = this.deps.clock.monotonic() - this.majorityAtMonotonic;
+    this.fireIn(availableAt.getTime() - (this.majorityAt + elapsed));
   }
 
   /** No pass after this one; resolves once a pass under way ended. */
@@ -129,17 +142,19 @@ export class DueReader {
   /** One pass; returns how long until the next (ms). */
   private async readDue(): Promise<number> {
     const { outbox, engine } = this.deps;
-    const serverNow = await outbox.serverTime();
-    if (serverNow.getTime() > this.serverAt) {
-      this.serverAt = serverNow.getTime();
-      this.serverAtMonotonic = this.deps.clock.monotonic();
+    // Not the primary's clock: a write it committed before a due time may still be replicating.
+    const majorityNow = await outbox.majorityTime();
+    const advanced = majorityNow.getTime() > this.majorityAt;
+    if (advanced) {
+      this.majorityAt = majorityNow.getTime();
+      this.majorityAtMonotonic = this.deps.clock.monotonic();
     }
     // Room for new lanes (`requestCatchUp` also refuses when its queue of reads is full).
     const room = Math.max(0, engine.budget.maxEvents - engine.trackedAggregates);
     if (room === 0) return BUSY_MS;
     // Ask beyond the room by the aggregates the engine tracks: those may come first, and are skipped.
     const limit = Math.min(PAGE, room + engine.trackedAggregates);
-    const due = await outbox.findDueAggregates(serverNow, limit);
+    const due = await outbox.findDueAggregates(majorityNow, limit);
     let started = 0;
     let busy = 0;
     for (const aggregate of due) {
@@ -151,8 +166,9 @@ export class DueReader {
     if (due.length >= limit && started > 0) return MORE_MS;
     // The aggregates handed over are the engine's now; the next pass is for what comes due next,
     // or sooner for the aggregates the engine was busy with (it may not read them again).
-    const next = await outbox.nextDueAt(serverNow);
-    const wait = next === undefined ? Infinity : next.getTime() - serverNow.getTime();
+    const next = await outbox.nextDueAt(majorityNow);
+    let wait = next === undefined ? Infinity : next.getTime() - majorityNow.getTime();
+    if (!advanced) wait = Math.max(wait, STILL_MS);
     return busy > 0 ? Math.min(wait, BUSY_MS) : wait;
   }
 }

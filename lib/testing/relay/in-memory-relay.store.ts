@@ -41,6 +41,12 @@ export class InMemoryRelayStore implements OutboxRelayStore {
   readonly writes: Array<{ method: string; ids: string[]; fence: RelayFence }> = [];
   /** The "server's" clock `serverTime()` answers (a spec may replace it with a virtual one). */
   serverNow: () => Date = () => new Date();
+  /**
+   * The time by which every write is majority-committed, as `majorityTime()` answers it (never
+   * after `serverNow`). By default `serverNow`: every write here is visible to every read at once;
+   * a spec may hold it back to model writes still replicating.
+   */
+  majorityNow: () => Date = () => this.serverNow();
 
   insert(
     input: Partial<OutboxEventInput> & { aggregateId: string },
@@ -132,6 +138,12 @@ export class InMemoryRelayStore implements OutboxRelayStore {
   async serverTime(): Promise<Date> {
     this.check();
     return this.serverNow();
+  }
+
+  async majorityTime(): Promise<Date> {
+    this.check();
+    const [majority, server] = [this.majorityNow(), this.serverNow()];
+    return majority < server ? majority : server;
   }
 
   /** Pending scheduled events by (availableAt, _id). */

@@ -1,13 +1,16 @@
 import type { SimWorld } from '../world/sim-world';
 import { describeLate, dueLatencyMs, eventDeadlines } from './event-deadlines';
 import { capped } from './invariant';
+import { majorityReachedAt } from './majority-lag';
 import type { InvariantChecker, InvariantResult } from './invariant';
 
 /**
  * (s2) Published once due: every scheduled event not cancelled (a cancellation that was rolled
  * back does not count) is published by a deadline computed for it from the schedule as (f)
  * computes one (`eventDeadlines`): from when it is ready, the later of visible (majority-
- * committed) and due (`availableAt`, server clock), + `dueLatencyMs` (the due reader's timer
+ * committed) and due by the due reader's `dueBy` (the majority time, which reaches `availableAt`
+ * once everything committed by then is majority-committed: `majorityReachedAt`, from the
+ * majority lag the schedule injects), + `dueLatencyMs` (the due reader's timer
  * fires by the due time it knows, within min(sweepIntervalMs, 5 s) in any case; an aggregate
  * the engine still works on is looked at again after 1 s; 4 round trips), then its turn in the
  * queue of the events ready before it (many due together drain batch by batch, so the due
@@ -36,7 +39,7 @@ export class DueBoundInvariant implements InvariantChecker {
           describeLate(
             world,
             entry,
-            `due at ${entry.commit.availableAt} (visible at ${entry.commit.majorityAt}), ready (+ ${dueLatencyMs(world)} ms)`,
+            `due at ${entry.commit.availableAt} (by the majority time at ${majorityReachedAt(world.schedule, entry.commit.availableAt)}, visible at ${entry.commit.majorityAt}), ready (+ ${dueLatencyMs(world)} ms)`,
           ),
         );
       }

@@ -2,6 +2,7 @@ import { TARGETED_FAULT_KINDS } from '../schedule/schedule.types';
 import type { FaultKind } from '../schedule/schedule.types';
 import type { CommitFact } from '../world/sim.history';
 import type { SimWorld } from '../world/sim-world';
+import { majorityReachedAt } from './majority-lag';
 
 const TARGETED: ReadonlySet<FaultKind> = new Set(TARGETED_FAULT_KINDS);
 
@@ -25,7 +26,10 @@ export interface Target {
 /** One committed event's deadline, as (f) and (s2) compute it (see `IsolationInvariant`). */
 export interface EventDeadline {
   commit: CommitFact;
-  /** When it may start: visible (majority-committed); a scheduled one also due + `dueLatencyMs`. */
+  /**
+   * When it may start: visible (majority-committed); a scheduled one also due by the majority
+   * time (`majorityReachedAt` its `availableAt`) + `dueLatencyMs`.
+   */
   ready: number;
   deadline: number;
   /** When its turn in the queue ends at the latest. */
@@ -53,7 +57,10 @@ const DUE_PASS_MS = 1_000;
 
 /**
  * Every committed event's deadline (see `IsolationInvariant`): a scheduled event is ready once
- * visible and due, + `dueLatencyMs`, and takes its turn in the queue by when it is ready; a
+ * visible and due by the due reader's `dueBy` (the majority time: it reaches the event's
+ * `availableAt` once everything committed by then is majority-committed, `majorityReachedAt`,
+ * from the majority lag the schedule injects), + `dueLatencyMs`, and takes its turn in the
+ * queue by when it is ready; a
  * cancelled one (`history.cancelled()`) has none and takes no turn. An event's deadline is not
  * before those of the older events of its aggregate it is ordered after (all of them; for one
  * emitted with `waitForScheduled: false`, those not scheduled). Scheduled events also queue for
@@ -96,7 +103,8 @@ export function eventDeadlines(world: SimWorld): EventDeadline[] {
   const readyOf = (commit: CommitFact): number =>
     commit.availableAt === undefined
       ? (commit.majorityAt as number)
-      : Math.max(commit.majorityAt as number, commit.availableAt) + dueLatency;
+      : Math.max(commit.majorityAt as number, majorityReachedAt(schedule, commit.availableAt)) +
+        dueLatency;
   const result: EventDeadline[] = [];
   const deadlines = new Map<string, number>();
   const sorted = [...committed].sort(

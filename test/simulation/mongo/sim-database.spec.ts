@@ -1,3 +1,4 @@
+import { SIM_EPOCH_MS } from '../process/sim-process';
 import { databaseWorld, outboxDoc } from '../support/world.fixtures';
 
 describe('SimDatabase (what the relay observes of MongoDB)', () => {
@@ -7,6 +8,25 @@ describe('SimDatabase (what the relay observes of MongoDB)', () => {
     expect(db.findPendingPage(undefined, 10)).toEqual([]);
     await until(10);
     expect(db.findPendingPage(undefined, 10).map((doc) => doc.aggregateId)).toEqual(['A', 'B']);
+  });
+
+  it('majority time: just before the first commit not yet majority-committed, or now', async () => {
+    const { db, until } = databaseWorld({ lagMs: 50 });
+    const majorityTime = () => db.majorityDate().getTime() - SIM_EPOCH_MS;
+    await until(100);
+    expect(majorityTime()).toBe(100); // nothing replicating
+    db.commit([outboxDoc('A')]); // at 100, majority-committed at 150
+    await until(120);
+    db.commit([outboxDoc('B')]); // at 120, at 170
+    await until(149);
+    expect(majorityTime()).toBe(99);
+    await until(150);
+    expect(majorityTime()).toBe(119);
+    await until(170);
+    expect(majorityTime()).toBe(170);
+    db.commit([outboxDoc('C')]);
+    db.stepdown(10); // C is rolled back: nothing holds the majority time back
+    expect(majorityTime()).toBe(170);
   });
 
   it('numbers events per aggregate in commit order, and reuses numbers of rolled-back commits', async () => {

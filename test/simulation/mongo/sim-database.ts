@@ -138,6 +138,21 @@ export class SimDatabase {
     return new Date(SIM_EPOCH_MS + this.scheduler.now);
   }
 
+  /**
+   * The majority commit point as a time (as `hello.lastWrite.majorityWriteDate`, bounded by the
+   * server's clock): the latest time T such that every transaction committed by T is
+   * majority-committed, i.e. just before the first commit not yet majority-committed (commits are
+   * majority-committed in oplog order; one rolled back left the oplog), or now without one. A
+   * majority read made after this sees every commit (and cancellation) made by it.
+   */
+  majorityDate(): Date {
+    const firstUncommitted = this.oplog.find((entry) => entry.pos > this.majorityPos);
+    const time = firstUncommitted
+      ? Math.min(this.scheduler.now, firstUncommitted.time - 1)
+      : this.scheduler.now;
+    return new Date(SIM_EPOCH_MS + time);
+  }
+
   electionActive(): boolean {
     return this.scheduler.now < this.electionUntil;
   }

@@ -131,6 +131,11 @@ export class SimOutboxStore implements OutboxRelayStore {
     return this.connection.op({ name: 'serverTime', write: false }, () => this.db.serverDate());
   }
 
+  /** The simulated majority commit point as a time (`SimDatabase.majorityDate`), when it applies. */
+  majorityTime(): Promise<Date> {
+    return this.connection.op({ name: 'majorityTime', write: false }, () => this.db.majorityDate());
+  }
+
   findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {
     return this.read('findDueAggregates', () => this.db.findDueAggregates(dueBy, limit));
   }
