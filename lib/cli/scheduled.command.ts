@@ -8,6 +8,7 @@ import { cancelScheduledEvent } from '../events/schedule/cancel-scheduled-event'
 import { CANCEL_PROJECTION, describeUncancelled } from '../events/schedule/cancel-result';
 import type { CancelScheduledResult, CancelView } from '../events/schedule/cancel-result';
 import { openCliApp } from './cli-app';
+import { duration } from './duration';
 import type { CliIo } from './dead-letters.command';
 import type { ScheduledCommand } from './scheduled.args';
 
@@ -15,25 +16,6 @@ import type { ScheduledCommand } from './scheduled.args';
 async function serverNow(connection: Connection): Promise<Date> {
   const hello = (await connection.db!.command({ hello: 1 })) as { localTime: Date };
   return new Date(hello.localTime);
-}
-
-/** `3m05s` style: days, hours, minutes, seconds, the two largest units. */
-export function duration(ms: number): string {
-  const units: Array<[string, number]> = [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1_000],
-  ];
-  let rest = Math.max(0, Math.round(ms / 1000) * 1000);
-  const parts: string[] = [];
-  for (const [unit, size] of units) {
-    const n = Math.floor(rest / size);
-    rest -= n * size;
-    if (n > 0 || parts.length > 0) parts.push(`${n}${unit}`);
-    if (parts.length === 2) break;
-  }
-  return parts.length === 0 ? '0s' : parts.join('');
 }
 
 type ScheduledRow = Pick<
