@@ -5,14 +5,9 @@ import { OutboxDeadLetters } from '../operations/outbox-dead-letters.service';
 import type { OutboxDeadLetter } from '../documents/dead-letter.document';
 import type { DeadLettersCommand } from './cli.args';
 import { openCliApp } from './cli-app';
+import type { CliIo } from './cli-io';
 
-/** Where the CLI writes, and how it asks (replaced in tests). */
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-  /** Asks `question` and resolves the answer line. */
-  ask(question: string): Promise<string>;
-}
+export type { CliIo } from './cli-io';
 
 function describeFilter(command: DeadLettersCommand): string {
   const text = JSON.stringify(command.filter);

@@ -2,7 +2,7 @@ import { describeError } from '../common/errors/describe-error';
 import { DeadLetterFilterError } from '../operations/dead-letter.filter';
 import { parseDeadLettersCommand } from './cli.args';
 import { runDeadLettersCommand } from './dead-letters.command';
-import type { CliIo } from './dead-letters.command';
+import type { CliIo } from './cli-io';
 import { redactCredentials } from './redact';
 import { parseScheduledCommand } from './scheduled.args';
 import { runScheduledCommand } from './scheduled.command';

@@ -9,7 +9,7 @@ import { CANCEL_PROJECTION, describeUncancelled } from '../events/schedule/cance
 import type { CancelScheduledResult, CancelView } from '../events/schedule/cancel-result';
 import { openCliApp } from './cli-app';
 import { duration } from './duration';
-import type { CliIo } from './dead-letters.command';
+import type { CliIo } from './cli-io';
 import type { ScheduledCommand } from './scheduled.args';
 
 /** The server's clock (`hello`'s `localTime`): "due" is judged by it, never by this machine's. */
