@@ -1,6 +1,19 @@
 import { parseArgs } from 'node:util';
 import { consumerDeadLetterQuery, deadLetterQuery } from '../operations/dead-letter.filter';
 import type { DeadLetterFilter } from '../operations/dead-letter.filter';
+import {
+  checkAction,
+  CliUsageError,
+  COMMON_STRING_FLAGS,
+  list,
+  mongoUri,
+  positive,
+  single,
+  time,
+} from './cli-flags';
+import type { FlagValues } from './cli-flags';
+
+export { CliUsageError } from './cli-flags';
 
 export const DEAD_LETTER_ACTIONS = ['list', 'count', 'requeue', 'purge'] as const;
 export type DeadLetterAction = (typeof DEAD_LETTER_ACTIONS)[number];
@@ -19,7 +32,7 @@ export interface DeadLettersCommand {
   collections: { outbox?: string; deadLetters?: string; consumerDeadLetters?: string };
 }
 
-export const USAGE = `Usage: nestjs-outbox dead-letters <list|count|requeue|purge> [options]
+export const DEAD_LETTERS_USAGE = `Usage: nestjs-outbox dead-letters <list|count|requeue|purge> [options]
 
   --uri <uri>                 MongoDB connection string (default: $MONGODB_URI); never printed
   --kind relay|consumer       the relay's dead letters (default) or the consumers'
@@ -45,29 +58,6 @@ The filter flags add their field to --filter (AND). Refused, with exit code 2: a
 and no --all, and --all with a filter.
 `;
 
-/** A command line that cannot be run; the message says what to fix. */
-export class CliUsageError extends Error {
-  override readonly name = 'CliUsageError';
-}
-
-function time(name: string, value: string): Date {
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) {
-    throw new CliUsageError(
-      `--${name} "${value}" is not a time (use ISO 8601, e.g. 2026-12-01T10:00:00Z)`,
-    );
-  }
-  return date;
-}
-
-function positive(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1)
-    throw new CliUsageError(`--${name} must be a positive integer`);
-  return n;
-}
-
 function parseFilter(json: string | undefined): DeadLetterFilter {
   if (json === undefined) return {};
   let raw: unknown;
@@ -87,12 +77,10 @@ function parseFilter(json: string | undefined): DeadLetterFilter {
 }
 
 const STRING_OPTIONS = [
-  'uri',
+  ...COMMON_STRING_FLAGS,
   'kind',
   'filter',
-  'limit',
   'batch-size',
-  'outbox-collection',
   'dead-letters-collection',
   'consumer-dead-letters-collection',
   'event-type',
@@ -106,6 +94,7 @@ const STRING_OPTIONS = [
   'topic',
 ] as const;
 type StringOption = (typeof STRING_OPTIONS)[number];
+type StringValues = FlagValues<StringOption>;
 
 /** The filter field each filter flag sets. */
 const FILTER_FLAGS: ReadonlyArray<[StringOption, keyof DeadLetterFilter]> = [
@@ -119,36 +108,6 @@ const FILTER_FLAGS: ReadonlyArray<[StringOption, keyof DeadLetterFilter]> = [
   ['consumer', 'consumer'],
   ['topic', 'topic'],
 ];
-
-type StringValues = Partial<Record<StringOption, string[]>>;
-
-/**
- * The value of a single-valued option. An empty value is refused (an unset shell variable in
- * `--aggregate-id "$ID"` would otherwise widen the filter); so is a repeat with another value.
- */
-function single(values: StringValues, name: StringOption): string | undefined {
-  const given = list(values, name);
-  if (given === undefined) return undefined;
-  if (new Set(given).size > 1) {
-    throw new CliUsageError(
-      `--${name} was given more than once with different values (${given.map((v) => `"${v}"`).join(', ')}): give it once`,
-    );
-  }
-  return given[0];
-}
-
-/** Every value of an option (duplicates removed), each checked non-empty. */
-function list(values: StringValues, name: StringOption): string[] | undefined {
-  const given = values[name];
-  if (given === undefined) return undefined;
-  if (given.some((value) => value.trim() === '')) {
-    throw new CliUsageError(
-      `--${name} was given an empty value: give a value, or leave the flag out ` +
-        '(an unset shell variable expands to nothing)',
-    );
-  }
-  return [...new Set(given)];
-}
 
 /** The value the flag `name` gives its filter field, or undefined when it is not given. */
 function flagValue(
@@ -226,20 +185,8 @@ export function parseDeadLettersCommand(
     },
   });
   const strings = values as StringValues;
-  const [group, action, ...extra] = positionals;
-  if (group !== 'dead-letters') {
-    throw new CliUsageError(group ? `unknown command "${group}"` : 'no command given');
-  }
-  if (!DEAD_LETTER_ACTIONS.includes(action as DeadLetterAction)) {
-    throw new CliUsageError(
-      action
-        ? `unknown action "${action}" (use ${DEAD_LETTER_ACTIONS.join(', ')})`
-        : 'no action given',
-    );
-  }
-  if (extra.length > 0) throw new CliUsageError(`unexpected argument "${extra[0]}"`);
-  const uri = single(strings, 'uri') ?? env.MONGODB_URI;
-  if (!uri) throw new CliUsageError('no MongoDB connection string: pass --uri or set MONGODB_URI');
+  const action = checkAction(positionals, 'dead-letters', DEAD_LETTER_ACTIONS);
+  const uri = mongoUri(strings, env);
 
   const kind = single(strings, 'kind') ?? 'relay';
   if (kind !== 'relay' && kind !== 'consumer') {
@@ -255,7 +202,7 @@ export function parseDeadLettersCommand(
   // Checked now, against the fields of this kind of dead letter: what runs is what was parsed.
   if (kind === 'consumer') consumerDeadLetterQuery(filter);
   else deadLetterQuery(filter);
-  checkScope(action as DeadLetterAction, filter, values.all === true);
+  checkScope(action, filter, values.all === true);
 
   const collection = (name: StringOption) => single(strings, name);
   const collections = {
@@ -264,7 +211,7 @@ export function parseDeadLettersCommand(
     consumerDeadLetters: collection('consumer-dead-letters-collection'),
   };
   return {
-    action: action as DeadLetterAction,
+    action,
     kind,
     uri,
     filter,

@@ -1,45 +1,13 @@
-import { Module } from '@nestjs/common';
-import type { DynamicModule } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { MongooseModule } from '@nestjs/mongoose';
 import type { ConsumerDeadLetterDocument } from '../documents/consumer-dead-letter.document';
 import { KAFKA_HEADERS } from '../documents/outbox-event.envelope';
 import { OutboxConsumerDeadLetters } from '../operations/outbox-consumer-dead-letters.service';
 import { OutboxDeadLetters } from '../operations/outbox-dead-letters.service';
 import type { OutboxDeadLetter } from '../documents/dead-letter.document';
-import { OutboxModule } from '../outbox.module';
 import type { DeadLettersCommand } from './cli.args';
+import { openCliApp } from './cli-app';
+import type { CliIo } from './cli-io';
 
-/** Where the CLI writes, and how it asks (replaced in tests). */
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-  /** Asks `question` and resolves the answer line. */
-  ask(question: string): Promise<string>;
-}
-
-@Module({})
-class DeadLettersCliModule {
-  static register(command: DeadLettersCommand): DynamicModule {
-    return {
-      module: DeadLettersCliModule,
-      imports: [
-        // One attempt: a wrong URI should fail now, not after Nest's retries.
-        MongooseModule.forRoot(command.uri, {
-          retryAttempts: 0,
-          ...(/serverSelectionTimeoutMS=/i.test(command.uri)
-            ? {}
-            : { serverSelectionTimeoutMS: 10_000 }),
-        }),
-        OutboxModule.forRoot({
-          relay: false,
-          createIndexes: false,
-          collections: command.collections,
-        }),
-      ],
-    };
-  }
-}
+export type { CliIo } from './cli-io';
 
 function describeFilter(command: DeadLettersCommand): string {
   const text = JSON.stringify(command.filter);
@@ -87,10 +55,7 @@ export async function runDeadLettersCommand(
   command: DeadLettersCommand,
   io: CliIo,
 ): Promise<number> {
-  const app = await NestFactory.createApplicationContext(DeadLettersCliModule.register(command), {
-    logger: false,
-    abortOnError: false,
-  });
+  const app = await openCliApp(command.uri, command.collections);
   try {
     const services = {
       relay: app.get(OutboxDeadLetters),

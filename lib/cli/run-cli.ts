@@ -1,9 +1,12 @@
 import { describeError } from '../common/errors/describe-error';
 import { DeadLetterFilterError } from '../operations/dead-letter.filter';
-import { parseDeadLettersCommand, USAGE } from './cli.args';
+import { parseDeadLettersCommand } from './cli.args';
 import { runDeadLettersCommand } from './dead-letters.command';
-import type { CliIo } from './dead-letters.command';
+import type { CliIo } from './cli-io';
 import { redactCredentials } from './redact';
+import { parseScheduledCommand } from './scheduled.args';
+import { runScheduledCommand } from './scheduled.command';
+import { USAGE } from './usage';
 
 /**
  * `npx nestjs-outbox <command>`: parses, runs, prints; resolves the exit code (0 done, 1 failed
@@ -18,15 +21,21 @@ export async function runCli(
     io.out(USAGE);
     return argv.length === 0 ? 2 : 0;
   }
-  let command;
+  let run: () => Promise<number>;
   try {
-    command = parseDeadLettersCommand(argv, env);
+    if (argv[0] === 'scheduled') {
+      const command = parseScheduledCommand(argv, env);
+      run = () => runScheduledCommand(command, io);
+    } else {
+      const command = parseDeadLettersCommand(argv, env);
+      run = () => runDeadLettersCommand(command, io);
+    }
   } catch (error) {
     io.err(`nestjs-outbox: ${redactCredentials((error as Error).message)}\n\n${USAGE}`);
     return 2;
   }
   try {
-    return await runDeadLettersCommand(command, io);
+    return await run();
   } catch (error) {
     if (error instanceof DeadLetterFilterError) {
       io.err(`nestjs-outbox: ${error.message}`);

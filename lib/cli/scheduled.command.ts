@@ -1,0 +1,167 @@
+import type { Connection, mongo } from 'mongoose';
+import { OutboxConnectionHost } from '../common/outbox-connection.host';
+import { OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
+import type { OutboxStorageOptions } from '../common/outbox-storage.options';
+import { DUE_ORDER } from '../documents/outbox-event.document';
+import type { OutboxDoc } from '../documents/outbox-event.document';
+import { cancelScheduledEvent } from '../events/schedule/cancel-scheduled-event';
+import { CANCEL_PROJECTION, describeUncancelled } from '../events/schedule/cancel-result';
+import type { CancelScheduledResult, CancelView } from '../events/schedule/cancel-result';
+import { openCliApp } from './cli-app';
+import { duration } from './duration';
+import type { CliIo } from './cli-io';
+import type { ScheduledCommand } from './scheduled.args';
+
+/** The server's clock (`hello`'s `localTime`): "due" is judged by it, never by this machine's. */
+async function serverNow(connection: Connection): Promise<Date> {
+  const hello = (await connection.db!.command({ hello: 1 })) as { localTime: Date };
+  return new Date(hello.localTime);
+}
+
+type ScheduledRow = Pick<
+  OutboxDoc,
+  'eventId' | 'eventType' | 'aggregateType' | 'aggregateId' | 'availableAt'
+>;
+
+/**
+ * Pending scheduled events by due time. The filter holds the relay's partial filter (`pending`,
+ * `availableAt` exists) and sorts by its key, so it reads on `outbox_relay_scheduled` when the
+ * relay created it: a partial index serves a query whose filter implies its partial filter
+ * (https://www.mongodb.com/docs/manual/core/index-partial/#query-coverage). No hint, so a
+ * database without that index is still listed.
+ */
+async function listScheduled(
+  outbox: mongo.Collection<OutboxDoc>,
+  command: ScheduledCommand,
+): Promise<ScheduledRow[]> {
+  const { aggregateType, aggregateId, eventType, dueBefore } = command.filter;
+  return outbox
+    .find<ScheduledRow>(
+      {
+        status: 'pending',
+        availableAt: dueBefore ? { $exists: true, $lt: dueBefore } : { $exists: true },
+        ...(aggregateType === undefined ? {} : { aggregateType }),
+        ...(aggregateId === undefined ? {} : { aggregateId }),
+        ...(eventType === undefined ? {} : { eventType }),
+      },
+      {
+        projection: {
+          _id: 0,
+          eventId: 1,
+          eventType: 1,
+          aggregateType: 1,
+          aggregateId: 1,
+          availableAt: 1,
+        },
+      },
+    )
+    .sort(DUE_ORDER)
+    .limit(command.limit)
+    .toArray();
+}
+
+/** What a cancel would find now, changing nothing (`--dry-run`). */
+async function previewCancel(
+  outbox: mongo.Collection<OutboxDoc>,
+  eventId: string,
+  now: Date,
+): Promise<
+  CancelScheduledResult | { outcome: 'would-cancel'; eventId: string; availableAt: Date }
+> {
+  const doc = await outbox.findOne<CancelView>({ eventId }, { projection: CANCEL_PROJECTION });
+  if (doc?.status === 'pending' && doc.availableAt && doc.availableAt > now) {
+    return { outcome: 'would-cancel', eventId, availableAt: doc.availableAt };
+  }
+  return describeUncancelled(eventId, doc);
+}
+
+function describeOutcome(result: { outcome: string; eventId: string } & Record<string, unknown>) {
+  const at = (name: string) =>
+    result[name] instanceof Date ? ` ${name} ${(result[name] as Date).toISOString()}` : '';
+  const again = result.alreadyCancelled === true ? ' (already)' : '';
+  return `${result.eventId}  ${result.outcome}${again}${at('availableAt')}${at('cancelledAt')}${at('publishedAt')}`;
+}
+
+/**
+ * Runs `scheduled list` or `scheduled cancel` on the outbox collection, in a Nest application
+ * context with its own connection (no relay, no index creation). Resolves the exit code.
+ */
+export async function runScheduledCommand(command: ScheduledCommand, io: CliIo): Promise<number> {
+  const app = await openCliApp(command.uri, command.collections);
+  try {
+    const { connection } = app.get(OutboxConnectionHost);
+    const { collections } = app.get<OutboxStorageOptions>(OUTBOX_STORAGE_OPTIONS);
+    const outbox = connection.db!.collection<OutboxDoc>(collections.outbox);
+    return command.action === 'list'
+      ? await printList(outbox, await serverNow(connection), command, io)
+      : await cancelEach(outbox, connection, command, io);
+  } finally {
+    await app.close();
+  }
+}
+
+async function printList(
+  outbox: mongo.Collection<OutboxDoc>,
+  now: Date,
+  command: ScheduledCommand,
+  io: CliIo,
+): Promise<number> {
+  const rows = await listScheduled(outbox, command);
+  const timed = rows.map((row) => {
+    const dueInMs = row.availableAt!.getTime() - now.getTime();
+    return { ...row, dueInMs, overdue: dueInMs <= 0 };
+  });
+  if (command.json) {
+    io.out(JSON.stringify({ serverTime: now, events: timed, count: timed.length }, null, 2));
+    return 0;
+  }
+  for (const row of timed) {
+    io.out(
+      [
+        row.availableAt!.toISOString(),
+        row.eventId,
+        row.eventType,
+        `${row.aggregateType}/${row.aggregateId}`,
+        row.overdue ? `overdue ${duration(-row.dueInMs)}` : `in ${duration(row.dueInMs)}`,
+      ].join('  '),
+    );
+  }
+  const limited = rows.length === command.limit ? ` (--limit ${command.limit})` : '';
+  io.out(`${rows.length} scheduled event(s)${limited}, server time ${now.toISOString()}`);
+  return 0;
+}
+
+/**
+ * Each event through `cancelScheduledEvent`, one at a time and without a transaction: each cancel
+ * is one conditional `findOneAndUpdate` on one document, which MongoDB applies atomically
+ * (https://www.mongodb.com/docs/manual/core/write-operations-atomicity/), and the events are
+ * independent of each other: one that cannot be cancelled must not undo the others.
+ */
+async function cancelEach(
+  outbox: mongo.Collection<OutboxDoc>,
+  connection: Connection,
+  command: ScheduledCommand,
+  io: CliIo,
+): Promise<number> {
+  const now = command.dryRun ? await serverNow(connection) : undefined;
+  const results = [];
+  for (const eventId of command.eventIds) {
+    results.push(
+      now ? await previewCancel(outbox, eventId, now) : await cancelScheduledEvent(outbox, eventId),
+    );
+  }
+  const ok = (outcome: string) => outcome === 'cancelled' || outcome === 'would-cancel';
+  const refused = results.filter((result) => !ok(result.outcome)).length;
+  if (command.json) io.out(JSON.stringify({ dryRun: command.dryRun, results }, null, 2));
+  else {
+    for (const result of results) {
+      const line = `${command.dryRun ? 'dry run: ' : ''}${describeOutcome(result)}`;
+      if (ok(result.outcome)) io.out(line);
+      else io.err(line);
+    }
+    io.out(
+      `${results.length - refused} of ${results.length} ${command.dryRun ? 'would be ' : ''}cancelled`,
+    );
+  }
+  return refused > 0 ? 1 : 0;
+}

@@ -1,0 +1,5 @@
+import { DEAD_LETTERS_USAGE } from './cli.args';
+import { SCHEDULED_USAGE } from './scheduled.args';
+
+/** The CLI's help: every command. */
+export const USAGE = `${DEAD_LETTERS_USAGE}\n${SCHEDULED_USAGE}`;
