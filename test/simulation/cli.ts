@@ -14,7 +14,8 @@
  * schedules (2-8 partitions, 2-3 relays that join, leave, die and pause, layout switches);
  * `--partitions N` the same with N partitions. `--graceful-stops` runs graceful stops under load
  * (a backlog drained, publishes in flight, relays stopped and restarted), `--hand-overs`
- * partitioned hand-overs with publishes in flight (a relay joins, relays leave).
+ * partitioned hand-overs with publishes in flight (a relay joins, relays leave). `--scheduled`
+ * runs single-lease schedules of which one in three has scheduled and cancelled events.
  */
 import { readFileSync } from 'node:fs';
 import type fc from 'fast-check';
@@ -23,6 +24,7 @@ import { checkSchedules, describeFailure, replayCommand, runSchedule } from './s
 import type { RunReport, SeenFailure, SimStats } from './simulation.runner';
 import { partitionedSchedules } from './schedule/partitioned.arbitrary';
 import { gracefulStopSchedules, handOverSchedules } from './schedule/stop-under-load.arbitrary';
+import { scheduledScheduleArbitrary } from './schedule/schedule.arbitrary';
 import { ToyRelay } from './toy/toy.relay';
 import type { RelayFactory } from './world/relay-under-test';
 import { realRelay } from './world/relay.factory';
@@ -44,6 +46,8 @@ interface CliArgs {
   partitions?: number;
   /** Stops under load (`--graceful-stops`) or hand-overs with publishes in flight (`--hand-overs`). */
   stops?: 'graceful-stops' | 'hand-overs';
+  /** The scheduled-events family (`--scheduled`). */
+  scheduled?: boolean;
 }
 
 function parseArgs(argv: string[]): CliArgs {
@@ -75,6 +79,7 @@ function parseArgs(argv: string[]): CliArgs {
     else if (flag === '--toy') args.toy = true;
     else if (flag === '--partitioned') args.partitions = 0;
     else if (flag === '--partitions') args.partitions = positiveInt(flag, value());
+    else if (flag === '--scheduled') args.scheduled = true;
     else if (flag === '--graceful-stops' || flag === '--hand-overs')
       args.stops = flag === '--graceful-stops' ? 'graceful-stops' : 'hand-overs';
     else throw new Error(`unknown option ${flag} (see test/simulation/cli.ts)`);
@@ -91,7 +96,8 @@ function flags(args: CliArgs): string {
       : args.partitions === 0
         ? ' --partitioned'
         : ` --partitions ${args.partitions}`;
-  return `${args.toy ? ' --toy' : ''}${partitioned}${args.stops ? ` --${args.stops}` : ''}`;
+  const family = `${args.stops ? ` --${args.stops}` : ''}${args.scheduled ? ' --scheduled' : ''}`;
+  return `${args.toy ? ' --toy' : ''}${partitioned}${family}`;
 }
 
 /** The schedules to generate, and their name in the report. */
@@ -107,6 +113,9 @@ function scheduleKind(args: CliArgs): { name: string; arbitrary?: fc.Arbitrary<S
       name: `partitioned (${args.partitions === 0 ? '2-8' : args.partitions} partitions)`,
       arbitrary: partitionedSchedules(args.partitions === 0 ? undefined : args.partitions),
     };
+  }
+  if (args.scheduled) {
+    return { name: 'single lease with scheduled events', arbitrary: scheduledScheduleArbitrary };
   }
   return { name: 'single lease' };
 }

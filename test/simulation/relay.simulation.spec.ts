@@ -1,5 +1,6 @@
 import type fc from 'fast-check';
 import type { Schedule } from './schedule/schedule.types';
+import { scheduledScheduleArbitrary } from './schedule/schedule.arbitrary';
 import { gracefulStopSchedules } from './schedule/stop-under-load.arbitrary';
 import { checkSchedules, describeFailure } from './simulation.runner';
 import { realRelay } from './world/relay.factory';
@@ -13,6 +14,7 @@ import { realRelay } from './world/relay.factory';
  */
 const RUNS = Number(process.env.SIM_RUNS ?? 1_800);
 const STOP_RUNS = Number(process.env.SIM_STOP_RUNS ?? 150);
+const SCHEDULED_RUNS = Number(process.env.SIM_SCHEDULED_RUNS ?? 1_000);
 const SEED = Number(process.env.SIM_SEED ?? 20_261_201);
 
 async function expectInvariants(
@@ -50,6 +52,22 @@ describe('relay under simulated faults', () => {
     async () => {
       const result = await expectInvariants(STOP_RUNS, gracefulStopSchedules, ' --graceful-stops');
       expect(result.stats.effects.get('leave')).toBeGreaterThan(STOP_RUNS / 2);
+    },
+    15 * 60_000,
+  );
+
+  /**
+   * Open (issue 22): scheduled events break the due bound (s2), and under their load (a), in
+   * about 10 runs of 1,800 at this seed (events late, none early or after a cancel): a due page led by aggregates waiting on a held topic keeps
+   * the due aggregates of other topics out of the engine (`npm run simulate -- --scheduled --seed
+   * 20261201 --path 450`), and catch-up reads wait behind the change stream's idle budget
+   * reservation (`--path 975`). Runs as `it.failing` so that it runs on every `npm test` and
+   * fails the day it passes: then make it an `it`.
+   */
+  it.failing(
+    `(open) keeps its invariants over ${SCHEDULED_RUNS} schedules with scheduled and cancelled events (seed ${SEED})`,
+    async () => {
+      await expectInvariants(SCHEDULED_RUNS, scheduledScheduleArbitrary, ' --scheduled');
     },
     15 * 60_000,
   );

@@ -308,9 +308,22 @@ const loadSchedules: fc.Arbitrary<Schedule> = fc
     faults: withoutTargetedFaultsDuring(bursts, faults),
   }));
 
-/** One schedule in three has scheduled (delayed) and cancelled events (`withScheduledEvents`). */
-export const scheduleArbitrary: fc.Arbitrary<Schedule> = withScheduledEvents(
-  fc.oneof({ weight: 2, arbitrary: lightSchedules }, { weight: 1, arbitrary: loadSchedules }),
+const lightAndLoad = fc.oneof(
+  { weight: 2, arbitrary: lightSchedules },
+  { weight: 1, arbitrary: loadSchedules },
+);
+
+/** The schedules of every family (single, partitioned, stops, pre-slot): events published at once. */
+export const scheduleArbitrary: fc.Arbitrary<Schedule> = lightAndLoad.map((schedule) =>
+  normalize(schedule),
+);
+
+/**
+ * The scheduled-events family (`--scheduled`): one schedule in three has scheduled (delayed) and
+ * cancelled events (`withScheduledEvents`), on the same light and load schedules and faults.
+ */
+export const scheduledScheduleArbitrary: fc.Arbitrary<Schedule> = withScheduledEvents(
+  lightAndLoad,
   { plain: 2, scheduled: 1 },
 ).map((schedule) => normalize(schedule));
 
