@@ -33,15 +33,53 @@ function freePort() {
   });
 }
 
-/** Throws a ServerSetupError when something already listens on 127.0.0.1:port. */
-function assertPortFree(port, what, fix) {
-  return new Promise((resolve, reject) => {
+/** Whether a server could listen on 127.0.0.1:port right now. */
+function isPortFree(port) {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', () =>
-      reject(new ServerSetupError(`${what}: port ${port} on 127.0.0.1 is already taken. ${fix}`)),
-    );
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/** Throws a ServerSetupError when something already listens on 127.0.0.1:port. */
+async function assertPortFree(port, what, fix) {
+  if (!(await isPortFree(port))) {
+    throw new ServerSetupError(`${what}: port ${port} on 127.0.0.1 is already taken. ${fix}`);
+  }
+}
+
+/** The kernel's range of local ports for outgoing connections (Linux), or undefined. */
+function ephemeralPortRange() {
+  try {
+    const [low, high] = fs
+      .readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    return low > 0 && high >= low ? { low, high } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A free port below the kernel's ephemeral range, for a server that is stopped and started again
+ * on the same port (the broker of the outage tests). A port from listen(0) lies inside that range:
+ * while the server is down, any outgoing connection may take it as its local port (a client that
+ * keeps retrying it may even connect to itself), and the restart then finds the port taken.
+ */
+async function restartablePort() {
+  const range = ephemeralPortRange();
+  const floor = 10000;
+  if (range && range.low - floor >= 1000) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = floor + Math.floor(Math.random() * (range.low - floor));
+      if (await isPortFree(port)) return port;
+    }
+  }
+  return freePort();
 }
 
 /** Major version of the java binary (e.g. 17), or undefined when it cannot run. */
@@ -113,12 +151,19 @@ function tail(file, lines = 5) {
   }
 }
 
+/** Whether the process runs: an exited process nobody reaped yet (a zombie) does not. */
 function isAlive(pid) {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ...", comm may hold spaces and parentheses.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no procfs (macOS): signal 0 is all we can ask
   }
 }
 
@@ -150,7 +195,9 @@ module.exports = {
   freePort,
   hasCommand,
   isAlive,
+  isPortFree,
   killProcess,
+  restartablePort,
   sleep,
   tail,
   withLock,

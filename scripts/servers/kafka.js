@@ -10,10 +10,10 @@ const {
   ServerSetupError,
   assertPortFree,
   findJava,
-  freePort,
   hasCommand,
   isAlive,
   killProcess,
+  restartablePort,
   sleep,
   tail,
   withLock,
@@ -180,8 +180,10 @@ async function createKafkaState() {
     dataDir,
     logFile: path.join(dataDir, 'broker.log'),
     propsFile: path.join(dataDir, 'server.properties'),
-    port: Number(process.env.OUTBOX_KAFKA_PORT) || (await freePort()),
-    controllerPort: await freePort(),
+    // Both ports outside the ephemeral range: the outage tests stop the broker and start it
+    // again on the same ports.
+    port: Number(process.env.OUTBOX_KAFKA_PORT) || (await restartablePort()),
+    controllerPort: await restartablePort(),
   };
   fs.writeFileSync(
     state.propsFile,

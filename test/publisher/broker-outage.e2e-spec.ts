@@ -10,6 +10,7 @@ import {
   stopKafka,
   testServers,
   uniqueName,
+  waitFor,
 } from '../harness';
 import { InMemoryRelayStore } from '../relay/support/in-memory-relay.store';
 import { relayCore } from '../relay/support/relay-core';
@@ -48,23 +49,36 @@ describeWith(
       const aggregates = 20;
       const produced: string[] = [];
       let stopped = false;
-      try {
+      // Writes go on through the outage; the relay must hold them, not drop or dead-letter them.
+      // The load runs beside the broker's stop and start so that a start that fails fails the test
+      // with its reason: scheduled from a timer, it was lost and the load waited for room forever.
+      const load = (async () => {
         for (let i = 0; i < total; i++) {
           const doc = store.insert({ aggregateId: `agg-${i % aggregates}`, payload: { i } });
           produced.push(doc.eventId);
           await offer([doc]);
-          if (i === 600) {
-            await stopKafka();
-            stopped = true;
-            // Keep writing during the outage; the relay must hold them, not drop or dead-letter them.
-            setTimeout(() => {
-              void startKafka().then(() => (stopped = false));
-            }, 20_000);
-          }
           if (i % 50 === 0) await sleep(stopped ? 400 : 20);
         }
-        const deadline = Date.now() + 120_000;
-        while (store.pending().length > 0 && Date.now() < deadline) await sleep(200);
+      })();
+      let loadFailed: unknown;
+      load.catch((error: unknown) => (loadFailed = error ?? new Error('the load failed')));
+      const offered = (count: number) => {
+        if (loadFailed) throw loadFailed;
+        return produced.length >= count;
+      };
+      try {
+        await waitFor(() => offered(601), 60_000, '600 events offered');
+        stopped = true;
+        await stopKafka();
+        await sleep(20_000);
+        await startKafka();
+        stopped = false;
+        await waitFor(
+          () => offered(total) && store.pending().length === 0,
+          120_000,
+          'every event offered and published after the broker came back',
+        );
+        await load;
         expect(store.pending()).toHaveLength(0);
         expect(store.deadLetters).toHaveLength(0);
         expect(metrics.outages).toBeGreaterThanOrEqual(1);
