@@ -77,7 +77,11 @@ describeWith(
           () => offered(total) && store.pending().length === 0,
           120_000,
           'every event offered and published after the broker came back',
-        );
+        ).catch((error: Error) => {
+          // Say where the relay stands, so that a relay which did not recover is told apart.
+          const relay = JSON.stringify(engine.status());
+          throw new Error(`${error.message}; pending ${store.pending().length}, relay ${relay}`);
+        });
         await load;
         expect(store.pending()).toHaveLength(0);
         expect(store.deadLetters).toHaveLength(0);

@@ -377,9 +377,9 @@ describe('RelayEngine', () => {
     // When each publish call starts: a fixed pause and a look would fail on a busy machine.
     const calledAt: number[] = [];
     const publish = publisher.publish.bind(publisher);
-    publisher.publish = (events, context) => {
+    publisher.publish = (events) => {
       calledAt.push(Date.now());
-      return publish(events, context);
+      return publish(events);
     };
     engine.holdUntil({ aggregateType: 'Order', aggregateId: 'r' }, retryAt);
     await offer([second]);
