@@ -15,7 +15,6 @@
  * or a mark fail): then the duplicates are printed with their causes. Under `--smoke`:
  * bursts of 1 000 events by one process with one partition and by two processes, and a shorter
  * hand-over run. */
-import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kafka } from 'kafkajs';
@@ -28,8 +27,8 @@ import {
   ownerPid,
   readSpread,
 } from '../test/relay/support/partition-spread';
+import { RelayChild } from './support/relay-child';
 import {
-  compileDrainChild,
   createTopic,
   dbUri,
   line,
@@ -86,46 +85,26 @@ function causesSince(
 interface RelayProcess {
   child: ChildProcess;
   ready: Promise<void>;
-  exited: Promise<void>;
+  exited: Promise<unknown>;
   progress: Progress;
 }
 
 function forkRelay(ctx: BenchContext, db: string, prefix: string, options: object): RelayProcess {
-  const child = fork(compileDrainChild(), [], {
-    env: {
-      ...process.env,
-      MONGODB_URI: dbUri(ctx, db, false),
-      BENCH_PREFIX: prefix,
-      BENCH_EVENTS: '0',
-      BENCH_BATCH: String(BATCH),
-      BENCH_SHARED: '1',
-      BENCH_STAY: '1',
-      RELAY_BENCH_OPTIONS: JSON.stringify({ partitions: PARTITIONS, ...options }),
-    },
-    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+  const relay = new RelayChild('relay-drain', {
+    mongoUri: dbUri(ctx, db, false),
+    prefix,
+    batch: BATCH,
+    relayOptions: { partitions: PARTITIONS, ...options },
+    env: { BENCH_EVENTS: '0', BENCH_SHARED: '1', BENCH_STAY: '1' },
   });
-  let output = '';
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  // The error's own line (e.g. an OutboxOptionsError), without colours.
-  const why = (): string =>
-    // eslint-disable-next-line no-control-regex
-    (output.replace(/\x1b\[[0-9;]*m/g, '').match(/^.*(Error|error).*$/m)?.[0] ?? output)
-      .trim()
-      .slice(0, 300);
   const state: RelayProcess = {
-    child,
-    ready: Promise.resolve(),
-    exited: new Promise<void>((resolve) => child.once('exit', () => resolve())),
+    child: relay.process,
+    ready: relay.next<void>(),
+    exited: relay.exited,
     progress: { published: 0, cpuSeconds: 0 },
   };
-  state.ready = new Promise<void>((resolve, reject) => {
-    child.on('message', (message: { ready?: boolean; progress?: boolean } & Progress) => {
-      if (message.ready) resolve();
-      if (message.progress) state.progress = message;
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`relay process exited (${code}) before ready: ${why()}`)),
-    );
+  relay.process.on('message', (message: { progress?: boolean } & Progress) => {
+    if (message.progress) state.progress = message;
   });
   state.ready.catch(() => undefined);
   return state;

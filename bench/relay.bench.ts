@@ -13,8 +13,6 @@
  *    commit -> broker ack).
  * Under `--smoke` every size is small (2 000 events, 200 for the latency).
  * `RELAY_BENCH_PARTS=publisher,core` runs only the parts named (after `relay/`). */
-import { execFileSync, fork } from 'node:child_process';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
@@ -49,6 +47,7 @@ import { handOverPause, partitionedDrain } from './relay-partitions.bench';
 import { eventSlot } from '../lib/events/event-slot';
 import { check, sized } from './bench-part';
 import { diagnosticsPart } from './relay-diagnostics.bench';
+import { RelayChild } from './support/relay-child';
 import type { BenchContext, BenchPart } from './bench-part';
 
 const { MongoClient } = driver;
@@ -293,53 +292,25 @@ function relayOptions(ctx: BenchContext, prefix: string): RelayOptions {
   };
 }
 
-let drainChild: string | undefined;
-
-/**
- * The drain process runs compiled JavaScript: under ts-node the TypeScript compiler alone
- * would add about 100 MB to the RSS being measured. Compiled once per run.
- */
-export function compileDrainChild(): string {
-  if (!drainChild) {
-    execFileSync(
-      process.execPath,
-      [require.resolve('typescript/bin/tsc'), '-p', join(__dirname, 'tsconfig.child.json')],
-      { stdio: 'inherit' },
-    );
-    drainChild = join(
-      __dirname,
-      '..',
-      'node_modules/.cache/nestjs-outbox-bench/bench/relay-drain.child.js',
-    );
-  }
-  return drainChild;
-}
-
-function forkDrainChild(
+/** The relay of bench/relay-drain.child.ts draining `events`: its report, once it is done. */
+async function drainInChild(
   ctx: BenchContext,
   db: string,
   prefix: string,
   events: number,
 ): Promise<DrainReport> {
-  return new Promise((resolve, reject) => {
-    const child = fork(compileDrainChild(), [], {
-      execArgv: process.env.RELAY_BENCH_TRACE ? ['--expose-gc'] : [],
-      env: {
-        ...process.env,
-        NODE_OPTIONS: process.env.RELAY_BENCH_NODE_OPTIONS ?? '',
-        MONGODB_URI: dbUri(ctx, db, false),
-        BENCH_PREFIX: prefix,
-        BENCH_EVENTS: String(events),
-        BENCH_BATCH: String(BATCH),
-      },
-    });
-    let report: DrainReport | undefined;
-    child.on('message', (message) => (report = message as DrainReport));
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      report ? resolve(report) : reject(new Error(`the relay drain process exited with ${code}`)),
-    );
+  const child = new RelayChild('relay-drain', {
+    mongoUri: dbUri(ctx, db, false),
+    prefix,
+    batch: BATCH,
+    env: { BENCH_EVENTS: String(events) },
+    execArgv: process.env.RELAY_BENCH_TRACE ? ['--expose-gc'] : [],
+    nodeOptions: process.env.RELAY_BENCH_NODE_OPTIONS,
+    echoStderr: true,
   });
+  const report = await child.next<DrainReport>();
+  await child.exited;
+  return report;
 }
 
 export async function topicSize(kafka: Kafka, topic: string): Promise<number> {
@@ -376,7 +347,7 @@ export async function backlogDrain(
   process.stdout.write(
     `  (outbox pre-filled with ${events} pending events in ${((Date.now() - fillStarted) / 1000).toFixed(1)} s)\n`,
   );
-  const report = await forkDrainChild(ctx, db, prefix, events);
+  const report = await drainInChild(ctx, db, prefix, events);
   const inKafka = await topicSize(kafka, topic);
   const pending = await outbox.countDocuments({ status: 'pending' });
   await dropAndClose(client);

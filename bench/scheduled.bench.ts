@@ -15,9 +15,6 @@
  * The events are written as the write side stores them (lib/documents/outbox-event.document.ts),
  * insertMany of 10 000, with a small payload (the relay reads none of it while they wait).
  * Under `--smoke`: 10 000 pending, a burst of 500, 2 s windows. */
-import { fork } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
 import type { IHeaders } from 'kafkajs';
@@ -28,9 +25,9 @@ import { serverTime } from '../lib/relay/mongo/relay-collections';
 import { check, sized } from './bench-part';
 import type { BenchContext, BenchPart } from './bench-part';
 import type { ChildRequest, IdleReport } from './scheduled-relay.child';
+import { RelayChild } from './support/relay-child';
 import {
   backlogDrain,
-  compileDrainChild,
   createTopic,
   dbUri,
   dropAndClose,
@@ -88,56 +85,32 @@ async function insertAll(
 
 /** The relay of bench/scheduled-relay.child.ts, driven request by request. */
 class RelayProcess {
-  private readonly child: ChildProcess;
-  private readonly replies: Array<(reply: object) => void> = [];
-  private readonly exited: Promise<number | null>;
-  private output = '';
+  private readonly child: RelayChild;
 
-  constructor(ctx: BenchContext, db: string, prefix: string, options: object) {
-    // Compiled with the drain child (bench/tsconfig.child.json), next to it.
-    const path = join(dirname(compileDrainChild()), 'scheduled-relay.child.js');
-    this.child = fork(path, [], {
+  constructor(ctx: BenchContext, db: string, prefix: string, relayOptions: object) {
+    this.child = new RelayChild('scheduled-relay', {
+      mongoUri: dbUri(ctx, db, false),
+      prefix,
+      batch: BATCH,
+      relayOptions,
       execArgv: ['--expose-gc'],
-      env: {
-        ...process.env,
-        NODE_OPTIONS: '',
-        MONGODB_URI: dbUri(ctx, db, false),
-        BENCH_PREFIX: prefix,
-        BENCH_BATCH: String(BATCH),
-        BENCH_RELAY_OPTIONS: JSON.stringify(options),
-      },
-      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     });
-    this.child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
-    this.child.on('message', (reply: object) => this.replies.shift()?.(reply));
-    this.exited = new Promise((resolve) => this.child.once('exit', resolve));
   }
 
-  /** The next message of the child (the first is `{ ready: true }`). */
-  private next<T>(): Promise<T> {
-    return Promise.race([
-      new Promise<T>((resolve) => this.replies.push(resolve as (reply: object) => void)),
-      this.exited.then((code) => {
-        throw new Error(
-          `the relay process exited with ${code}: ${this.output.trim().slice(0, 500)}`,
-        );
-      }),
-    ]);
-  }
-
+  /** Its first message, `{ ready: true }`. */
   ready(): Promise<unknown> {
-    return this.next();
+    return this.child.next();
   }
 
   request<T>(request: ChildRequest): Promise<T> {
-    const reply = this.next<T>();
-    this.child.send(request);
+    const reply = this.child.next<T>();
+    this.child.process.send(request);
     return reply;
   }
 
   async stop(): Promise<void> {
-    this.child.send('stop');
-    await this.exited;
+    this.child.process.send('stop');
+    await this.child.exited;
   }
 }
 
