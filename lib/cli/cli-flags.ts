@@ -146,11 +146,6 @@ function checkScopes(given: readonly Flag[], command: CommandName, action: strin
 export class CommandFlags<C extends CommandName> {
   constructor(private readonly values: Partial<Record<string, string[] | boolean>>) {}
 
-  /** Whether the flag was given at all. */
-  has(name: StringFlagOf<C> | SwitchOf<C>): boolean {
-    return this.values[name] !== undefined;
-  }
-
   /** A switch: given or not. */
   on(name: SwitchOf<C>): boolean {
     return this.values[name] === true;
