@@ -28,6 +28,11 @@ export function check(condition: boolean, wrong: string): asserts condition {
   if (!condition) throw new BenchCheckError(wrong);
 }
 
+/** One figure of a bench's report: its label, then its value, in columns. */
+export function line(label: string, value: string): void {
+  process.stdout.write(`  ${label.padEnd(58)} ${value}\n`);
+}
+
 /** A size: the variable `envName` when set, else `full`, or `smoke` under `--smoke`. */
 export function sized(ctx: BenchContext, envName: string, full: number, smoke: number): number {
   const set = process.env[envName];

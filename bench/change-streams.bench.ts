@@ -14,8 +14,8 @@ import type { OutboxEventRecord } from '../lib/documents/outbox-event.document';
 import { partitionOfSlot, slotsOfPartition } from '../lib/relay/ports/partition-layout';
 import type { ChangeCursor } from '../lib/relay/ports/change-source';
 import { MongoChangeSource } from '../lib/relay/mongo/mongo-change.source';
-import { dbUri, line, makeEvent, suffix, dropAndClose } from './relay.bench';
-import { BenchCheckError, sized } from './bench-part';
+import { dbUri, dropAndClose, makeEvent, suffix } from './support/bench-outbox';
+import { BenchCheckError, line, sized } from './bench-part';
 import type { BenchContext, BenchPart } from './bench-part';
 
 const { MongoClient } = driver;

@@ -15,16 +15,24 @@ import type { INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
 import { InjectConnection, MongooseModule } from '@nestjs/mongoose';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { logLevel, Partitioners } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { Message } from 'kafkajs';
 import { mongo as driver, Schema } from 'mongoose';
 import type { Connection } from 'mongoose';
 import { v7 as uuidv7 } from 'uuid';
 import { IdempotentHandler, OutboxKafkaServer, OutboxModule, Transactional } from '../lib';
 import { loadPlatformaticKafka } from '../lib/publisher/platformatic/platformatic-kafka.loader';
-import { check, sized } from './bench-part';
+import { check, line, sized } from './bench-part';
 import type { BenchContext, BenchPart } from './bench-part';
-import { createTopic, dbUri, dropAndClose, line, suffix, topicSize } from './relay.bench';
+import {
+  benchKafka,
+  createTopic,
+  dbUri,
+  dropAndClose,
+  suffix,
+  topicSize,
+} from './support/bench-outbox';
 
 const { MongoClient } = driver;
 
@@ -217,11 +225,7 @@ function print(label: string, figures: ReadFigures, topic: Topic): void {
 }
 
 async function clients(ctx: BenchContext): Promise<void> {
-  const kafka = new Kafka({
-    clientId: 'outbox-bench',
-    brokers: ctx.kafkaBrokers,
-    logLevel: logLevel.NOTHING,
-  });
+  const kafka = benchKafka(ctx);
   const topic = await fillTopic(ctx, kafka);
   sharedTopic = topic;
   check(
@@ -291,11 +295,7 @@ class IdempotentOrders {
 }
 
 async function idempotent(ctx: BenchContext): Promise<void> {
-  const kafka = new Kafka({
-    clientId: 'outbox-bench',
-    brokers: ctx.kafkaBrokers,
-    logLevel: logLevel.NOTHING,
-  });
+  const kafka = benchKafka(ctx);
   // Part 1 filled the topic when it ran in this run; otherwise fill one here.
   const topic = sharedTopic ?? (await fillTopic(ctx, kafka));
   const events = Math.min(idempotentCount(ctx), topic.count);

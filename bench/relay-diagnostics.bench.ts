@@ -4,13 +4,13 @@
  * ratio of the medians; and the cost of one publish helper call alone, unsubscribed and
  * subscribed. */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { Kafka, logLevel } from 'kafkajs';
 import type { OutboxEventRecord } from '../lib';
 import { OUTBOX_CHANNELS } from '../lib/diagnostics';
 import { outboxDiagnostics } from '../lib/diagnostics/outbox.diagnostics';
-import { check, sized } from './bench-part';
+import { check, line, sized } from './bench-part';
 import type { BenchContext, BenchPart } from './bench-part';
-import { line, makeEvent, relayCore } from './relay.bench';
+import { relayCore } from './relay.bench';
+import { benchKafka, makeEvent } from './support/bench-outbox';
 
 const BATCH = 500;
 const ROUNDS = 3;
@@ -33,11 +33,7 @@ const median = (values: number[]): number =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function diagnosticsOverhead(ctx: BenchContext): Promise<void> {
-  const kafka = new Kafka({
-    clientId: 'outbox-bench-diag',
-    brokers: ctx.kafkaBrokers,
-    logLevel: logLevel.NOTHING,
-  });
+  const kafka = benchKafka(ctx, 'outbox-bench-diag');
   const count = sized(ctx, 'RELAY_DIAG_BENCH_EVENTS', 30_000, 2_000);
   const none: number[] = [];
   const subscribed: number[] = [];

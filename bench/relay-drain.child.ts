@@ -1,9 +1,9 @@
 /* The relay alone in its own process, for the backlog-drain bench (forked by relay.bench.ts):
  * so that its peak RSS is the relay's, not the bench's. It starts the app with the relay
  * stopped, starts it, and reports over IPC when every event of the backlog was acknowledged
- * by Kafka and marked published. Env: MONGODB_URI (with the bench database), BENCH_PREFIX,
- * BENCH_EVENTS, BENCH_BATCH, RELAY_BENCH_OPTIONS (JSON merged into the relay options) and
- * RELAY_BENCH_TRACE (print memory each second, after a forced GC: the live heap).
+ * by Kafka and marked published. Env: that of bench/support/relay-child.app.ts (relay options:
+ * `idleMs: 100`, and RELAY_BENCH_OPTIONS), BENCH_EVENTS and RELAY_BENCH_TRACE (print memory
+ * each second, after a forced GC: the live heap).
  * With BENCH_SHARED=1 (one of several relay processes sharing the outbox's partitions) it reports
  * `{ ready: true }` once the app started, starts the relay on the message 'go', and is done
  * when no event is pending any more (what it published itself is in `published`); with
@@ -16,11 +16,12 @@ import { subscribe } from 'node:diagnostics_channel';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import type { LogLevel } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { getConnectionToken, MongooseModule } from '@nestjs/mongoose';
+import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection } from 'mongoose';
-import { OUTBOX_CHANNELS, OutboxModule, OutboxRelay, OutboxRelayMetrics } from '../lib';
+import { OUTBOX_CHANNELS, OutboxRelay, OutboxRelayMetrics } from '../lib';
 import type { RelayLeaseLostMessage } from '../lib';
+import { ProcessWindow } from './support/process-window';
+import { createRelayChildApp } from './support/relay-child.app';
 
 /**
  * What this process's relay reported that docs/guarantees.md names as a cause of a second
@@ -105,43 +106,20 @@ async function main(): Promise<void> {
   const logger = new CauseLogger(causes, logLevels(process.env.RELAY_BENCH_LOG));
   Logger.overrideLogger(logger);
   const events = Number(process.env.BENCH_EVENTS);
-  const app = await NestFactory.createApplicationContext(
-    {
-      module: class RelayDrainBenchModule {},
-      imports: [
-        MongooseModule.forRoot(process.env.MONGODB_URI as string),
-        OutboxModule.forRoot({
-          relay: {
-            autoStart: false,
-            kafka: { brokers: (process.env.KAFKA_BROKERS as string).split(',') },
-            topicPrefix: process.env.BENCH_PREFIX,
-            batchSize: Number(process.env.BENCH_BATCH),
-            idleMs: 100,
-            ...JSON.parse(process.env.RELAY_BENCH_OPTIONS ?? '{}'),
-          },
-        }),
-      ],
-    } as never,
-    { logger },
-  );
+  const app = await createRelayChildApp(logger, { idleMs: 100 });
   const relay = app.get(OutboxRelay);
   const metrics = app.get(OutboxRelayMetrics);
   const outbox = app.get<Connection>(getConnectionToken()).collection('outbox');
   const baseRss = process.memoryUsage().rss;
-  let peakRss = baseRss;
-  let peakHeapUsed = 0;
-  let peakExternal = 0;
-  const sample = (): void => {
-    if (process.env.RELAY_BENCH_TRACE) (globalThis as { gc?: () => void }).gc?.();
+  const trace = Boolean(process.env.RELAY_BENCH_TRACE);
+  // Traced: each second, after a forced GC (the live heap), printed.
+  const traced = (): NodeJS.MemoryUsage => {
+    (globalThis as { gc?: () => void }).gc?.();
     const usage = process.memoryUsage();
-    peakRss = Math.max(peakRss, usage.rss);
-    peakHeapUsed = Math.max(peakHeapUsed, usage.heapUsed);
-    peakExternal = Math.max(peakExternal, usage.external);
-    if (process.env.RELAY_BENCH_TRACE) {
-      process.stderr.write(
-        `rss ${usage.rss >> 20} heapTotal ${usage.heapTotal >> 20} heapUsed ${usage.heapUsed >> 20} external ${usage.external >> 20} ab ${usage.arrayBuffers >> 20} published ${metrics.published}\n`,
-      );
-    }
+    process.stderr.write(
+      `rss ${usage.rss >> 20} heapTotal ${usage.heapTotal >> 20} heapUsed ${usage.heapUsed >> 20} external ${usage.external >> 20} ab ${usage.arrayBuffers >> 20} published ${metrics.published}\n`,
+    );
+    return usage;
   };
   const shared = process.env.BENCH_SHARED === '1';
   if (shared) {
@@ -149,43 +127,35 @@ async function main(): Promise<void> {
     process.send?.({ ready: true });
     await go;
   }
-  const sampler = setInterval(sample, process.env.RELAY_BENCH_TRACE ? 1000 : 50);
-  const started = process.hrtime.bigint();
-  const cpuAtStart = process.cpuUsage();
-  const elapsed = (): number => Number(process.hrtime.bigint() - started) / 1e9;
+  const window = trace ? new ProcessWindow(1000, traced) : new ProcessWindow(50);
   await relay.start();
   // BENCH_STAY=1: relays until it is killed, reporting its count and CPU time as it goes.
   if (process.env.BENCH_STAY === '1') {
     setInterval(() => {
-      const cpu = process.cpuUsage(cpuAtStart);
       process.send?.({
         progress: true,
         published: metrics.published,
-        cpuSeconds: (cpu.user + cpu.system) / 1e6,
+        cpuSeconds: window.cpuMs() / 1000,
         causes: { ...causes, retried: metrics.retried, outages: metrics.outages },
       });
     }, 200);
     await new Promise(() => undefined);
   }
   if (!shared) while (metrics.published < events) await sleep(10);
-  const ackedSeconds = elapsed();
+  const ackedSeconds = window.elapsedMs() / 1000;
   // Shared: polled less often, by every process.
   while ((await outbox.countDocuments({ status: 'pending' })) > 0) await sleep(shared ? 100 : 10);
-  const markedSeconds = elapsed();
-  clearInterval(sampler);
-  sample();
+  const markedSeconds = window.elapsedMs() / 1000;
+  window.end();
   const report: DrainReport = {
     baseRss,
-    peakRss,
-    peakHeapUsed,
-    peakExternal,
+    peakRss: Math.max(baseRss, window.peak.rss),
+    peakHeapUsed: window.peak.heapUsed,
+    peakExternal: window.peak.external,
     ackedSeconds,
     markedSeconds,
     published: metrics.published,
-    cpuSeconds: (() => {
-      const cpu = process.cpuUsage(cpuAtStart);
-      return (cpu.user + cpu.system) / 1e6;
-    })(),
+    cpuSeconds: window.cpuMs() / 1000,
   };
   await app.close();
   process.send?.(report, () => process.exit(0));

@@ -15,7 +15,6 @@
  * or a mark fail): then the duplicates are printed with their causes. Under `--smoke`:
  * bursts of 1 000 events by one process with one partition and by two processes, and a shorter
  * hand-over run. */
-import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kafka } from 'kafkajs';
@@ -28,21 +27,12 @@ import {
   ownerPid,
   readSpread,
 } from '../test/relay/support/partition-spread';
-import {
-  compileDrainChild,
-  createTopic,
-  dbUri,
-  line,
-  makeEvent,
-  suffix,
-  topicSize,
-  dropAndClose,
-} from './relay.bench';
-import { check, sized } from './bench-part';
+import { RelayChild } from './support/relay-child';
+import { makeEvent, openBenchOutbox, topicSize } from './support/bench-outbox';
+import type { BenchOutbox } from './support/bench-outbox';
+import { check, line, sized } from './bench-part';
 import type { BenchContext } from './bench-part';
 import type { DuplicateCauses } from './relay-drain.child';
-
-const { MongoClient } = driver;
 
 const PARTITIONS = 6;
 /** Burst size; `RELAY_BENCH_PARTITIONED_EVENTS` overrides it. */
@@ -86,46 +76,26 @@ function causesSince(
 interface RelayProcess {
   child: ChildProcess;
   ready: Promise<void>;
-  exited: Promise<void>;
+  exited: Promise<unknown>;
   progress: Progress;
 }
 
-function forkRelay(ctx: BenchContext, db: string, prefix: string, options: object): RelayProcess {
-  const child = fork(compileDrainChild(), [], {
-    env: {
-      ...process.env,
-      MONGODB_URI: dbUri(ctx, db, false),
-      BENCH_PREFIX: prefix,
-      BENCH_EVENTS: '0',
-      BENCH_BATCH: String(BATCH),
-      BENCH_SHARED: '1',
-      BENCH_STAY: '1',
-      RELAY_BENCH_OPTIONS: JSON.stringify({ partitions: PARTITIONS, ...options }),
-    },
-    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+function forkRelay(bench: BenchOutbox, options: object): RelayProcess {
+  const relay = new RelayChild('relay-drain', {
+    mongoUri: bench.mongoUri,
+    prefix: bench.prefix,
+    batch: BATCH,
+    relayOptions: { partitions: PARTITIONS, ...options },
+    env: { BENCH_EVENTS: '0', BENCH_SHARED: '1', BENCH_STAY: '1' },
   });
-  let output = '';
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  // The error's own line (e.g. an OutboxOptionsError), without colours.
-  const why = (): string =>
-    // eslint-disable-next-line no-control-regex
-    (output.replace(/\x1b\[[0-9;]*m/g, '').match(/^.*(Error|error).*$/m)?.[0] ?? output)
-      .trim()
-      .slice(0, 300);
   const state: RelayProcess = {
-    child,
-    ready: Promise.resolve(),
-    exited: new Promise<void>((resolve) => child.once('exit', () => resolve())),
+    child: relay.process,
+    ready: relay.next<void>(),
+    exited: relay.exited,
     progress: { published: 0, cpuSeconds: 0 },
   };
-  state.ready = new Promise<void>((resolve, reject) => {
-    child.on('message', (message: { ready?: boolean; progress?: boolean } & Progress) => {
-      if (message.ready) resolve();
-      if (message.progress) state.progress = message;
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`relay process exited (${code}) before ready: ${why()}`)),
-    );
+  relay.process.on('message', (message: { progress?: boolean } & Progress) => {
+    if (message.progress) state.progress = message;
   });
   state.ready.catch(() => undefined);
   return state;
@@ -133,14 +103,12 @@ function forkRelay(ctx: BenchContext, db: string, prefix: string, options: objec
 
 /** Starts `count` relay processes and waits until they hold the partitions evenly. */
 async function startRelays(
-  ctx: BenchContext,
-  db: string,
-  prefix: string,
+  bench: BenchOutbox,
   count: number,
   options: object,
   connection: Connection,
 ): Promise<RelayProcess[]> {
-  const relays = Array.from({ length: count }, () => forkRelay(ctx, db, prefix, options));
+  const relays = Array.from({ length: count }, () => forkRelay(bench, options));
   await Promise.all(relays.map((r) => r.ready));
   for (const r of relays) r.child.send('go');
   await waitEven(connection, relays);
@@ -183,17 +151,12 @@ async function burst(
   events: number,
   partitions: number,
 ): Promise<void> {
-  const db = `bench-parts-${suffix()}`;
-  const prefix = `bench-parts-${suffix()}.`;
-  const topic = `${prefix}Order`;
-  await createTopic(kafka, topic);
-  const client = new MongoClient(dbUri(ctx, db, false));
-  await client.connect();
-  const outbox = client.db().collection('outbox');
-  const connection = { db: client.db() } as unknown as Connection;
+  const bench = await openBenchOutbox(ctx, kafka, 'parts');
+  const { outbox, topic } = bench;
+  const connection = { db: bench.client.db() } as unknown as Connection;
   let relays: RelayProcess[] = [];
   try {
-    relays = await startRelays(ctx, db, prefix, count, { partitions }, connection);
+    relays = await startRelays(bench, count, { partitions }, connection);
     const cpuBefore = relays.map((r) => r.progress.cpuSeconds);
     const causesBefore = relays.map((r) => r.progress.causes);
     const started = Date.now();
@@ -228,7 +191,7 @@ async function burst(
     }
   } finally {
     await stopRelays(relays);
-    await dropAndClose(client);
+    await bench.close();
   }
 }
 
@@ -256,20 +219,15 @@ export async function partitionedDrain(ctx: BenchContext, kafka: Kafka): Promise
 
 /** The hand-over pause after a SIGKILL, under a steady stream of events. */
 export async function handOverPause(ctx: BenchContext, kafka: Kafka): Promise<void> {
-  const db = `bench-handover-${suffix()}`;
-  const prefix = `bench-handover-${suffix()}.`;
-  const topic = `${prefix}Order`;
-  await createTopic(kafka, topic);
-  const client = new MongoClient(dbUri(ctx, db, false));
-  await client.connect();
-  const outbox = client.db().collection('outbox');
-  const connection = { db: client.db() } as unknown as Connection;
+  const bench = await openBenchOutbox(ctx, kafka, 'handover');
+  const { outbox, topic } = bench;
+  const connection = { db: bench.client.db() } as unknown as Connection;
   let relays: RelayProcess[] = [];
   let writing = true;
   const inserted = new Map<string, number>();
   let writer: Promise<void> = Promise.resolve();
   try {
-    relays = await startRelays(ctx, db, prefix, 3, { lease: LEASE }, connection);
+    relays = await startRelays(bench, 3, { lease: LEASE }, connection);
     let n = 0;
     writer = (async () => {
       while (writing) {
@@ -340,6 +298,6 @@ export async function handOverPause(ctx: BenchContext, kafka: Kafka): Promise<vo
     writing = false;
     await writer.catch(() => undefined);
     await stopRelays(relays);
-    await dropAndClose(client);
+    await bench.close();
   }
 }

@@ -13,8 +13,6 @@
  *    commit -> broker ack).
  * Under `--smoke` every size is small (2 000 events, 200 for the latency).
  * `RELAY_BENCH_PARTS=publisher,core` runs only the parts named (after `relay/`). */
-import { execFileSync, fork } from 'node:child_process';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
@@ -27,11 +25,10 @@ import {
   Schema,
   SchemaFactory,
 } from '@nestjs/mongoose';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { Partitioners } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { Message } from 'kafkajs';
-import { mongo as driver, Types } from 'mongoose';
 import type { Connection, Model } from 'mongoose';
-import { v7 as uuidv7 } from 'uuid';
 import { EmitsEvent, OutboxModule } from '../lib';
 import { RELAY_DEFAULTS } from '../lib/relay/relay.options';
 import type { OutboxEventRecord, RelayOptions } from '../lib';
@@ -46,49 +43,24 @@ import type { KafkaClientName } from '../lib/publisher/kafka/kafka.sender';
 import { loadPlatformaticKafka } from '../lib/publisher/platformatic/platformatic-kafka.loader';
 import type { DrainReport } from './relay-drain.child';
 import { handOverPause, partitionedDrain } from './relay-partitions.bench';
-import { eventSlot } from '../lib/events/event-slot';
-import { check, sized } from './bench-part';
+import { check, line, sized } from './bench-part';
 import { diagnosticsPart } from './relay-diagnostics.bench';
+import { RelayChild } from './support/relay-child';
+import {
+  benchKafka,
+  createTopic,
+  dbUri,
+  makeEvent,
+  openBenchOutbox,
+  suffix,
+  topicSize,
+} from './support/bench-outbox';
+import type { BenchOutbox } from './support/bench-outbox';
 import type { BenchContext, BenchPart } from './bench-part';
-
-const { MongoClient } = driver;
 
 /** Backlog size; `RELAY_BENCH_EVENTS` overrides it (e.g. for a slow stand-in server). */
 const eventCount = (ctx: BenchContext): number => sized(ctx, 'RELAY_BENCH_EVENTS', 100_000, 2_000);
 const BATCH = 500;
-const AGGREGATES = 1000;
-
-export const suffix = (): string =>
-  `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-
-export function makeEvent(i: number): OutboxEventRecord {
-  const aggregateId = `agg-${i % AGGREGATES}`;
-  return {
-    _id: new Types.ObjectId(),
-    eventId: uuidv7(),
-    eventType: 'OrderPlaced',
-    aggregateType: 'Order',
-    aggregateId,
-    slot: eventSlot('Order', aggregateId),
-    payload: { orderId: `o-${i}`, seq: i, total: 42.5, items: [{ sku: 'sku-1', qty: 2 }] },
-    occurredAt: new Date(),
-    status: 'pending',
-    attempts: 0,
-  };
-}
-
-export async function createTopic(kafka: Kafka, topic: string): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [{ topic, numPartitions: 6, replicationFactor: 1 }],
-    });
-  } finally {
-    await admin.disconnect();
-  }
-}
 
 async function rawProducerRate(
   kafka: Kafka,
@@ -111,19 +83,6 @@ async function rawProducerRate(
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   await producer.disconnect();
   return messages.length / seconds;
-}
-
-/** Drops the bench's database (best effort) and closes the client. */
-export async function dropAndClose(client: driver.MongoClient): Promise<void> {
-  await client
-    .db()
-    .dropDatabase()
-    .catch(() => undefined);
-  await client.close();
-}
-
-export function line(label: string, value: string): void {
-  process.stdout.write(`  ${label.padEnd(58)} ${value}\n`);
 }
 
 /** The raw `@platformatic/kafka` producer on the same messages, batches and acks as kafkajs'. */
@@ -255,13 +214,6 @@ class BenchOrderService {
 })
 class BenchOrdersModule {}
 
-export function dbUri(ctx: BenchContext, db: string, poolOfOne: boolean): string {
-  const url = new URL(ctx.mongoUri as string);
-  url.pathname = `/${db}`;
-  if (poolOfOne && ctx.mongoKind === 'poppydb') url.searchParams.set('maxPoolSize', '1');
-  return url.toString();
-}
-
 async function startApp(
   ctx: BenchContext,
   db: string,
@@ -293,64 +245,20 @@ function relayOptions(ctx: BenchContext, prefix: string): RelayOptions {
   };
 }
 
-let drainChild: string | undefined;
-
-/**
- * The drain process runs compiled JavaScript: under ts-node the TypeScript compiler alone
- * would add about 100 MB to the RSS being measured. Compiled once per run.
- */
-export function compileDrainChild(): string {
-  if (!drainChild) {
-    execFileSync(
-      process.execPath,
-      [require.resolve('typescript/bin/tsc'), '-p', join(__dirname, 'tsconfig.child.json')],
-      { stdio: 'inherit' },
-    );
-    drainChild = join(
-      __dirname,
-      '..',
-      'node_modules/.cache/nestjs-outbox-bench/bench/relay-drain.child.js',
-    );
-  }
-  return drainChild;
-}
-
-function forkDrainChild(
-  ctx: BenchContext,
-  db: string,
-  prefix: string,
-  events: number,
-): Promise<DrainReport> {
-  return new Promise((resolve, reject) => {
-    const child = fork(compileDrainChild(), [], {
-      execArgv: process.env.RELAY_BENCH_TRACE ? ['--expose-gc'] : [],
-      env: {
-        ...process.env,
-        NODE_OPTIONS: process.env.RELAY_BENCH_NODE_OPTIONS ?? '',
-        MONGODB_URI: dbUri(ctx, db, false),
-        BENCH_PREFIX: prefix,
-        BENCH_EVENTS: String(events),
-        BENCH_BATCH: String(BATCH),
-      },
-    });
-    let report: DrainReport | undefined;
-    child.on('message', (message) => (report = message as DrainReport));
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      report ? resolve(report) : reject(new Error(`the relay drain process exited with ${code}`)),
-    );
+/** The relay of bench/relay-drain.child.ts draining `events`: its report, once it is done. */
+async function drainInChild(bench: BenchOutbox, events: number): Promise<DrainReport> {
+  const child = new RelayChild('relay-drain', {
+    mongoUri: bench.mongoUri,
+    prefix: bench.prefix,
+    batch: BATCH,
+    env: { BENCH_EVENTS: String(events) },
+    execArgv: process.env.RELAY_BENCH_TRACE ? ['--expose-gc'] : [],
+    nodeOptions: process.env.RELAY_BENCH_NODE_OPTIONS,
+    echoStderr: true,
   });
-}
-
-export async function topicSize(kafka: Kafka, topic: string): Promise<number> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const offsets = await admin.fetchTopicOffsets(topic);
-    return offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
-  } finally {
-    await admin.disconnect();
-  }
+  const report = await child.next<DrainReport>();
+  await child.exited;
+  return report;
 }
 
 const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(0)} MB`;
@@ -361,13 +269,8 @@ export async function backlogDrain(
   kafka: Kafka,
   events = eventCount(ctx),
 ): Promise<number> {
-  const db = `bench-relay-${suffix()}`;
-  const prefix = `bench-${suffix()}.`;
-  const topic = `${prefix}Order`;
-  await createTopic(kafka, topic);
-  const client = new MongoClient(dbUri(ctx, db, false));
-  await client.connect();
-  const outbox = client.db().collection('outbox');
+  const bench = await openBenchOutbox(ctx, kafka, 'relay');
+  const { outbox, topic } = bench;
   const fillStarted = Date.now();
   for (let i = 0; i < events; i += 5000) {
     const n = Math.min(5000, events - i);
@@ -376,10 +279,10 @@ export async function backlogDrain(
   process.stdout.write(
     `  (outbox pre-filled with ${events} pending events in ${((Date.now() - fillStarted) / 1000).toFixed(1)} s)\n`,
   );
-  const report = await forkDrainChild(ctx, db, prefix, events);
+  const report = await drainInChild(bench, events);
   const inKafka = await topicSize(kafka, topic);
   const pending = await outbox.countDocuments({ status: 'pending' });
-  await dropAndClose(client);
+  await bench.close();
   const rate = events / report.markedSeconds;
   process.stdout.write(
     `relay draining a pre-filled outbox (${ctx.mongoKind}, relay in its own process):\n`,
@@ -615,9 +518,6 @@ async function relayCoreRounds(ctx: BenchContext, kafka: Kafka): Promise<void> {
     );
   }
 }
-
-const benchKafka = (ctx: BenchContext): Kafka =>
-  new Kafka({ clientId: 'outbox-bench', brokers: ctx.kafkaBrokers, logLevel: logLevel.NOTHING });
 
 function ratioToRaw(label: string, rate: number, client: KafkaClientName = 'kafkajs'): void {
   const raw = rawRates[client];

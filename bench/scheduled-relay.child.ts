@@ -5,17 +5,18 @@
  *   { idle: { settleMs, windowMs } } -> waits settleMs, then measures an idle window; `IdleReport`
  *   'commands'                      -> the database commands since the last request that took them
  *   'stop'                          -> closes the app and exits.
- * Env: MONGODB_URI (with the bench database), KAFKA_BROKERS, BENCH_PREFIX, BENCH_BATCH and
- * BENCH_RELAY_OPTIONS (JSON merged into the relay options; else the defaults).
+ * Env: that of bench/support/relay-child.app.ts (relay options: the defaults, and
+ * RELAY_BENCH_OPTIONS).
  * Forked with --expose-gc: the live heap is read after a forced GC, once the window is over.
  * The relay's connection monitors its commands: the window also reports the database's side. */
 import 'reflect-metadata';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { getConnectionToken, MongooseModule } from '@nestjs/mongoose';
+import { getConnectionToken } from '@nestjs/mongoose';
 import type { Connection, mongo } from 'mongoose';
-import { OutboxModule, OutboxRelay, OutboxRelayMetrics } from '../lib';
+import { OutboxRelay, OutboxRelayMetrics } from '../lib';
+import { ProcessWindow } from './support/process-window';
+import { createRelayChildApp } from './support/relay-child.app';
 
 export interface IdleReport {
   /** RSS at the end of the window, and the highest sampled in it (every 250 ms), bytes. */
@@ -70,22 +71,18 @@ async function idleWindow(
 ): Promise<IdleReport> {
   await sleep(settleMs);
   commands.take();
-  let peakRss = process.memoryUsage.rss();
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 250);
-  const cpuBefore = process.cpuUsage();
-  const started = process.hrtime.bigint();
+  const window = new ProcessWindow(250);
   await sleep(windowMs);
-  const cpu = process.cpuUsage(cpuBefore);
+  const cpuMs = window.cpuMs();
   const windowCommands = commands.take();
-  const measuredMs = Number(process.hrtime.bigint() - started) / 1e6;
-  clearInterval(sampler);
-  const rss = process.memoryUsage.rss();
+  const measuredMs = window.elapsedMs();
+  const atEnd = window.end();
   (globalThis as { gc?: () => void }).gc?.();
   const afterGc = process.memoryUsage();
   return {
-    rss,
-    peakRss: Math.max(peakRss, rss),
-    cpuMs: (cpu.user + cpu.system) / 1000,
+    rss: atEnd.rss,
+    peakRss: window.peak.rss,
+    cpuMs,
     windowMs: measuredMs,
     heapUsedAfterGc: afterGc.heapUsed,
     rssAfterGc: afterGc.rss,
@@ -96,24 +93,7 @@ async function idleWindow(
 
 async function main(): Promise<void> {
   Logger.overrideLogger(['error']);
-  const app = await NestFactory.createApplicationContext(
-    {
-      module: class ScheduledRelayBenchModule {},
-      imports: [
-        MongooseModule.forRoot(process.env.MONGODB_URI as string, { monitorCommands: true }),
-        OutboxModule.forRoot({
-          relay: {
-            autoStart: false,
-            kafka: { brokers: (process.env.KAFKA_BROKERS as string).split(',') },
-            topicPrefix: process.env.BENCH_PREFIX,
-            batchSize: Number(process.env.BENCH_BATCH),
-            ...JSON.parse(process.env.BENCH_RELAY_OPTIONS ?? '{}'),
-          },
-        }),
-      ],
-    } as never,
-    { logger: ['error'] },
-  );
+  const app = await createRelayChildApp(['error'], {}, { monitorCommands: true });
   const relay = app.get(OutboxRelay);
   const metrics = app.get(OutboxRelayMetrics);
   const commands = new CommandTally(app.get<Connection>(getConnectionToken()).getClient());

@@ -15,32 +15,19 @@
  * The events are written as the write side stores them (lib/documents/outbox-event.document.ts),
  * insertMany of 10 000, with a small payload (the relay reads none of it while they wait).
  * Under `--smoke`: 10 000 pending, a burst of 500, 2 s windows. */
-import { fork } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kafka, logLevel } from 'kafkajs';
-import type { IHeaders } from 'kafkajs';
+import type { IHeaders, Kafka } from 'kafkajs';
 import { mongo as driver } from 'mongoose';
 import type { OutboxEventRecord } from '../lib';
 import { KAFKA_HEADERS } from '../lib/documents/outbox-event.envelope';
 import { serverTime } from '../lib/relay/mongo/relay-collections';
-import { check, sized } from './bench-part';
+import { check, line, sized } from './bench-part';
 import type { BenchContext, BenchPart } from './bench-part';
 import type { ChildRequest, IdleReport } from './scheduled-relay.child';
-import {
-  backlogDrain,
-  compileDrainChild,
-  createTopic,
-  dbUri,
-  dropAndClose,
-  line,
-  makeEvent,
-  suffix,
-  topicSize,
-} from './relay.bench';
-
-const { MongoClient } = driver;
+import { RelayChild } from './support/relay-child';
+import { backlogDrain } from './relay.bench';
+import { benchKafka, makeEvent, openBenchOutbox, suffix, topicSize } from './support/bench-outbox';
+import type { BenchOutbox } from './support/bench-outbox';
 
 const BATCH = 500;
 const INSERT_BATCH = 10_000;
@@ -88,67 +75,41 @@ async function insertAll(
 
 /** The relay of bench/scheduled-relay.child.ts, driven request by request. */
 class RelayProcess {
-  private readonly child: ChildProcess;
-  private readonly replies: Array<(reply: object) => void> = [];
-  private readonly exited: Promise<number | null>;
-  private output = '';
+  private readonly child: RelayChild;
 
-  constructor(ctx: BenchContext, db: string, prefix: string, options: object) {
-    // Compiled with the drain child (bench/tsconfig.child.json), next to it.
-    const path = join(dirname(compileDrainChild()), 'scheduled-relay.child.js');
-    this.child = fork(path, [], {
+  constructor(bench: BenchOutbox, relayOptions: object) {
+    this.child = new RelayChild('scheduled-relay', {
+      mongoUri: bench.mongoUri,
+      prefix: bench.prefix,
+      batch: BATCH,
+      relayOptions,
       execArgv: ['--expose-gc'],
-      env: {
-        ...process.env,
-        NODE_OPTIONS: '',
-        MONGODB_URI: dbUri(ctx, db, false),
-        BENCH_PREFIX: prefix,
-        BENCH_BATCH: String(BATCH),
-        BENCH_RELAY_OPTIONS: JSON.stringify(options),
-      },
-      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     });
-    this.child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
-    this.child.on('message', (reply: object) => this.replies.shift()?.(reply));
-    this.exited = new Promise((resolve) => this.child.once('exit', resolve));
   }
 
-  /** The next message of the child (the first is `{ ready: true }`). */
-  private next<T>(): Promise<T> {
-    return Promise.race([
-      new Promise<T>((resolve) => this.replies.push(resolve as (reply: object) => void)),
-      this.exited.then((code) => {
-        throw new Error(
-          `the relay process exited with ${code}: ${this.output.trim().slice(0, 500)}`,
-        );
-      }),
-    ]);
-  }
-
+  /** Its first message, `{ ready: true }`. */
   ready(): Promise<unknown> {
-    return this.next();
+    return this.child.next();
   }
 
   request<T>(request: ChildRequest): Promise<T> {
-    const reply = this.next<T>();
-    this.child.send(request);
+    const reply = this.child.next<T>();
+    this.child.process.send(request);
     return reply;
   }
 
   async stop(): Promise<void> {
-    this.child.send('stop');
-    await this.exited;
+    this.child.process.send('stop');
+    await this.child.exited;
   }
 }
 
 /** A relay process on `db` with `options` (else the defaults), started; its start-up in seconds. */
 async function startRelay(
-  ctx: BenchContext,
-  db: string,
-  prefix: string,
+  bench: BenchOutbox,
   options: object = {},
 ): Promise<{ relay: RelayProcess; startSeconds: number }> {
-  const relay = new RelayProcess(ctx, db, prefix, options);
+  const relay = new RelayProcess(bench, options);
   await relay.ready();
   const { startSeconds } = await relay.request<{ startSeconds: number }>('start');
   return { relay, startSeconds };
@@ -168,21 +129,16 @@ const ratio = (a: number, b: number): string => (b > 0 ? (a / b).toFixed(2) : 'n
 async function idleWithPending(ctx: BenchContext, kafka: Kafka): Promise<void> {
   const total = pendingCount(ctx);
   const window = { settleMs: settleMs(ctx), windowMs: idleWindowMs(ctx) };
-  const db = `bench-sched-idle-${suffix()}`;
-  const prefix = `bench-sched-${suffix()}.`;
-  const topic = `${prefix}Order`;
-  await createTopic(kafka, topic);
-  const client = new MongoClient(dbUri(ctx, db, false));
-  await client.connect();
+  const bench = await openBenchOutbox(ctx, kafka, 'sched-idle');
+  const { client, outbox, topic } = bench;
   try {
-    const outbox = client.db().collection('outbox');
-    const empty = await startRelay(ctx, db, prefix);
+    const empty = await startRelay(bench);
     const emptyIdle = await empty.relay.request<IdleReport>({ idle: window });
     await empty.relay.stop();
 
     const due = new Date((await serverTime(client.db())).getTime() + 86_400_000);
     const insertSeconds = await insertAll(outbox, total, (i) => scheduledEvent(i, due));
-    const full = await startRelay(ctx, db, prefix);
+    const full = await startRelay(bench);
     const fullIdle = await full.relay.request<IdleReport>({ idle: window });
     await full.relay.stop();
 
@@ -231,7 +187,7 @@ async function idleWithPending(ctx: BenchContext, kafka: Kafka): Promise<void> {
     );
     check(stillPending === total, `${total - stillPending} scheduled events left the outbox`);
   } finally {
-    await dropAndClose(client);
+    await bench.close();
   }
 }
 
@@ -269,16 +225,11 @@ async function dueBurst(ctx: BenchContext, kafka: Kafka): Promise<void> {
   const total = burstSize(ctx);
   const drainRate = await backlogDrain(ctx, kafka, total);
 
-  const db = `bench-sched-burst-${suffix()}`;
-  const prefix = `bench-sched-${suffix()}.`;
-  const topic = `${prefix}Order`;
-  await createTopic(kafka, topic);
-  const client = new MongoClient(dbUri(ctx, db, false));
-  await client.connect();
+  const bench = await openBenchOutbox(ctx, kafka, 'sched-burst');
+  const { client, outbox, topic } = bench;
   try {
-    const outbox = client.db().collection('outbox');
     // The drain's stream wait (bench/relay-drain.child.ts), so the two compare.
-    const { relay } = await startRelay(ctx, db, prefix, { idleMs: 100 });
+    const { relay } = await startRelay(bench, { idleMs: 100 });
     const due = new Date((await serverTime(client.db())).getTime() + burstLeadMs(ctx));
     const ids = new Set<string>();
     const insertSeconds = await insertAll(outbox, total, (i) => {
@@ -350,12 +301,9 @@ async function dueBurst(ctx: BenchContext, kafka: Kafka): Promise<void> {
     check(duplicates === 0, `${duplicates} events published twice without a crash`);
     check(pending === 0, `${pending} events still pending ${DONE_TIMEOUT_MS / 1000} s after due`);
   } finally {
-    await dropAndClose(client);
+    await bench.close();
   }
 }
-
-const benchKafka = (ctx: BenchContext): Kafka =>
-  new Kafka({ clientId: 'outbox-bench', brokers: ctx.kafkaBrokers, logLevel: logLevel.NOTHING });
 
 export const parts: readonly BenchPart[] = [
   {

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { DeadLetterFilterError } from '../operations/dead-letter.filter';
 import type { DeadLetterFilter } from '../operations/dead-letter.filter';
-import { CliUsageError, parseDeadLettersCommand } from './cli.args';
+import { CliUsageError, parseCommandLine } from './cli-flags';
+import { deadLettersCommand } from './dead-letters.args';
 import { runDeadLettersAction } from './dead-letters.command';
 import type { DeadLetterServices } from './dead-letters.command';
 
@@ -111,7 +112,9 @@ describe('dead-letters command lines (property)', () => {
       fc.asyncProperty(commandLine, async (line) => {
         let command;
         try {
-          command = parseDeadLettersCommand(argv(line), { MONGODB_URI: 'mongodb://h/db' });
+          command = deadLettersCommand(parseCommandLine(argv(line), 'dead-letters'), {
+            MONGODB_URI: 'mongodb://h/db',
+          });
         } catch (error) {
           // Refused: with a typed error that says why.
           expect(error instanceof CliUsageError || error instanceof DeadLetterFilterError).toBe(

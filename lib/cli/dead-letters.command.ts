@@ -3,7 +3,7 @@ import { KAFKA_HEADERS } from '../documents/outbox-event.envelope';
 import { OutboxConsumerDeadLetters } from '../operations/outbox-consumer-dead-letters.service';
 import { OutboxDeadLetters } from '../operations/outbox-dead-letters.service';
 import type { OutboxDeadLetter } from '../documents/dead-letter.document';
-import type { DeadLettersCommand } from './cli.args';
+import type { DeadLettersCommand } from './dead-letters.args';
 import { openCliApp } from './cli-app';
 import type { CliIo } from './cli-io';
 

@@ -1,10 +1,11 @@
 import { describeError } from '../common/errors/describe-error';
 import { DeadLetterFilterError } from '../operations/dead-letter.filter';
-import { parseDeadLettersCommand } from './cli.args';
+import { parseCommandLine } from './cli-flags';
+import { deadLettersCommand } from './dead-letters.args';
 import { runDeadLettersCommand } from './dead-letters.command';
 import type { CliIo } from './cli-io';
 import { redactCredentials } from './redact';
-import { parseScheduledCommand } from './scheduled.args';
+import { scheduledCommand } from './scheduled.args';
 import { runScheduledCommand } from './scheduled.command';
 import { USAGE } from './usage';
 
@@ -23,11 +24,12 @@ export async function runCli(
   }
   let run: () => Promise<number>;
   try {
-    if (argv[0] === 'scheduled') {
-      const command = parseScheduledCommand(argv, env);
+    const line = parseCommandLine(argv);
+    if (line.command === 'scheduled') {
+      const command = scheduledCommand(line, env);
       run = () => runScheduledCommand(command, io);
     } else {
-      const command = parseDeadLettersCommand(argv, env);
+      const command = deadLettersCommand(line, env);
       run = () => runDeadLettersCommand(command, io);
     }
   } catch (error) {

@@ -1,8 +1,9 @@
-import { CliUsageError } from './cli-flags';
-import { parseScheduledCommand } from './scheduled.args';
+import { CliUsageError, parseCommandLine } from './cli-flags';
+import { scheduledCommand } from './scheduled.args';
 
 const env = { MONGODB_URI: 'mongodb://127.0.0.1:1/shop' };
-const parse = (...argv: string[]) => parseScheduledCommand(['scheduled', ...argv], env);
+const parse = (...argv: string[]) =>
+  scheduledCommand(parseCommandLine(['scheduled', ...argv], 'scheduled'), env);
 const refusal = (...argv: string[]) => {
   try {
     parse(...argv);
@@ -76,9 +77,9 @@ describe('the scheduled command line', () => {
   });
 
   it('needs a connection string', () => {
-    expect(() => parseScheduledCommand(['scheduled', 'list'], {})).toThrow(
-      'no MongoDB connection string: pass --uri or set MONGODB_URI',
-    );
+    expect(() =>
+      scheduledCommand(parseCommandLine(['scheduled', 'list'], 'scheduled'), {}),
+    ).toThrow('no MongoDB connection string: pass --uri or set MONGODB_URI');
   });
 
   it('rejects an unknown flag (parseArgs strict)', () => {

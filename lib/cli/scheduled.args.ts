@@ -1,18 +1,7 @@
-import { parseArgs } from 'node:util';
-import {
-  checkAction,
-  COMMON_STRING_FLAGS,
-  CliUsageError,
-  list,
-  mongoUri,
-  positive,
-  single,
-  time,
-} from './cli-flags';
-import type { FlagValues } from './cli-flags';
+import { CliUsageError } from './cli-flags';
+import type { CommandLine } from './cli-flags';
 
-export const SCHEDULED_ACTIONS = ['list', 'cancel'] as const;
-export type ScheduledAction = (typeof SCHEDULED_ACTIONS)[number];
+export type ScheduledAction = CommandLine<'scheduled'>['action'];
 
 /** Which pending scheduled events `scheduled list` shows (all fields must match). */
 export interface ScheduledFilter {
@@ -51,72 +40,26 @@ export const SCHEDULED_USAGE = `Usage: nestjs-outbox scheduled <list|cancel> [op
   --outbox-collection <name>  non-default outbox collection name
 `;
 
-const STRING_OPTIONS = [
-  ...COMMON_STRING_FLAGS,
-  'aggregate-type',
-  'aggregate-id',
-  'event-type',
-  'due-before',
-  'event-id',
-] as const;
-type StringOption = (typeof STRING_OPTIONS)[number];
-
-const LIST_ONLY: readonly StringOption[] = [
-  'aggregate-type',
-  'aggregate-id',
-  'event-type',
-  'due-before',
-  'limit',
-];
-
-/** `scheduled <list|cancel> [options]`, checked; throws `CliUsageError`. */
-export function parseScheduledCommand(
-  argv: readonly string[],
+/**
+ * `scheduled <list|cancel> [options]`, checked; throws `CliUsageError`. Each action's own flags
+ * are checked by `parseCommandLine`.
+ */
+export function scheduledCommand(
+  { action, flags }: CommandLine<'scheduled'>,
   env: Record<string, string | undefined>,
 ): ScheduledCommand {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      // Every string option keeps all its values, so that a repeat is seen, not overwritten.
-      ...Object.fromEntries(
-        STRING_OPTIONS.map((name) => [name, { type: 'string' as const, multiple: true }]),
-      ),
-      'dry-run': { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
-  });
-  const strings = values as FlagValues<StringOption>;
-  const action = checkAction(positionals, 'scheduled', SCHEDULED_ACTIONS);
-  const uri = mongoUri(strings, env);
-  const eventIds = list(strings, 'event-id') ?? [];
-  if (action === 'cancel') {
-    const listFlag = LIST_ONLY.find((name) => strings[name] !== undefined);
-    if (listFlag) {
-      throw new CliUsageError(
-        `--${listFlag} is a flag of "scheduled list": cancel takes the events by --event-id`,
-      );
-    }
-    if (eventIds.length === 0) {
-      throw new CliUsageError('scheduled cancel needs --event-id <id> (repeat it for several)');
-    }
-  } else {
-    if (eventIds.length > 0 || values['dry-run']) {
-      throw new CliUsageError(
-        `--${eventIds.length > 0 ? 'event-id' : 'dry-run'} is a flag of "scheduled cancel": ` +
-          'list narrows with --aggregate-type, --aggregate-id, --event-type, --due-before',
-      );
-    }
+  const uri = flags.mongoUri(env);
+  const eventIds = flags.list('event-id') ?? [];
+  if (action === 'cancel' && eventIds.length === 0) {
+    throw new CliUsageError('scheduled cancel needs --event-id <id> (repeat it for several)');
   }
-  const dueBefore = single(strings, 'due-before');
   const filter: ScheduledFilter = {
-    aggregateType: single(strings, 'aggregate-type'),
-    aggregateId: single(strings, 'aggregate-id'),
-    eventType: single(strings, 'event-type'),
-    dueBefore: dueBefore === undefined ? undefined : time('due-before', dueBefore),
+    aggregateType: flags.single('aggregate-type'),
+    aggregateId: flags.single('aggregate-id'),
+    eventType: flags.single('event-type'),
+    dueBefore: flags.time('due-before'),
   };
-  const outbox = single(strings, 'outbox-collection');
+  const outbox = flags.single('outbox-collection');
   return {
     action,
     uri,
@@ -124,9 +67,9 @@ export function parseScheduledCommand(
       Object.entries(filter).filter(([, value]) => value !== undefined),
     ) as ScheduledFilter,
     eventIds,
-    limit: positive('limit', single(strings, 'limit'), 100),
-    dryRun: values['dry-run'] === true,
-    json: values.json === true,
+    limit: flags.positive('limit', 100),
+    dryRun: flags.on('dry-run'),
+    json: flags.on('json'),
     collections: outbox === undefined ? {} : { outbox },
   };
 }

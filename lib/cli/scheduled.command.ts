@@ -5,7 +5,7 @@ import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import { DUE_ORDER } from '../documents/outbox-event.document';
 import type { OutboxDoc } from '../documents/outbox-event.document';
 import { cancelScheduledEvent } from '../events/schedule/cancel-scheduled-event';
-import { CANCEL_PROJECTION, describeUncancelled } from '../events/schedule/cancel-result';
+import { CANCEL_PROJECTION, cancelResultOf } from '../events/schedule/cancel-result';
 import type { CancelScheduledResult, CancelView } from '../events/schedule/cancel-result';
 import { openCliApp } from './cli-app';
 import { duration } from './duration';
@@ -72,7 +72,7 @@ async function previewCancel(
   if (doc?.status === 'pending' && doc.availableAt && doc.availableAt > now) {
     return { outcome: 'would-cancel', eventId, availableAt: doc.availableAt };
   }
-  return describeUncancelled(eventId, doc);
+  return cancelResultOf(eventId, doc);
 }
 
 function describeOutcome(result: { outcome: string; eventId: string } & Record<string, unknown>) {

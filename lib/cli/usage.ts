@@ -1,4 +1,4 @@
-import { DEAD_LETTERS_USAGE } from './cli.args';
+import { DEAD_LETTERS_USAGE } from './dead-letters.args';
 import { SCHEDULED_USAGE } from './scheduled.args';
 
 /** The CLI's help: every command. */

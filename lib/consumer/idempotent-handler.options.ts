@@ -53,20 +53,12 @@ export interface IdempotentHandlerOptions {
 }
 
 /** The checked options of one decorated method. One object per method: it identifies it. */
-export interface IdempotentHandlerSettings {
+export interface IdempotentHandlerSettings extends Omit<IdempotentHandlerOptions, 'consumer'> {
   /** `ClassName.methodName`, for messages. */
   handler: string;
   consumer: string;
   /** False when `consumer` is the default `ClassName.methodName`. */
   consumerNamed: boolean;
-  maxFailures?: number;
-  handlerTimeoutMs?: number;
-  deadLetterTopic?: string | false;
-  eventId?: EventIdFallback;
-  dto?: PayloadDtoClass;
-  validatorOptions?: DtoValidatorOptions;
-  validate?: PayloadValidateOption;
-  connectionName?: string;
 }
 
 const HANDLER_KEYS = {

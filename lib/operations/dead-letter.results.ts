@@ -11,6 +11,15 @@ export interface DeadLetterRequeueResult {
   batches: number;
 }
 
+/** A requeue that has done nothing yet. */
+export const emptyRequeueResult = (dryRun = false): DeadLetterRequeueResult => ({
+  dryRun,
+  requeued: 0,
+  eventIds: [],
+  failed: [],
+  batches: 0,
+});
+
 /** What `OutboxDeadLetters.purge` did (or, with `dryRun`, would do). */
 export interface DeadLetterPurgeResult {
   dryRun: boolean;

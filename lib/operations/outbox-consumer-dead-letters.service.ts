@@ -11,6 +11,7 @@ import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import { listMatching, pagesInOrder, purgeMatching, requeueBatchSize } from './dead-letter.batches';
 import { consumerDeadLetterQuery } from './dead-letter.filter';
 import type { DeadLetterFilter } from './dead-letter.filter';
+import { emptyRequeueResult } from './dead-letter.results';
 import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
 import { inProcessCalls, kafkaContextFor } from './in-process/idempotent-handler.calls';
 import type { IdempotentHandlerCall } from './in-process/idempotent-handler.calls';
@@ -96,13 +97,7 @@ export class OutboxConsumerDeadLetters {
     for (const handler of inProcessCalls(this.explorer.handlers())) {
       handlers.set(handler.settings.consumer, handler);
     }
-    const result: DeadLetterRequeueResult = {
-      dryRun: options.dryRun ?? false,
-      requeued: 0,
-      eventIds: [],
-      failed: [],
-      batches: 0,
-    };
+    const result = emptyRequeueResult(options.dryRun);
     await this.addOffsetKeys(query);
     for await (const page of pagesInOrder<ConsumerDeadLetterDocument>(
       this.deadLetters,

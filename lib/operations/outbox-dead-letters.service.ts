@@ -13,6 +13,7 @@ import { TransactionRunner } from '../transaction/transaction.runner';
 import { listMatching, pagesInOrder, purgeMatching, requeueBatchSize } from './dead-letter.batches';
 import { deadLetterQuery } from './dead-letter.filter';
 import type { DeadLetterFilter } from './dead-letter.filter';
+import { emptyRequeueResult } from './dead-letter.results';
 import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
 
 /** Thrown by `OutboxDeadLetters.requeue` for an event id with no dead letter. */
@@ -104,13 +105,7 @@ export class OutboxDeadLetters {
         order: MARKED_ORDER,
       },
     ];
-    const result: DeadLetterRequeueResult = {
-      dryRun: options.dryRun ?? false,
-      requeued: 0,
-      eventIds: [],
-      failed: [],
-      batches: 0,
-    };
+    const result = emptyRequeueResult(options.dryRun);
     // A letter whose event is also still marked dead in the outbox is listed (and requeued) once.
     const seen = new Set<string>();
     for (const { collection, query, order } of sources) {

@@ -1,5 +1,5 @@
 import type { NewOutboxEvent } from '../documents/outbox-event.document';
-import { describeUncancelled } from '../events/schedule/cancel-result';
+import { cancelResultOf } from '../events/schedule/cancel-result';
 import type { CancelScheduledResult } from '../events/schedule/cancel-result';
 import { aggregateKey } from '../events/schedule/schedule.resolver';
 import type { ScheduleQuery, ScheduleSnapshot } from '../events/schedule/schedule.resolver';
@@ -50,5 +50,5 @@ export function cancelInMemory(
       },
     };
   }
-  return { result: describeUncancelled(eventId, row) };
+  return { result: cancelResultOf(eventId, row) };
 }

@@ -108,6 +108,16 @@ describe('TransactionRunner propagation', () => {
     expect(connection.docs('outbox')).toHaveLength(1);
   });
 
+  it('Never throws inside a transaction the app started itself too, running nothing', async () => {
+    const { connection, runner } = setup();
+    let ran = false;
+    const error = await connection
+      .transaction(() => runner.run(async () => (ran = true), { propagation: Propagation.Never }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransactionPropagationError);
+    expect(ran).toBe(false);
+  });
+
   it('rejects an unknown propagation value', async () => {
     const { runner } = setup();
     await expect(

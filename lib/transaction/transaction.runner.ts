@@ -48,8 +48,10 @@ export class TransactionRunner {
     throwIfFenced();
     const propagation = options.propagation ?? Propagation.Required;
     const connection = this.host.connection;
+    // A running transaction, ours or one the app started itself: joined, unless `Never`.
     const own = this.ownContext(connection);
-    if (own) {
+    const foreign = own ? undefined : this.foreignSession(connection);
+    if (own || foreign) {
       if (propagation === Propagation.Never) {
         throw new TransactionPropagationError(
           propagation,
@@ -57,18 +59,7 @@ export class TransactionRunner {
           label,
         );
       }
-      return fn();
-    }
-    const foreign = this.foreignSession(connection);
-    if (foreign) {
-      if (propagation === Propagation.Never) {
-        throw new TransactionPropagationError(
-          propagation,
-          'a transaction is already running',
-          label,
-        );
-      }
-      return this.runAttempt(connection, foreign, fn);
+      return own ? fn() : this.runAttempt(connection, foreign!, fn);
     }
     switch (propagation) {
       case Propagation.Required:

@@ -27,7 +27,7 @@ export type CancelScheduledResult =
   | { outcome: 'not-scheduled'; eventId: string }
   | { outcome: 'not-found'; eventId: string };
 
-/** The fields `describeUncancelled` reads. */
+/** The fields `cancelResultOf` reads. */
 export const CANCEL_PROJECTION = {
   _id: 0,
   status: 1,
@@ -39,12 +39,14 @@ export const CANCEL_PROJECTION = {
 export type CancelView = Pick<OutboxDoc, 'status' | 'availableAt' | 'publishedAt' | 'cancelledAt'>;
 
 /**
- * Why an event was not cancelled now, from its document (read in the same transaction snapshot
- * as the refused update, so it is the state the server judged).
+ * What a cancel did, from the event's document: the one this cancel's update returned
+ * (`cancelledNow`), or, when it matched nothing, the one read in the same transaction snapshot
+ * as the refused update, so it is the state the server judged.
  */
-export function describeUncancelled(
+export function cancelResultOf(
   eventId: string,
   doc: CancelView | null | undefined,
+  cancelledNow = false,
 ): CancelScheduledResult {
   if (!doc) return { outcome: 'not-found', eventId };
   if (doc.status === 'cancelled') {
@@ -53,7 +55,7 @@ export function describeUncancelled(
       eventId,
       availableAt: doc.availableAt as Date,
       cancelledAt: doc.cancelledAt as Date,
-      alreadyCancelled: true,
+      alreadyCancelled: !cancelledNow,
     };
   }
   if (doc.status === 'published') {

@@ -1,6 +1,6 @@
 import type { ClientSession, mongo } from 'mongoose';
 import type { OutboxDoc } from '../../documents/outbox-event.document';
-import { CANCEL_PROJECTION, describeUncancelled } from './cancel-result';
+import { CANCEL_PROJECTION, cancelResultOf } from './cancel-result';
 import type { CancelScheduledResult, CancelView } from './cancel-result';
 
 /**
@@ -31,18 +31,10 @@ export async function cancelScheduledEvent(
     [{ $set: { status: 'cancelled', cancelledAt: '$$NOW' } }],
     { session, returnDocument: 'after', projection: CANCEL_PROJECTION },
   );
-  if (cancelled) {
-    return {
-      outcome: 'cancelled',
-      eventId,
-      availableAt: cancelled.availableAt as Date,
-      cancelledAt: cancelled.cancelledAt as Date,
-      alreadyCancelled: false,
-    };
-  }
+  if (cancelled) return cancelResultOf(eventId, cancelled, true);
   const current = await outbox.findOne<CancelView>(
     { eventId },
     { session, projection: CANCEL_PROJECTION },
   );
-  return describeUncancelled(eventId, current);
+  return cancelResultOf(eventId, current);
 }

@@ -1,22 +1,9 @@
-import { parseArgs } from 'node:util';
 import { consumerDeadLetterQuery, deadLetterQuery } from '../operations/dead-letter.filter';
 import type { DeadLetterFilter } from '../operations/dead-letter.filter';
-import {
-  checkAction,
-  CliUsageError,
-  COMMON_STRING_FLAGS,
-  list,
-  mongoUri,
-  positive,
-  single,
-  time,
-} from './cli-flags';
-import type { FlagValues } from './cli-flags';
+import { CliUsageError, time } from './cli-flags';
+import type { CommandFlags, CommandLine, StringFlagOf } from './cli-flags';
 
-export { CliUsageError } from './cli-flags';
-
-export const DEAD_LETTER_ACTIONS = ['list', 'count', 'requeue', 'purge'] as const;
-export type DeadLetterAction = (typeof DEAD_LETTER_ACTIONS)[number];
+export type DeadLetterAction = CommandLine<'dead-letters'>['action'];
 
 export interface DeadLettersCommand {
   action: DeadLetterAction;
@@ -76,28 +63,10 @@ function parseFilter(json: string | undefined): DeadLetterFilter {
   return filter as DeadLetterFilter;
 }
 
-const STRING_OPTIONS = [
-  ...COMMON_STRING_FLAGS,
-  'kind',
-  'filter',
-  'batch-size',
-  'dead-letters-collection',
-  'consumer-dead-letters-collection',
-  'event-type',
-  'aggregate-type',
-  'aggregate-id',
-  'error',
-  'since',
-  'until',
-  'event-id',
-  'consumer',
-  'topic',
-] as const;
-type StringOption = (typeof STRING_OPTIONS)[number];
-type StringValues = FlagValues<StringOption>;
+type Flags = CommandFlags<'dead-letters'>;
 
 /** The filter field each filter flag sets. */
-const FILTER_FLAGS: ReadonlyArray<[StringOption, keyof DeadLetterFilter]> = [
+const FILTER_FLAGS: ReadonlyArray<[StringFlagOf<'dead-letters'>, keyof DeadLetterFilter]> = [
   ['event-type', 'eventType'],
   ['aggregate-type', 'aggregateType'],
   ['aggregate-id', 'aggregateId'],
@@ -111,23 +80,21 @@ const FILTER_FLAGS: ReadonlyArray<[StringOption, keyof DeadLetterFilter]> = [
 
 /** The value the flag `name` gives its filter field, or undefined when it is not given. */
 function flagValue(
-  values: StringValues,
-  name: StringOption,
+  flags: Flags,
+  name: StringFlagOf<'dead-letters'>,
 ): DeadLetterFilter[keyof DeadLetterFilter] {
   switch (name) {
     case 'event-type': {
-      const types = list(values, name);
+      const types = flags.list(name);
       return types && types.length === 1 ? types[0] : types;
     }
     case 'event-id':
-      return list(values, name);
+      return flags.list(name);
     case 'since':
-    case 'until': {
-      const value = single(values, name);
-      return value === undefined ? undefined : time(name, value);
-    }
+    case 'until':
+      return flags.time(name);
     default:
-      return single(values, name);
+      return flags.single(name);
   }
 }
 
@@ -144,10 +111,10 @@ function canonical(value: unknown): string {
  * `--filter` and the filter flags as one filter. A flag adds its field; a flag and the same
  * field of `--filter` must agree (same value, or the same set of values).
  */
-function buildFilter(values: StringValues): DeadLetterFilter {
-  const filter: Record<string, unknown> = { ...parseFilter(single(values, 'filter')) };
+function buildFilter(flags: Flags): DeadLetterFilter {
+  const filter: Record<string, unknown> = { ...parseFilter(flags.single('filter')) };
   for (const [flag, field] of FILTER_FLAGS) {
-    const value = flagValue(values, flag);
+    const value = flagValue(flags, flag);
     if (value === undefined) continue;
     if (filter[field] !== undefined && canonical(filter[field]) !== canonical(value)) {
       throw new CliUsageError(
@@ -165,30 +132,12 @@ function buildFilter(values: StringValues): DeadLetterFilter {
  * `DeadLetterFilterError` for a filter the kind of dead letter cannot use). The filter it
  * returns is the one every action uses and `--dry-run` prints.
  */
-export function parseDeadLettersCommand(
-  argv: readonly string[],
+export function deadLettersCommand(
+  { action, flags }: CommandLine<'dead-letters'>,
   env: Record<string, string | undefined>,
 ): DeadLettersCommand {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      // Every string option keeps all its values, so that a repeat is seen, not overwritten.
-      ...Object.fromEntries(
-        STRING_OPTIONS.map((name) => [name, { type: 'string' as const, multiple: true }]),
-      ),
-      all: { type: 'boolean' },
-      'dry-run': { type: 'boolean' },
-      yes: { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
-  });
-  const strings = values as StringValues;
-  const action = checkAction(positionals, 'dead-letters', DEAD_LETTER_ACTIONS);
-  const uri = mongoUri(strings, env);
-
-  const kind = single(strings, 'kind') ?? 'relay';
+  const uri = flags.mongoUri(env);
+  const kind = flags.single('kind') ?? 'relay';
   if (kind !== 'relay' && kind !== 'consumer') {
     throw new CliUsageError(`--kind must be relay or consumer, got "${kind}"`);
   }
@@ -198,28 +147,27 @@ export function parseDeadLettersCommand(
         '(it applies each one again): call OutboxConsumerDeadLetters.requeueMany() there',
     );
   }
-  const filter = buildFilter(strings);
+  const filter = buildFilter(flags);
   // Checked now, against the fields of this kind of dead letter: what runs is what was parsed.
   if (kind === 'consumer') consumerDeadLetterQuery(filter);
   else deadLetterQuery(filter);
-  checkScope(action, filter, values.all === true);
+  checkScope(action, filter, flags.on('all'));
 
-  const collection = (name: StringOption) => single(strings, name);
   const collections = {
-    outbox: collection('outbox-collection'),
-    deadLetters: collection('dead-letters-collection'),
-    consumerDeadLetters: collection('consumer-dead-letters-collection'),
+    outbox: flags.single('outbox-collection'),
+    deadLetters: flags.single('dead-letters-collection'),
+    consumerDeadLetters: flags.single('consumer-dead-letters-collection'),
   };
   return {
     action,
     kind,
     uri,
     filter,
-    limit: positive('limit', single(strings, 'limit'), 100),
-    batchSize: positive('batch-size', single(strings, 'batch-size'), 100),
-    dryRun: values['dry-run'] === true,
-    yes: values.yes === true,
-    json: values.json === true,
+    limit: flags.positive('limit', 100),
+    batchSize: flags.positive('batch-size', 100),
+    dryRun: flags.on('dry-run'),
+    yes: flags.on('yes'),
+    json: flags.on('json'),
     collections: Object.fromEntries(
       Object.entries(collections).filter(([, name]) => name !== undefined),
     ),

@@ -1,8 +1,10 @@
 import { DeadLetterFilterError } from '../operations/dead-letter.filter';
-import { CliUsageError, parseDeadLettersCommand } from './cli.args';
+import { CliUsageError, parseCommandLine } from './cli-flags';
+import { deadLettersCommand } from './dead-letters.args';
 
 const env = { MONGODB_URI: 'mongodb://127.0.0.1:1/shop' };
-const parse = (...argv: string[]) => parseDeadLettersCommand(['dead-letters', ...argv], env);
+const parse = (...argv: string[]) =>
+  deadLettersCommand(parseCommandLine(['dead-letters', ...argv], 'dead-letters'), env);
 
 describe('the dead-letters command line', () => {
   it.each([
