@@ -4,8 +4,9 @@
  *    KafkaPublisher with each client (`relay.kafka.client`), same messages, same batch size,
  *    same broker; then the relay core (RelayEngine + KafkaPublisher, no database) with each
  *    client on the same messages, in alternating rounds with the raw producers (each round:
- *    raw kafkajs, raw @platformatic/kafka, relay core with each; `RELAY_BENCH_ROUNDS`, default
- *    3), as ratios of the medians to raw kafkajs and to the client's own raw producer.
+ *    raw kafkajs, raw @platformatic/kafka, raw kafkajs building its messages in its clock as
+ *    the relay does, relay core with each; `RELAY_BENCH_ROUNDS`, default 3), as ratios of the
+ *    medians to raw kafkajs and to the client's own raw producer.
  *    @platformatic/kafka is skipped, with the reason, where it cannot run;
  * 2. the relay, in its own process, draining a pre-filled outbox of 100k events (MongoDB +
  *    Kafka) vs the raw producer, with that process's peak RSS;
@@ -62,27 +63,35 @@ import type { BenchContext, BenchPart } from './bench-part';
 const eventCount = (ctx: BenchContext): number => sized(ctx, 'RELAY_BENCH_EVENTS', 100_000, 2_000);
 const BATCH = 500;
 
+/**
+ * The raw kafkajs producer's rate. Its messages are built before the clock starts, unless
+ * `buildInClock` (then each batch's messages are built right before it is sent, as the relay
+ * builds its own inside its clock): both views are printed by the relay/core part.
+ */
 async function rawProducerRate(
   kafka: Kafka,
   topic: string,
   events: OutboxEventRecord[],
+  buildInClock = false,
 ): Promise<number> {
   const producer = kafka.producer({
     createPartitioner: Partitioners.DefaultPartitioner,
     allowAutoTopicCreation: false,
   });
   await producer.connect();
-  const messages: Message[] = events.map((event) => toKafkaMessage(event));
+  const built: Message[] | undefined = buildInClock
+    ? undefined
+    : events.map((event) => toKafkaMessage(event));
   const started = process.hrtime.bigint();
-  for (let i = 0; i < messages.length; i += BATCH) {
-    await producer.sendBatch({
-      acks: -1,
-      topicMessages: [{ topic, messages: messages.slice(i, i + BATCH) }],
-    });
+  for (let i = 0; i < events.length; i += BATCH) {
+    const messages = built
+      ? built.slice(i, i + BATCH)
+      : events.slice(i, i + BATCH).map((event) => toKafkaMessage(event));
+    await producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages }] });
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   await producer.disconnect();
-  return messages.length / seconds;
+  return events.length / seconds;
 }
 
 /** The raw `@platformatic/kafka` producer on the same messages, batches and acks as kafkajs'. */
@@ -460,13 +469,18 @@ const median = (values: number[]): number =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** One raw producer's rate on fresh events in a fresh topic (messages built before the clock starts). */
-async function rawRate(ctx: BenchContext, kafka: Kafka, client: KafkaClientName): Promise<number> {
+async function rawRate(
+  ctx: BenchContext,
+  kafka: Kafka,
+  client: KafkaClientName,
+  buildInClock = false,
+): Promise<number> {
   const topic = `bench-raw-${suffix()}.Order`;
   await createTopic(kafka, topic);
   const events = Array.from({ length: eventCount(ctx) }, (_, i) => makeEvent(i));
   const rate =
     client === 'kafkajs'
-      ? await rawProducerRate(kafka, topic, events)
+      ? await rawProducerRate(kafka, topic, events, buildInClock)
       : await rawPlatformaticRate(ctx, topic, events);
   const inKafka = await topicSize(kafka, topic);
   check(inKafka >= events.length, `raw ${client}: ${events.length - inKafka} messages lost`);
@@ -476,15 +490,19 @@ async function rawRate(ctx: BenchContext, kafka: Kafka, client: KafkaClientName)
 /**
  * The relay core with each client against the raw producers, in alternating rounds of one run
  * (the machine's load changes from one minute to the next: a ratio compares figures taken
- * side by side), as ratios of the medians.
+ * side by side), as ratios of the medians. The raw producers send messages built before their
+ * clock starts, while the relay builds its own inside its clock: raw kafkajs is also measured
+ * building each batch's messages right before sending it, and the relay core compared with both.
  */
 async function relayCoreRounds(ctx: BenchContext, kafka: Kafka): Promise<void> {
   const clients = benchClients();
   const rounds = sized(ctx, 'RELAY_BENCH_ROUNDS', 3, 1);
   const raw: Partial<Record<KafkaClientName, number[]>> = {};
   const core: Partial<Record<KafkaClientName, number[]>> = {};
+  const rawBuiltInClock: number[] = [];
   for (let round = 0; round < rounds; round++) {
     for (const client of clients) (raw[client] ??= []).push(await rawRate(ctx, kafka, client));
+    rawBuiltInClock.push(await rawRate(ctx, kafka, 'kafkajs', true));
     for (const client of clients) (core[client] ??= []).push(await relayCore(ctx, kafka, client));
   }
   const fmt = (rates: number[]) => rates.map((r) => r.toFixed(0)).join(' / ');
@@ -495,6 +513,7 @@ async function relayCoreRounds(ctx: BenchContext, kafka: Kafka): Promise<void> {
   for (const client of clients) {
     line(`raw ${CLIENT_LABEL[client]}`, fmt(raw[client] as number[]));
   }
+  line('raw kafkajs, messages built in the clock', fmt(rawBuiltInClock));
   for (const client of clients) {
     const label = CLIENT_LABEL[client];
     const rates = core[client] as number[];
@@ -502,6 +521,10 @@ async function relayCoreRounds(ctx: BenchContext, kafka: Kafka): Promise<void> {
     line(
       `ratio of medians, relay core (${label}) / raw kafkajs`,
       (median(rates) / rawKafkajs).toFixed(2),
+    );
+    line(
+      `ratio of medians, relay core (${label}) / raw kafkajs built in the clock`,
+      (median(rates) / median(rawBuiltInClock)).toFixed(2),
     );
     if (client !== 'kafkajs') {
       const own = median(raw[client] as number[]);
