@@ -25,6 +25,7 @@ import { LaneSteps } from './lane.steps';
 import { LaneTable } from './lane.table';
 import { MarksRescan } from './marks.rescan';
 import { OutcomeApplier } from './outcome.applier';
+import { WaitingCatchUps } from './waiting-catchups';
 
 /** The relay's options the engine reads (`publishConcurrency`: never two calls with one aggregate). */
 export type RelayEngineOptions = Pick<ResolvedRelayOptions, 'batchSize' | 'maxBatchBytes'> &
@@ -65,7 +66,7 @@ export interface Offer {
   settle: Settle;
 }
 
-/** Catch-up requests from the sweep that may wait at once; more are refused (the sweep comes back). */
+/** Catch-up reads that may wait at once; more are refused (the asker comes back). */
 const MAX_QUEUED_CATCHUPS = 1000;
 
 /**
@@ -83,6 +84,7 @@ export class RelayEngine {
   private readonly lanes: LaneTable;
   private readonly batches: BatchQueue;
   private readonly reader: CatchUpReader;
+  private readonly waiting: WaitingCatchUps;
   private readonly pause: BrokerPause;
   private readonly steps: LaneSteps;
   private readonly outcomes: OutcomeApplier;
@@ -150,6 +152,7 @@ export class RelayEngine {
       ...{ now, writes: deps.writes, metrics: deps.metrics, logger },
       destinationsOf: deps.publisher.destinationsOf?.bind(deps.publisher),
     });
+    this.waiting = new WaitingCatchUps({ lanes, closed, start: (ref) => this.startCatchUp(ref) });
     this.budget = budget;
     this.lanes = lanes;
     this.holds = holds;
@@ -165,8 +168,24 @@ export class RelayEngine {
     return this.lanes.size;
   }
 
+  /**
+   * Aggregates `requestCatchUp` may take now: places in the lane table (also those of lanes that
+   * only wait for a held destination: they give theirs up), and in the queue for one.
+   */
+  get catchUpRoom(): number {
+    const lanes = this.budget.maxEvents - this.lanes.size + this.holds.waitingLanes;
+    return Math.max(0, lanes) + this.waiting.room;
+  }
+
+  /** Aggregates tracked, and those waiting for a lane to be caught up. */
+  get busyAggregates(): number {
+    return this.lanes.size + this.waiting.size;
+  }
+
+  /** Whether the engine works on the aggregate (a lane, or one waiting for a lane to catch it up). */
   isTracked(ref: AggregateRef): boolean {
-    return this.lanes.has(aggregateKey(ref));
+    const key = aggregateKey(ref);
+    return this.lanes.has(key) || this.waiting.has(key);
   }
 
   status() {
@@ -252,11 +271,22 @@ export class RelayEngine {
     }
   }
 
-  /** Reads the aggregate's pending events from the collection. False when tracked or no room. */
+  /**
+   * Reads the aggregate's pending events from the collection, now or once a lane is free
+   * (`WaitingCatchUps`). False when tracked or too many wait.
+   */
   requestCatchUp(ref: AggregateRef): boolean {
     if (this.closed || this.reader.waiting >= MAX_QUEUED_CATCHUPS) return false;
-    if (this.lanes.has(aggregateKey(ref))) return false;
-    const lane = this.lanes.admit(ref, false);
+    if (this.isTracked(ref)) return false;
+    return this.startCatchUp(ref) || this.waiting.add(ref);
+  }
+
+  /** A lane catching `ref` up, if one fits: one that waits for a held destination gives its place. */
+  private startCatchUp(ref: AggregateRef): boolean {
+    if (this.closed) return false;
+    const lane =
+      this.lanes.admit(ref, false) ??
+      (this.steps.evictWaiting() ? this.lanes.admit(ref, false) : undefined);
     if (!lane) return false;
     this.steps.startCatchUp(lane);
     return true;
@@ -302,6 +332,7 @@ export class RelayEngine {
     this.lanes.clear();
     this.batches.clear();
     this.reader.clear();
+    this.waiting.clear();
     this.steps.clear();
     return finished;
   }

@@ -28,13 +28,15 @@ export class ScheduledEventReads {
   }
 
   /**
-   * Due events by (availableAt, _id), grouped here by aggregate (first one wins: its earliest due
-   * event). A page of events of few aggregates answers fewer aggregates: the rest come with the
-   * next read, once these are published.
+   * Due events without a marker by (availableAt, _id), grouped here by aggregate (first one wins:
+   * its earliest due event). A page of events of few aggregates answers fewer aggregates: the
+   * rest come with the next read, once these are published.
    */
   async dueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {
+    // A marked event's aggregate is read by the rescan of the marks (see the port).
+    const unmarked = { ...this.scheduled({ $lte: dueBy }), nextAttemptAt: { $exists: false } };
     const docs = await this.outbox
-      .find(this.scheduled({ $lte: dueBy }), {
+      .find(unmarked, {
         projection: { aggregateType: 1, aggregateId: 1, availableAt: 1 },
       })
       .sort(DUE_ORDER)

@@ -125,8 +125,10 @@ export interface OutboxRelayStore {
   majorityTime(): Promise<Date>;
   /**
    * Aggregates with a pending scheduled event whose `availableAt` is at or before `dueBy`
-   * (server time), by their earliest such event in (`availableAt`, `_id`) order, each once, at
-   * most `limit`.
+   * (server time) and that has no marker (`nextAttemptAt`), by their earliest such event in
+   * (`availableAt`, `_id`) order, each once, at most `limit`. A marked event is the marks'
+   * readers' (its aggregate's lane, the rescan of the marks: at start-up, on a sweep, when a
+   * hold ends), so aggregates waiting for a held destination do not lead every page.
    */
   findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]>;
   /**

@@ -6,7 +6,7 @@ import type { RelayLogger } from '../ports/relay-logger';
 
 export interface DueReaderDeps {
   outbox: Pick<OutboxRelayStore, 'majorityTime' | 'findDueAggregates' | 'nextDueAt'>;
-  engine: Pick<RelayEngine, 'requestCatchUp' | 'isTracked' | 'trackedAggregates' | 'budget'>;
+  engine: Pick<RelayEngine, 'requestCatchUp' | 'isTracked' | 'trackedAggregates' | 'catchUpRoom'>;
   clock: RelayClock;
   /** False once the term ends. */
   active: () => boolean;
@@ -150,7 +150,7 @@ export class DueReader {
       this.majorityAtMonotonic = this.deps.clock.monotonic();
     }
     // Room for new lanes (`requestCatchUp` also refuses when its queue of reads is full).
-    const room = Math.max(0, engine.budget.maxEvents - engine.trackedAggregates);
+    const room = engine.catchUpRoom;
     if (room === 0) return BUSY_MS;
     // Ask beyond the room by the aggregates the engine tracks: those may come first, and are skipped.
     const limit = Math.min(PAGE, room + engine.trackedAggregates);

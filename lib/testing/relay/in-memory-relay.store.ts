@@ -162,6 +162,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     const due = new Map<string, DueAggregate>();
     for (const doc of this.scheduled()) {
       if ((doc.availableAt as Date) > dueBy || due.size >= limit) break;
+      if (doc.nextAttemptAt) continue; // the rescan of the marks reads it
       const key = `${doc.aggregateType}\u0000${doc.aggregateId}`;
       if (!due.has(key)) {
         const { aggregateType, aggregateId } = doc;
