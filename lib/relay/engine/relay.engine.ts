@@ -1,12 +1,8 @@
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { asError, describeError } from '../../common/errors/describe-error';
-import type { OutboxPublisher, PublishOutcome } from '../../publisher/outbox-publisher.interface';
-import type { AggregateRef, OutboxRelayStore } from '../ports/outbox-relay.store';
-import type { RelayClock, RelayTimer } from '../ports/relay-clock';
-import type { RelayLogger } from '../ports/relay-logger';
-import type { OutboxRelayMetrics } from '../relay.metrics';
-import type { ResolvedRelayOptions } from '../relay.options';
-import type { RelayWrites } from '../term/fenced.writes';
+import type { PublishOutcome } from '../../publisher/outbox-publisher.interface';
+import type { AggregateRef } from '../ports/outbox-relay.store';
+import type { RelayTimer } from '../ports/relay-clock';
 import { aggregateKey } from './aggregate.lane';
 import type { AggregateLane, LaneItem, Settle } from './aggregate.lane';
 import { AckedEvents } from './acked-events';
@@ -25,49 +21,10 @@ import { LaneSteps } from './lane.steps';
 import { LaneTable } from './lane.table';
 import { MarksRescan } from './marks.rescan';
 import { OutcomeApplier } from './outcome.applier';
-import { WaitingCatchUps } from './waiting-catchups';
+import { CatchUpRequests } from './catchup.requests';
+import type { Offer, RelayEngineDeps, RelayEngineOptions } from './relay-engine.deps';
 
-/** The relay's options the engine reads (`publishConcurrency`: never two calls with one aggregate). */
-export type RelayEngineOptions = Pick<ResolvedRelayOptions, 'batchSize' | 'maxBatchBytes'> &
-  Pick<ResolvedRelayOptions, 'maxInFlight' | 'maxInFlightBytes' | 'maxAttempts' | 'backoff'> &
-  Pick<ResolvedRelayOptions, 'publishConcurrency'> & {
-    /** Catch-up pages read at once. Default 4. */
-    readConcurrency?: number;
-  };
-
-export interface RelayEngineDeps {
-  outbox: Pick<OutboxRelayStore, 'findPendingOfAggregate' | 'findRetryingAggregates'>;
-  writes: RelayWrites;
-  publisher: OutboxPublisher;
-  clock: RelayClock;
-  /** The database server's time as this process estimates it (stamps and retry times), ms. */
-  now: () => number;
-  /** A time read from the server: catch-ups take scheduled events due by it (default: none). */
-  dueBy?: () => Date;
-  /** False stops publishing (the lease ran out, or the term ends). */
-  canPublish: () => boolean;
-  /** Whether the lease is still valid (default: always); `close` abandons publishes at once when not. */
-  leaseValid?: () => boolean;
-  random: () => number;
-  logger: RelayLogger;
-  /** Speaks of destination holds (`RelayDestinations`). */
-  holdsLogger: RelayLogger;
-  metrics: OutboxRelayMetrics;
-  /**
-   * The in-memory bound to use instead of one of its own (`maxInFlight`, `maxInFlightBytes`):
-   * a partitioned relay shares one budget among its partitions' engines.
-   */
-  budget?: InFlightBudget;
-}
-
-/** An event offered by the change stream or the drain, and what to call once its fate is durable. */
-export interface Offer {
-  event: OutboxEventRecord;
-  settle: Settle;
-}
-
-/** Catch-up reads that may wait at once; more are refused (the asker comes back). */
-const MAX_QUEUED_CATCHUPS = 1000;
+export type { Offer, RelayEngineDeps, RelayEngineOptions } from './relay-engine.deps';
 
 /**
  * The relay's core, free of MongoDB and Kafka: per-aggregate lanes (commit order; a failing
@@ -84,7 +41,7 @@ export class RelayEngine {
   private readonly lanes: LaneTable;
   private readonly batches: BatchQueue;
   private readonly reader: CatchUpReader;
-  private readonly waiting: WaitingCatchUps;
+  private readonly catchUps: CatchUpRequests;
   private readonly pause: BrokerPause;
   private readonly steps: LaneSteps;
   private readonly outcomes: OutcomeApplier;
@@ -152,7 +109,10 @@ export class RelayEngine {
       ...{ now, writes: deps.writes, metrics: deps.metrics, logger },
       destinationsOf: deps.publisher.destinationsOf?.bind(deps.publisher),
     });
-    this.waiting = new WaitingCatchUps({ lanes, closed, start: (ref) => this.startCatchUp(ref) });
+    this.catchUps = new CatchUpRequests({
+      ...{ lanes, holds, steps, closed, bound: () => budget.maxEvents },
+      readsQueued: () => this.reader.waiting,
+    });
     this.budget = budget;
     this.lanes = lanes;
     this.holds = holds;
@@ -168,24 +128,18 @@ export class RelayEngine {
     return this.lanes.size;
   }
 
-  /**
-   * Aggregates `requestCatchUp` may take now: places in the lane table (also those of lanes that
-   * only wait for a held destination: they give theirs up), and in the queue for one.
-   */
+  /** How many more aggregates `requestCatchUp` takes now (see `CatchUpRequests`). */
   get catchUpRoom(): number {
-    const lanes = this.budget.maxEvents - this.lanes.size + this.holds.waitingLanes;
-    return Math.max(0, lanes) + this.waiting.room;
+    return this.catchUps.room;
   }
 
-  /** Aggregates tracked, and those waiting for a lane to be caught up. */
+  /** Aggregates tracked, or waiting for a lane to be read from the collection. */
   get busyAggregates(): number {
-    return this.lanes.size + this.waiting.size;
+    return this.catchUps.busy;
   }
 
-  /** Whether the engine works on the aggregate (a lane, or one waiting for a lane to catch it up). */
   isTracked(ref: AggregateRef): boolean {
-    const key = aggregateKey(ref);
-    return this.lanes.has(key) || this.waiting.has(key);
+    return this.catchUps.isTracked(ref);
   }
 
   status() {
@@ -273,23 +227,10 @@ export class RelayEngine {
 
   /**
    * Reads the aggregate's pending events from the collection, now or once a lane is free
-   * (`WaitingCatchUps`). False when tracked or too many wait.
+   * (`CatchUpRequests`). False when tracked or too many wait.
    */
   requestCatchUp(ref: AggregateRef): boolean {
-    if (this.closed || this.reader.waiting >= MAX_QUEUED_CATCHUPS) return false;
-    if (this.isTracked(ref)) return false;
-    return this.startCatchUp(ref) || this.waiting.add(ref);
-  }
-
-  /** A lane catching `ref` up, if one fits: one that waits for a held destination gives its place. */
-  private startCatchUp(ref: AggregateRef): boolean {
-    if (this.closed) return false;
-    const lane =
-      this.lanes.admit(ref, false) ??
-      (this.steps.evictWaiting() ? this.lanes.admit(ref, false) : undefined);
-    if (!lane) return false;
-    this.steps.startCatchUp(lane);
-    return true;
+    return this.catchUps.request(ref);
   }
 
   /** Reads again the aggregates with marks it does not track (see `MarksRescan`). Called by the sweep. */
@@ -332,7 +273,7 @@ export class RelayEngine {
     this.lanes.clear();
     this.batches.clear();
     this.reader.clear();
-    this.waiting.clear();
+    this.catchUps.clear();
     this.steps.clear();
     return finished;
   }

@@ -28,15 +28,14 @@ export class ScheduledEventReads {
   }
 
   /**
-   * Due events without a marker by (availableAt, _id), grouped here by aggregate (first one wins:
-   * its earliest due event). A page of events of few aggregates answers fewer aggregates: the
-   * rest come with the next read, once these are published.
+   * Due events, marked (`nextAttemptAt`) or not, by (availableAt, _id), grouped here by
+   * aggregate (first one wins: its earliest due event). A page of events of few aggregates
+   * answers fewer aggregates: the rest come with the next read, once these are published.
    */
-  async dueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {
-    // A marked event's aggregate is read by the rescan of the marks (see the port).
-    const unmarked = { ...this.scheduled({ $lte: dueBy }), nextAttemptAt: { $exists: false } };
+  async dueAggregates(dueBy: Date, limit: number, marked: boolean): Promise<DueAggregate[]> {
+    const filter = { ...this.scheduled({ $lte: dueBy }), nextAttemptAt: { $exists: marked } };
     const docs = await this.outbox
-      .find(unmarked, {
+      .find(filter, {
         projection: { aggregateType: 1, aggregateId: 1, availableAt: 1 },
       })
       .sort(DUE_ORDER)

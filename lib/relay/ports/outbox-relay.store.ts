@@ -125,12 +125,12 @@ export interface OutboxRelayStore {
   majorityTime(): Promise<Date>;
   /**
    * Aggregates with a pending scheduled event whose `availableAt` is at or before `dueBy`
-   * (server time) and that has no marker (`nextAttemptAt`), by their earliest such event in
-   * (`availableAt`, `_id`) order, each once, at most `limit`. A marked event is the marks'
-   * readers' (its aggregate's lane, the rescan of the marks: at start-up, on a sweep, when a
-   * hold ends), so aggregates waiting for a held destination do not lead every page.
+   * (server time), by their earliest such event in (`availableAt`, `_id`) order, each once, at
+   * most `limit`: with `marked` false only events without a marker (`nextAttemptAt`), with true
+   * only marked ones (held back behind a failure or a held destination: the due reader asks for
+   * those after the others, so aggregates waiting for a held topic do not lead every page).
    */
-  findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]>;
+  findDueAggregates(dueBy: Date, limit: number, marked: boolean): Promise<DueAggregate[]>;
   /**
    * The earliest `availableAt` of the pending scheduled events (due or not), or with `after`
    * the earliest after it; none: undefined.
