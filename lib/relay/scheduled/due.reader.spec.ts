@@ -282,4 +282,34 @@ describe('DueReader (scheduled events, published once due by the server clock)',
     await t.reader.stop();
     await t.engine.close(100);
   });
+
+  it('maxInFlight 1: aggregates due together go out one after another, not one per pass', async () => {
+    // Defect: an aggregate refused for want of a lane waited for the next pass, 1 s later.
+    const t = setup({ maxInFlight: 1 });
+    t.publisher.delayMs = 0;
+    const events = Array.from({ length: 10 }, (_, i) =>
+      t.store.insert({ aggregateId: `a${i}` }, { availableAt: t.at(0) }),
+    );
+    t.reader.start();
+    await t.clock.advance(500);
+    expect(new Set(t.published())).toEqual(new Set(events.map((event) => event.eventId)));
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
+  it('asks for the aggregates whose due events are marked (held back) after the others', async () => {
+    // Defect: aggregates waiting for a held topic led every page (by due time) and took the
+    // engine's room; the due aggregates of the other topics waited for the topic.
+    const t = setup({ maxInFlight: 1 });
+    t.publisher.delayMs = 0;
+    const held = t.store.insert({ aggregateId: 'held' }, { availableAt: t.at(0) });
+    await t.store.markHeld([held._id], new Date(0), 1);
+    const due = t.store.insert({ aggregateId: 'due' }, { availableAt: t.at(100) });
+    t.clock.t = 100;
+    t.reader.start();
+    await t.clock.advance(500);
+    expect(t.published()).toEqual([due.eventId, held.eventId]);
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
 });
