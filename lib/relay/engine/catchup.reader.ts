@@ -71,11 +71,9 @@ export class CatchUpReader {
   }
 
   private async readPage(lane: AggregateLane): Promise<void> {
-    // A page leaves room for the change stream's read of one event while it is idle.
+    // A page leaves room for the change stream's read while it is idle.
     const { budget, batchSize } = this.deps;
-    const reservation = await budget.reserve(
-      Math.max(1, Math.min(batchSize, budget.maxEvents - 1)),
-    );
+    const reservation = await budget.reserve(budget.pageBesideIdle(batchSize));
     if (this.deps.closed() || lane.mode !== 'catchup' || reservation.events === 0) {
       this.deps.budget.settleReservation(reservation, 0, 0);
       lane.reading = false;

@@ -81,4 +81,14 @@ describe('InFlightBudget.reserveIdle (a read that will most likely only wait: th
     budget.close();
     expect((await idle).events).toBe(0);
   });
+
+  it('an idle read takes at most half the events, so that a page of another read fits beside it', () => {
+    expect(new InFlightBudget(50, 1_000_000).idleSize(5)).toBe(5);
+    expect(new InFlightBudget(50, 1_000_000).pageBesideIdle(5)).toBe(5);
+    // maxInFlight = batchSize: the stream's idle read and a catch-up page share it.
+    expect(new InFlightBudget(14, 1_000_000).idleSize(14)).toBe(7);
+    expect(new InFlightBudget(14, 1_000_000).pageBesideIdle(14)).toBe(7);
+    expect(new InFlightBudget(1, 1_000_000).idleSize(1)).toBe(1);
+    expect(new InFlightBudget(1, 1_000_000).pageBesideIdle(1)).toBe(1);
+  });
 });

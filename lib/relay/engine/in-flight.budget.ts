@@ -95,6 +95,19 @@ export class InFlightBudget {
     return Math.max(1, Math.min(events, room));
   }
 
+  /**
+   * What a read that will most likely only wait (\`reserveIdle\`) asks for: a page, at most half
+   * the events, so that a page of another read (\`pageBesideIdle\`) fits beside it.
+   */
+  idleSize(page: number): number {
+    return Math.max(1, Math.min(page, Math.ceil(this.maxEvents / 2)));
+  }
+
+  /** What a collection read asks for: a page, or what fits beside an idle read (at least one). */
+  pageBesideIdle(page: number): number {
+    return Math.max(1, Math.min(page, this.maxEvents - this.idleSize(page)));
+  }
+
   /** A reservation now (possibly smaller than asked, see the class), or undefined when there is no room. */
   tryReserve(events: number): Reservation | undefined {
     if (this.closed || this.waiters.length > 0 || !this.fits(events)) return undefined;

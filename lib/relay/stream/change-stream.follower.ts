@@ -130,13 +130,13 @@ export class ChangeStreamFollower {
     const tracker = checkpointer.tracker;
     let first = true;
     // A read that may wait the idle time holds its reservation meanwhile: once the stream has
-    // caught up (a batch came back short), it reserves one event, not a page, and lets the
+    // caught up (a batch came back short), it reserves at most half the events, and lets the
     // catch-up reads (the due reader's, the marks') go first (`reserveIdle`), so an idle stream
     // does not hold them back; a full batch means more may be waiting: a page again.
     let caughtUp = false;
     while (active()) {
       const reservation: Reservation = caughtUp
-        ? await engine.budget.reserveIdle(1)
+        ? await engine.budget.reserveIdle(engine.budget.idleSize(this.options.batchSize))
         : await engine.budget.reserve(this.options.batchSize);
       if (!active() || reservation.events === 0) {
         engine.budget.settleReservation(reservation, 0, 0);
