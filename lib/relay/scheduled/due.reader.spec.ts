@@ -52,7 +52,8 @@ async function settle(): Promise<void> {
 const silent: RelayLogger = { log() {}, warn() {}, error() {}, debug() {} };
 const EPOCH = Date.UTC(2026, 11, 1);
 
-function setup(options: { maxInFlight?: number } = {}) {
+/** `readMs`: how long (virtual) a catch-up read of an aggregate takes. */
+function setup(options: { maxInFlight?: number; readMs?: number } = {}) {
   const clock = new VirtualClock();
   const store = new InMemoryRelayStore();
   /**
@@ -74,7 +75,9 @@ function setup(options: { maxInFlight?: number } = {}) {
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
         calls.push(String(key));
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const call = () => (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (key !== 'findPendingOfAggregate' || !options.readMs) return call();
+        return clock.sleep(options.readMs).then(call);
       };
     },
   });
@@ -285,13 +288,14 @@ describe('DueReader (scheduled events, published once due by the server clock)',
 
   it('maxInFlight 1: aggregates due together go out one after another, not one per pass', async () => {
     // Defect: an aggregate refused for want of a lane waited for the next pass, 1 s later.
-    const t = setup({ maxInFlight: 1 });
+    const t = setup({ maxInFlight: 1, readMs: 30 });
     t.publisher.delayMs = 0;
     const events = Array.from({ length: 10 }, (_, i) =>
       t.store.insert({ aggregateId: `a${i}` }, { availableAt: t.at(0) }),
     );
     t.reader.start();
-    await t.clock.advance(500);
+    // Two reads of 30 ms an aggregate (its page, then the check that nothing is left).
+    await t.clock.advance(1000);
     expect(new Set(t.published())).toEqual(new Set(events.map((event) => event.eventId)));
     await t.reader.stop();
     await t.engine.close(100);
