@@ -42,12 +42,8 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'lib/relay/engine/catchup.reader.ts',
     edits: [
       {
-        find:
-          '    if (events.length >= reservation.events) lane.more = true;\n' +
-          '    deps.budget.settleReservation(reservation, queued, bytes);\n',
-        replace:
-          '    if (events.length >= reservation.events) lane.more = true;\n' +
-          '    deps.budget.settleReservation(reservation, 0, 0);\n',
+        find: '    deps.budget.settleReservation(reservation, queued, bytes);\n',
+        replace: '    deps.budget.settleReservation(reservation, 0, 0);\n',
       },
     ],
     checks: ['simulation'],
@@ -149,8 +145,8 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'lib/relay/engine/catchup.reader.ts',
     edits: [
       {
-        find: '    const reservation = await this.deps.budget.reserve(this.deps.batchSize);\n',
-        replace: '    const reservation: Reservation = { events: this.deps.batchSize };\n',
+        find: '    const reservation = await budget.reserve(budget.pageBesideIdle(batchSize));\n',
+        replace: '    const reservation: Reservation = { events: batchSize };\n',
       },
     ],
     checks: ['simulation'],
