@@ -6,8 +6,8 @@
  * `replace`. The mutated file must still compile.
  *
  * `checks` says what should catch it:
- * - `simulation`: the schedules the simulation specs of `npm test` run (single-relay, graceful
- *   stops, partitioned, hand-overs; their seed and run counts read from the spec files), then
+ * - `simulation`: the schedules the simulation specs of `npm test` run (single-relay, scheduled,
+ *   graceful stops, partitioned, hand-overs; their seed and run counts read from the spec files), then
  *   the saved findings; stops at the first run that breaks an invariant;
  * - `jest`: these spec files (contract suites of the production adapters, unit specs); caught
  *   when one of their tests fails.
