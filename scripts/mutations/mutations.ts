@@ -6,8 +6,8 @@
  * `replace`. The mutated file must still compile.
  *
  * `checks` says what should catch it:
- * - `simulation`: the schedules the simulation specs of `npm test` run (single-relay, graceful
- *   stops, partitioned, hand-overs; their seed and run counts read from the spec files), then
+ * - `simulation`: the schedules the simulation specs of `npm test` run (single-relay, scheduled,
+ *   graceful stops, partitioned, hand-overs; their seed and run counts read from the spec files), then
  *   the saved findings; stops at the first run that breaks an invariant;
  * - `jest`: these spec files (contract suites of the production adapters, unit specs); caught
  *   when one of their tests fails.
@@ -42,12 +42,8 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'lib/relay/engine/catchup.reader.ts',
     edits: [
       {
-        find:
-          '    if (events.length >= reservation.events) lane.more = true;\n' +
-          '    deps.budget.settleReservation(reservation, queued, bytes);\n',
-        replace:
-          '    if (events.length >= reservation.events) lane.more = true;\n' +
-          '    deps.budget.settleReservation(reservation, 0, 0);\n',
+        find: '    deps.budget.settleReservation(reservation, queued, bytes);\n',
+        replace: '    deps.budget.settleReservation(reservation, 0, 0);\n',
       },
     ],
     checks: ['simulation'],
@@ -149,8 +145,8 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'lib/relay/engine/catchup.reader.ts',
     edits: [
       {
-        find: '    const reservation = await this.deps.budget.reserve(this.deps.batchSize);\n',
-        replace: '    const reservation: Reservation = { events: this.deps.batchSize };\n',
+        find: '    const reservation = await budget.reserve(budget.pageBesideIdle(batchSize));\n',
+        replace: '    const reservation: Reservation = { events: batchSize };\n',
       },
     ],
     checks: ['simulation'],

@@ -2,8 +2,8 @@
  * The simulation check of `npm run mutations`, run in its own process on the scratch copy that
  * holds one mutation (see run.ts): the schedules the simulation specs of `npm test` run, each
  * set with the seed and run count its spec file uses (read from the file, so they stay the
- * same; `SIM_SEED`, `SIM_RUNS`, `SIM_STOP_RUNS`, `SIM_PARTITIONED_RUNS`, `SIM_HAND_OVER_RUNS`
- * change them as for the specs), then every saved finding. Stops at the first run that breaks
+ * same; `SIM_SEED`, `SIM_RUNS`, `SIM_SCHEDULED_RUNS`, `SIM_STOP_RUNS`, `SIM_PARTITIONED_RUNS`,
+ * `SIM_HAND_OVER_RUNS` change them as for the specs), then every saved finding. Stops at the first run that breaks
  * an invariant (no shrinking). Prints progress on stderr and its result as one line of JSON
  * on stdout, after `RESULT `.
  *
@@ -13,6 +13,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type fc from 'fast-check';
 import { partitionedSchedules } from '../../test/simulation/schedule/partitioned.arbitrary';
+import { scheduledScheduleArbitrary } from '../../test/simulation/schedule/schedule.arbitrary';
 import type { Schedule } from '../../test/simulation/schedule/schedule.types';
 import {
   gracefulStopSchedules,
@@ -42,6 +43,13 @@ const SCHEDULE_SETS: readonly ScheduleSet[] = [
     runsVariable: 'SIM_RUNS',
     arbitrary: () => undefined,
     flag: '',
+  },
+  {
+    name: 'scheduled',
+    spec: 'relay.simulation.spec.ts',
+    runsVariable: 'SIM_SCHEDULED_RUNS',
+    arbitrary: () => scheduledScheduleArbitrary,
+    flag: ' --scheduled',
   },
   {
     name: 'graceful-stops',

@@ -52,7 +52,7 @@ export const OUTBOX_STORE_CASES = {
   rangeUnslotted:
     'with a slot range, a drain page holds the events without a slot that come before its events of their aggregate (same read), no others',
   scheduled:
-    'scheduled events (availableAt): drain pages, stale scans and pendingStats skip them; findPendingOfAggregate(dueBy) leaves out those not due; findDueAggregates by (availableAt, _id), each aggregate once; nextDueAt (after); scheduledStats; majorityTime is a Date not after serverTime',
+    'scheduled events (availableAt): drain pages, stale scans and pendingStats skip them; findPendingOfAggregate(dueBy) leaves out those not due; findDueAggregates by (availableAt, _id), each aggregate once, marked (nextAttemptAt) or unmarked events apart; nextDueAt (after); scheduledStats; majorityTime is a Date not after serverTime',
 } as const;
 
 export type OutboxStoreCase = keyof typeof OUTBOX_STORE_CASES;
@@ -251,12 +251,13 @@ export function outboxRelayStoreContract(
     expect(ids(await store.findPendingOfAggregate(ref, 10))).toEqual(ids([s1, s1Later, s1After]));
     expect(ids(await store.findPendingOfAggregate(ref, 10, at(2_999)))).toEqual(ids([s1, s1After]));
     expect(ids(await store.findPendingOfAggregate(ref, 10, at(999)))).toEqual(ids([s1After]));
-    expect(await store.findDueAggregates(at(999), 10)).toEqual([]);
-    expect(await store.findDueAggregates(at(10_000), 10)).toEqual([
+    expect(await store.findDueAggregates(at(999), 10, false)).toEqual([]);
+    expect(await store.findDueAggregates(at(10_000), 10, false)).toEqual([
       { aggregateType: 'Order', aggregateId: 's1', availableAt: at(1_000) },
       { aggregateType: 'Order', aggregateId: 's2', availableAt: at(2_000) },
     ]);
-    expect(await store.findDueAggregates(at(10_000), 1)).toHaveLength(1);
+    expect(await store.findDueAggregates(at(10_000), 1, false)).toHaveLength(1);
+    expect(await store.findDueAggregates(at(10_000), 10, true)).toEqual([]);
     expect(await store.nextDueAt()).toEqual(at(1_000));
     expect(await store.nextDueAt(at(1_000))).toEqual(at(2_000));
     expect(await store.nextDueAt(at(3_000))).toBeUndefined();
@@ -269,6 +270,15 @@ export function outboxRelayStoreContract(
     const majority = await store.majorityTime();
     expect(majority instanceof Date).toBe(true);
     expect(majority.getTime()).toBeLessThanOrEqual((await store.serverTime()).getTime());
+    // Held back (marked): asked for apart from the others (its next events are not marked).
+    await store.markHeld([s1._id], at(0), 1);
+    expect(await store.findDueAggregates(at(10_000), 10, true)).toEqual([
+      { aggregateType: 'Order', aggregateId: 's1', availableAt: at(1_000) },
+    ]);
+    expect(await store.findDueAggregates(at(10_000), 10, false)).toEqual([
+      { aggregateType: 'Order', aggregateId: 's2', availableAt: at(2_000) },
+      { aggregateType: 'Order', aggregateId: 's1', availableAt: at(3_000) },
+    ]);
   });
 
   test('published', async () => {

@@ -126,6 +126,24 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'a cancellation committed before the due time but majority-committed after it is not published: the due reader publishes by the majority commit point (dueBy), not by the primary clock',
   },
+  {
+    file: 'due-page-led-by-aggregates-waiting-for-a-held-topic.json',
+    invariant: 's2',
+    title:
+      'a held topic does not keep the due events of other topics late: its aggregates (marked, held back) no longer lead every due page, and a lane that only waits for it gives its place to a due aggregate',
+  },
+  {
+    file: 'catch-up-reads-wait-behind-the-idle-stream-reservation.json',
+    invariant: 's2',
+    title:
+      'catch-up reads of due aggregates do not wait behind the change stream’s idle read (maxInFlight = batchSize): it reserves at most half the events and lets them go first',
+  },
+  {
+    file: 'due-aggregates-started-one-per-pass-with-maxInFlight-1.json',
+    invariant: 'a',
+    title:
+      'with maxInFlight 1, aggregates due together are read one after another as the lane frees, not one per pass of the due reader (a second apart)',
+  },
 ];
 
 async function violationsOf(file: string, invariant: string): Promise<string[] | undefined> {

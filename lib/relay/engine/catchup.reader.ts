@@ -71,26 +71,41 @@ export class CatchUpReader {
   }
 
   private async readPage(lane: AggregateLane): Promise<void> {
-    const reservation = await this.deps.budget.reserve(this.deps.batchSize);
+    // A page leaves room for the change stream's read while it is idle.
+    const { budget, batchSize } = this.deps;
+    const reservation = await budget.reserve(budget.pageBesideIdle(batchSize));
     if (this.deps.closed() || lane.mode !== 'catchup' || reservation.events === 0) {
       this.deps.budget.settleReservation(reservation, 0, 0);
       lane.reading = false;
       return;
     }
     lane.more = false;
-    const read = this.deps.acked.openRead();
-    try {
-      await this.readPageWith(lane, reservation, read);
-    } finally {
-      this.deps.acked.closeRead(read);
+    for (;;) {
+      const read = this.deps.acked.openRead();
+      let marks: Promise<unknown>[] | undefined;
+      try {
+        marks = await this.readPageWith(lane, reservation, read);
+      } finally {
+        this.deps.acked.closeRead(read);
+      }
+      if (!marks) return;
+      // Only events whose published mark is on its way: read again once it landed, under the
+      // same reservation (given back, it could go to a read that then waits the idle time).
+      await Promise.allSettled(marks);
+      if (this.deps.closed() || lane.mode !== 'catchup') {
+        this.deps.budget.settleReservation(reservation, 0, 0);
+        lane.reading = false;
+        return;
+      }
     }
   }
 
+  /** Reads one page and takes it in; returns the marks to wait for when it found only events being marked. */
   private async readPageWith(
     lane: AggregateLane,
     reservation: Reservation,
     read: ReadTicket,
-  ): Promise<void> {
+  ): Promise<Promise<unknown>[] | undefined> {
     const { deps } = this;
     let events: OutboxEventRecord[];
     try {
@@ -103,12 +118,12 @@ export class CatchUpReader {
         `Could not read pending events of ${lane.ref.aggregateType}/${lane.ref.aggregateId} (retrying): ${describeError(error)}`,
       );
       deps.blockUntil(lane, deps.now() + deps.retryMs);
-      return;
+      return undefined;
     }
     lane.reading = false;
     if (deps.closed() || lane.mode !== 'catchup') {
       deps.budget.settleReservation(reservation, 0, 0);
-      return;
+      return undefined;
     }
     const now = deps.now();
     let queued = 0;
@@ -135,15 +150,14 @@ export class CatchUpReader {
       bytes += item.bytes;
     }
     if (events.length >= reservation.events) lane.more = true;
+    if (blockAt === undefined && queued === 0 && skipped.length > 0 && lane.queue.length === 0) {
+      lane.reading = true;
+      return deps.acked.pendingMarks(skipped);
+    }
     deps.budget.settleReservation(reservation, queued, bytes);
     if (blockAt !== undefined) deps.blockUntil(lane, blockAt);
-    else if (queued === 0 && skipped.length > 0 && lane.queue.length === 0) {
-      // Only events whose published mark is on its way: read again once it landed.
-      lane.reading = true;
-      await Promise.allSettled(deps.acked.pendingMarks(skipped));
-      lane.reading = false;
-      deps.continueLane(lane);
-    } else deps.continueLane(lane);
+    else deps.continueLane(lane);
     deps.pump();
+    return undefined;
   }
 }

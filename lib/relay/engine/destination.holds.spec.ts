@@ -29,4 +29,18 @@ describe('DestinationHolds', () => {
     expect(probes.map((probe) => probe.destination).sort()).toEqual(['t', 't#0']);
     expect(holds.nextRetryAt()).toBeUndefined();
   });
+
+  it('names the lane that has waited longest (not a probe), for it to give its place up, and counts the waiting lanes', () => {
+    const holds = new DestinationHolds(backoff, () => 0.5, quiet);
+    expect(holds.longestWaiting()).toBeUndefined();
+    holds.fail('t', 'A', 'not authorized', 0);
+    holds.wait('t', 'B');
+    expect(holds.waitingLanes).toBe(2);
+    expect(holds.longestWaiting()).toBe('A');
+    expect(holds.dueProbes(1_000)).toEqual([{ destination: 't', lane: 'A' }]);
+    expect(holds.longestWaiting()).toBe('B');
+    expect(holds.park('B')).toBe(false);
+    expect(holds.waitingLanes).toBe(0);
+    expect(holds.longestWaiting()).toBeUndefined();
+  });
 });

@@ -42,6 +42,22 @@ export class DestinationHolds {
     return this.holds.size;
   }
 
+  /** Lanes waiting for a held destination (not probing it): they hold no event. */
+  get waitingLanes(): number {
+    let count = 0;
+    for (const hold of this.holds.values()) count += hold.waiting.size;
+    return count;
+  }
+
+  /** The lane that has waited longest for a held destination (not a probe); none: undefined. */
+  longestWaiting(): string | undefined {
+    for (const hold of this.holds.values()) {
+      const first = hold.waiting.values().next();
+      if (!first.done) return first.value;
+    }
+    return undefined;
+  }
+
   /**
    * The hold that keeps `lane` from sending to one of `destinations`, if any. A lane probing one
    * of them passes all of them (a topic and one of its partitions may both be held: each probe

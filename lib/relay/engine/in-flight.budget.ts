@@ -3,6 +3,14 @@ export interface Reservation {
   readonly events: number;
 }
 
+interface Waiter {
+  events: number;
+  resolve: (reservation: Reservation) => void;
+}
+
+/** Reads that may go before an idle read (`reserveIdle`) before it waits as any other. */
+const IDLE_PASSES = 16;
+
 /**
  * Several budgets that share one bound (a partitioned relay: one budget per owned partition).
  * See `SharedInFlight` in `relay/partitions`.
@@ -32,7 +40,10 @@ export class InFlightBudget {
   private heldEvents = 0;
   private heldBytes = 0;
   private reservedEvents = 0;
-  private waiters: Array<{ events: number; resolve: (r: Reservation) => void }> = [];
+  private waiters: Waiter[] = [];
+  /** An idle read waiting (`reserveIdle`), and how many reads may still go before it. */
+  private idle?: Waiter & { passes: number };
+  private idleGrantQueued = false;
   private closed = false;
   /** Running average of event sizes (bytes), for sizing reads. */
   private averageBytes = 1024;
@@ -84,11 +95,51 @@ export class InFlightBudget {
     return Math.max(1, Math.min(events, room));
   }
 
+  /**
+   * What a read that will most likely only wait (\`reserveIdle\`) asks for: a page, at most half
+   * the events, so that a page of another read (\`pageBesideIdle\`) fits beside it.
+   */
+  idleSize(page: number): number {
+    return Math.max(1, Math.min(page, Math.ceil(this.maxEvents / 2)));
+  }
+
+  /** What a collection read asks for: a page, or what fits beside an idle read (at least one). */
+  pageBesideIdle(page: number): number {
+    return Math.max(1, Math.min(page, this.maxEvents - this.idleSize(page)));
+  }
+
   /** A reservation now (possibly smaller than asked, see the class), or undefined when there is no room. */
   tryReserve(events: number): Reservation | undefined {
     if (this.closed || this.waiters.length > 0 || !this.fits(events)) return undefined;
+    return this.grant(events);
+  }
+
+  /**
+   * Like `reserve`, for a read that will most likely only wait (the change stream once it has
+   * caught up) and so would hold its room for nothing: while it waits, the other reads go
+   * first, also those asking right after room was freed (in the same turn, such as the next
+   * page of a lane that just published), up to `IDLE_PASSES` of them; then it waits as any
+   * other. (Granted in turn, a single event of room went to the idle read after each page, and
+   * a catch-up read one page per idle time.)
+   */
+  reserveIdle(events: number): Promise<Reservation> {
+    if (this.closed) return Promise.resolve({ events: 0 });
+    if (this.idle) return this.reserve(events);
+    const now = this.tryReserve(events);
+    if (now) return Promise.resolve(now);
+    return new Promise((resolve) => {
+      this.idle = { events, resolve, passes: IDLE_PASSES };
+    });
+  }
+
+  private grant(events: number): Reservation {
     const granted = this.sized(events);
     this.reservedEvents += granted;
+    if (this.idle && --this.idle.passes <= 0) {
+      // It let enough reads go: it waits first in line now.
+      this.waiters.unshift(this.idle);
+      this.idle = undefined;
+    }
     return { events: granted };
   }
 
@@ -122,8 +173,9 @@ export class InFlightBudget {
   /** Wakes every waiter with an empty reservation; later calls get empty ones at once. */
   close(): void {
     this.closed = true;
-    const waiters = this.waiters;
+    const waiters = this.idle ? [...this.waiters, this.idle] : this.waiters;
     this.waiters = [];
+    this.idle = undefined;
     for (const waiter of waiters) waiter.resolve({ events: 0 });
     this.pool?.detach(this);
   }
@@ -131,10 +183,21 @@ export class InFlightBudget {
   /** Grants waiting reservations that fit now (the pool calls it when another share freed room). */
   wake(): void {
     while (this.waiters.length > 0 && this.fits(this.waiters[0].events)) {
-      const waiter = this.waiters.shift() as { events: number; resolve: (r: Reservation) => void };
-      const granted = this.sized(waiter.events);
-      this.reservedEvents += granted;
-      waiter.resolve({ events: granted });
+      const waiter = this.waiters.shift() as Waiter;
+      waiter.resolve(this.grant(waiter.events));
     }
+    if (this.idle && !this.idleGrantQueued && this.waiters.length === 0) {
+      // After the reads that ask in this turn (see `reserveIdle`).
+      this.idleGrantQueued = true;
+      queueMicrotask(() => this.grantIdle());
+    }
+  }
+
+  private grantIdle(): void {
+    this.idleGrantQueued = false;
+    const idle = this.idle;
+    if (!idle || this.closed || this.waiters.length > 0 || !this.fits(idle.events)) return;
+    this.idle = undefined;
+    idle.resolve(this.grant(idle.events));
   }
 }

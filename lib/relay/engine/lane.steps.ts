@@ -99,6 +99,21 @@ export class LaneSteps {
     if (this.deps.holds.park(lane.key)) this.armTimer();
   }
 
+  /**
+   * Parks the lane that has waited longest for a held destination, to make room for an aggregate
+   * that can publish: a waiting lane holds only a place in the table, and its aggregate is read
+   * again from the collection once the hold ends (see `DestinationHolds.park`). Returns whether
+   * it did.
+   */
+  evictWaiting(): boolean {
+    const key = this.deps.holds.longestWaiting();
+    const lane = key === undefined ? undefined : this.deps.lanes.get(key);
+    if (!lane?.waitsForDestination || !this.deps.lanes.park(lane, true)) return false;
+    this.retries.delete(lane.key);
+    if (this.deps.holds.park(lane.key)) this.armTimer();
+    return true;
+  }
+
   /** One timer, at the earliest of: a lane's retry, a hold's probe, the end of the broker pause. */
   armTimer(): void {
     if (this.deps.closed()) return;

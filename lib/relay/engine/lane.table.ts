@@ -58,10 +58,12 @@ export class LaneTable {
 
   /**
    * Parks `lane` when it holds nothing (no event, no call or read under way) and there are more
-   * lanes than the bound. Returns whether it did; the caller forgets the lane's timers and holds.
+   * lanes than the bound (or, with `evict`, to make room for another). Returns whether it did;
+   * the caller forgets the lane's timers and holds.
    */
-  park(lane: AggregateLane): boolean {
-    if (this.lanes.size <= this.bound() || this.lanes.get(lane.key) !== lane) return false;
+  park(lane: AggregateLane, evict = false): boolean {
+    if (!evict && this.lanes.size <= this.bound()) return false;
+    if (this.lanes.get(lane.key) !== lane) return false;
     if (!lane.empty) return false;
     this.lanes.delete(lane.key);
     this.untracked.add(lane.key);

@@ -1,12 +1,8 @@
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { asError, describeError } from '../../common/errors/describe-error';
-import type { OutboxPublisher, PublishOutcome } from '../../publisher/outbox-publisher.interface';
-import type { AggregateRef, OutboxRelayStore } from '../ports/outbox-relay.store';
-import type { RelayClock, RelayTimer } from '../ports/relay-clock';
-import type { RelayLogger } from '../ports/relay-logger';
-import type { OutboxRelayMetrics } from '../relay.metrics';
-import type { ResolvedRelayOptions } from '../relay.options';
-import type { RelayWrites } from '../term/fenced.writes';
+import type { PublishOutcome } from '../../publisher/outbox-publisher.interface';
+import type { AggregateRef } from '../ports/outbox-relay.store';
+import type { RelayTimer } from '../ports/relay-clock';
 import { aggregateKey } from './aggregate.lane';
 import type { AggregateLane, LaneItem, Settle } from './aggregate.lane';
 import { AckedEvents } from './acked-events';
@@ -25,48 +21,10 @@ import { LaneSteps } from './lane.steps';
 import { LaneTable } from './lane.table';
 import { MarksRescan } from './marks.rescan';
 import { OutcomeApplier } from './outcome.applier';
+import { CatchUpRequests } from './catchup.requests';
+import type { Offer, RelayEngineDeps, RelayEngineOptions } from './relay-engine.deps';
 
-/** The relay's options the engine reads (`publishConcurrency`: never two calls with one aggregate). */
-export type RelayEngineOptions = Pick<ResolvedRelayOptions, 'batchSize' | 'maxBatchBytes'> &
-  Pick<ResolvedRelayOptions, 'maxInFlight' | 'maxInFlightBytes' | 'maxAttempts' | 'backoff'> &
-  Pick<ResolvedRelayOptions, 'publishConcurrency'> & {
-    /** Catch-up pages read at once. Default 4. */
-    readConcurrency?: number;
-  };
-
-export interface RelayEngineDeps {
-  outbox: Pick<OutboxRelayStore, 'findPendingOfAggregate' | 'findRetryingAggregates'>;
-  writes: RelayWrites;
-  publisher: OutboxPublisher;
-  clock: RelayClock;
-  /** The database server's time as this process estimates it (stamps and retry times), ms. */
-  now: () => number;
-  /** A time read from the server: catch-ups take scheduled events due by it (default: none). */
-  dueBy?: () => Date;
-  /** False stops publishing (the lease ran out, or the term ends). */
-  canPublish: () => boolean;
-  /** Whether the lease is still valid (default: always); `close` abandons publishes at once when not. */
-  leaseValid?: () => boolean;
-  random: () => number;
-  logger: RelayLogger;
-  /** Speaks of destination holds (`RelayDestinations`). */
-  holdsLogger: RelayLogger;
-  metrics: OutboxRelayMetrics;
-  /**
-   * The in-memory bound to use instead of one of its own (`maxInFlight`, `maxInFlightBytes`):
-   * a partitioned relay shares one budget among its partitions' engines.
-   */
-  budget?: InFlightBudget;
-}
-
-/** An event offered by the change stream or the drain, and what to call once its fate is durable. */
-export interface Offer {
-  event: OutboxEventRecord;
-  settle: Settle;
-}
-
-/** Catch-up requests from the sweep that may wait at once; more are refused (the sweep comes back). */
-const MAX_QUEUED_CATCHUPS = 1000;
+export type { Offer, RelayEngineDeps, RelayEngineOptions } from './relay-engine.deps';
 
 /**
  * The relay's core, free of MongoDB and Kafka: per-aggregate lanes (commit order; a failing
@@ -83,6 +41,7 @@ export class RelayEngine {
   private readonly lanes: LaneTable;
   private readonly batches: BatchQueue;
   private readonly reader: CatchUpReader;
+  private readonly catchUps: CatchUpRequests;
   private readonly pause: BrokerPause;
   private readonly steps: LaneSteps;
   private readonly outcomes: OutcomeApplier;
@@ -150,6 +109,10 @@ export class RelayEngine {
       ...{ now, writes: deps.writes, metrics: deps.metrics, logger },
       destinationsOf: deps.publisher.destinationsOf?.bind(deps.publisher),
     });
+    this.catchUps = new CatchUpRequests({
+      ...{ lanes, holds, steps, closed, bound: () => budget.maxEvents },
+      readsQueued: () => this.reader.waiting,
+    });
     this.budget = budget;
     this.lanes = lanes;
     this.holds = holds;
@@ -165,8 +128,18 @@ export class RelayEngine {
     return this.lanes.size;
   }
 
+  /** How many more aggregates `requestCatchUp` takes now (see `CatchUpRequests`). */
+  get catchUpRoom(): number {
+    return this.catchUps.room;
+  }
+
+  /** Aggregates tracked, or waiting for a lane to be read from the collection. */
+  get busyAggregates(): number {
+    return this.catchUps.busy;
+  }
+
   isTracked(ref: AggregateRef): boolean {
-    return this.lanes.has(aggregateKey(ref));
+    return this.catchUps.isTracked(ref);
   }
 
   status() {
@@ -252,14 +225,12 @@ export class RelayEngine {
     }
   }
 
-  /** Reads the aggregate's pending events from the collection. False when tracked or no room. */
+  /**
+   * Reads the aggregate's pending events from the collection, now or once a lane is free
+   * (`CatchUpRequests`). False when tracked or too many wait.
+   */
   requestCatchUp(ref: AggregateRef): boolean {
-    if (this.closed || this.reader.waiting >= MAX_QUEUED_CATCHUPS) return false;
-    if (this.lanes.has(aggregateKey(ref))) return false;
-    const lane = this.lanes.admit(ref, false);
-    if (!lane) return false;
-    this.steps.startCatchUp(lane);
-    return true;
+    return this.catchUps.request(ref);
   }
 
   /** Reads again the aggregates with marks it does not track (see `MarksRescan`). Called by the sweep. */
@@ -302,6 +273,7 @@ export class RelayEngine {
     this.lanes.clear();
     this.batches.clear();
     this.reader.clear();
+    this.catchUps.clear();
     this.steps.clear();
     return finished;
   }

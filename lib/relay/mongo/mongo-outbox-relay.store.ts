@@ -125,8 +125,8 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     return majorityTime(this.db);
   }
 
-  findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {
-    return this.scheduled.dueAggregates(dueBy, limit);
+  findDueAggregates(dueBy: Date, limit: number, marked: boolean): Promise<DueAggregate[]> {
+    return this.scheduled.dueAggregates(dueBy, limit, marked);
   }
 
   nextDueAt(after?: Date): Promise<Date | undefined> {

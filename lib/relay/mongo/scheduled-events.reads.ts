@@ -28,13 +28,14 @@ export class ScheduledEventReads {
   }
 
   /**
-   * Due events by (availableAt, _id), grouped here by aggregate (first one wins: its earliest due
-   * event). A page of events of few aggregates answers fewer aggregates: the rest come with the
-   * next read, once these are published.
+   * Due events, marked (`nextAttemptAt`) or not, by (availableAt, _id), grouped here by
+   * aggregate (first one wins: its earliest due event). A page of events of few aggregates
+   * answers fewer aggregates: the rest come with the next read, once these are published.
    */
-  async dueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {
+  async dueAggregates(dueBy: Date, limit: number, marked: boolean): Promise<DueAggregate[]> {
+    const filter = { ...this.scheduled({ $lte: dueBy }), nextAttemptAt: { $exists: marked } };
     const docs = await this.outbox
-      .find(this.scheduled({ $lte: dueBy }), {
+      .find(filter, {
         projection: { aggregateType: 1, aggregateId: 1, availableAt: 1 },
       })
       .sort(DUE_ORDER)

@@ -126,9 +126,11 @@ export interface OutboxRelayStore {
   /**
    * Aggregates with a pending scheduled event whose `availableAt` is at or before `dueBy`
    * (server time), by their earliest such event in (`availableAt`, `_id`) order, each once, at
-   * most `limit`.
+   * most `limit`: with `marked` false only events without a marker (`nextAttemptAt`), with true
+   * only marked ones (held back behind a failure or a held destination: the due reader asks for
+   * those after the others, so aggregates waiting for a held topic do not lead every page).
    */
-  findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]>;
+  findDueAggregates(dueBy: Date, limit: number, marked: boolean): Promise<DueAggregate[]>;
   /**
    * The earliest `availableAt` of the pending scheduled events (due or not), or with `after`
    * the earliest after it; none: undefined.

@@ -52,7 +52,8 @@ async function settle(): Promise<void> {
 const silent: RelayLogger = { log() {}, warn() {}, error() {}, debug() {} };
 const EPOCH = Date.UTC(2026, 11, 1);
 
-function setup(options: { maxInFlight?: number } = {}) {
+/** `readMs`: how long (virtual) a catch-up read of an aggregate takes. */
+function setup(options: { maxInFlight?: number; readMs?: number } = {}) {
   const clock = new VirtualClock();
   const store = new InMemoryRelayStore();
   /**
@@ -74,7 +75,9 @@ function setup(options: { maxInFlight?: number } = {}) {
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
         calls.push(String(key));
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const call = () => (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (key !== 'findPendingOfAggregate' || !options.readMs) return call();
+        return clock.sleep(options.readMs).then(call);
       };
     },
   });
@@ -245,7 +248,12 @@ describe('DueReader (scheduled events, published once due by the server clock)',
     const t = setup();
     t.reader.start();
     await t.clock.advance(60_000);
-    expect(t.calls).toEqual(['majorityTime', 'findDueAggregates', 'nextDueAt']);
+    expect(t.calls).toEqual([
+      'majorityTime',
+      'findDueAggregates',
+      'findDueAggregates',
+      'nextDueAt',
+    ]);
     expect(t.clock.armed).toEqual([]);
     await t.reader.stop();
     await t.engine.close(100);
@@ -274,6 +282,37 @@ describe('DueReader (scheduled events, published once due by the server clock)',
     expect(t.published()).toEqual([]);
     await t.clock.advance(100);
     expect(t.published()).toEqual([event.eventId]);
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
+  it('maxInFlight 1: aggregates due together go out one after another, not one per pass', async () => {
+    // Defect: an aggregate refused for want of a lane waited for the next pass, 1 s later.
+    const t = setup({ maxInFlight: 1, readMs: 30 });
+    t.publisher.delayMs = 0;
+    const events = Array.from({ length: 10 }, (_, i) =>
+      t.store.insert({ aggregateId: `a${i}` }, { availableAt: t.at(0) }),
+    );
+    t.reader.start();
+    // Two reads of 30 ms an aggregate (its page, then the check that nothing is left).
+    await t.clock.advance(1000);
+    expect(new Set(t.published())).toEqual(new Set(events.map((event) => event.eventId)));
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
+  it('asks for the aggregates whose due events are marked (held back) after the others', async () => {
+    // Defect: aggregates waiting for a held topic led every page (by due time) and took the
+    // engine's room; the due aggregates of the other topics waited for the topic.
+    const t = setup({ maxInFlight: 1 });
+    t.publisher.delayMs = 0;
+    const held = t.store.insert({ aggregateId: 'held' }, { availableAt: t.at(0) });
+    await t.store.markHeld([held._id], new Date(0), 1);
+    const due = t.store.insert({ aggregateId: 'due' }, { availableAt: t.at(100) });
+    t.clock.t = 100;
+    t.reader.start();
+    await t.clock.advance(500);
+    expect(t.published()).toEqual([due.eventId, held.eventId]);
     await t.reader.stop();
     await t.engine.close(100);
   });

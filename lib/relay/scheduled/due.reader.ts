@@ -6,7 +6,7 @@ import type { RelayLogger } from '../ports/relay-logger';
 
 export interface DueReaderDeps {
   outbox: Pick<OutboxRelayStore, 'majorityTime' | 'findDueAggregates' | 'nextDueAt'>;
-  engine: Pick<RelayEngine, 'requestCatchUp' | 'isTracked' | 'trackedAggregates' | 'budget'>;
+  engine: Pick<RelayEngine, 'requestCatchUp' | 'isTracked' | 'busyAggregates' | 'catchUpRoom'>;
   clock: RelayClock;
   /** False once the term ends. */
   active: () => boolean;
@@ -149,21 +149,26 @@ export class DueReader {
       this.majorityAt = majorityNow.getTime();
       this.majorityAtMonotonic = this.deps.clock.monotonic();
     }
-    // Room for new lanes (`requestCatchUp` also refuses when its queue of reads is full).
-    const room = Math.max(0, engine.budget.maxEvents - engine.trackedAggregates);
-    if (room === 0) return BUSY_MS;
-    // Ask beyond the room by the aggregates the engine tracks: those may come first, and are skipped.
-    const limit = Math.min(PAGE, room + engine.trackedAggregates);
-    const due = await outbox.findDueAggregates(majorityNow, limit);
+    // Aggregates whose due events are marked (held back behind a failure or a held topic) come
+    // after the others: those waiting for a held topic would lead every page.
     let started = 0;
     let busy = 0;
-    for (const aggregate of due) {
-      if (this.stopped || !this.deps.active()) return BUSY_MS;
-      if (engine.isTracked(aggregate)) busy++;
-      else if (engine.requestCatchUp(aggregate)) started++;
-      else busy++; // no room left: a later pass
+    for (const marked of [false, true]) {
+      // Room for new lanes (`requestCatchUp` also refuses when its queue of reads is full).
+      const room = engine.catchUpRoom;
+      if (room === 0) return BUSY_MS;
+      // Ask beyond the room by the aggregates the engine works on: those may come first, and are skipped.
+      const limit = Math.min(PAGE, room + engine.busyAggregates);
+      const due = await outbox.findDueAggregates(majorityNow, limit, marked);
+      for (const aggregate of due) {
+        if (this.stopped || !this.deps.active()) return BUSY_MS;
+        if (engine.isTracked(aggregate)) busy++;
+        else if (engine.requestCatchUp(aggregate)) started++;
+        else busy++; // no room left: a later pass
+      }
+      if (due.length >= limit && started > 0) return MORE_MS;
+      if (due.length >= limit) break; // the page is full of busy aggregates: a later pass
     }
-    if (due.length >= limit && started > 0) return MORE_MS;
     // The aggregates handed over are the engine's now; the next pass is for what comes due next,
     // or sooner for the aggregates the engine was busy with (it may not read them again).
     const next = await outbox.nextDueAt(majorityNow);

@@ -107,6 +107,7 @@ function setup() {
     return event;
   };
   return {
+    engine,
     store,
     state,
     source,
@@ -226,6 +227,27 @@ describe('ChangeStreamFollower (the stream path never stops on its own)', () => 
     const running = t.run(undefined);
     await until(() => t.store.pending().length === 0);
     expect(t.publisher.accepted.map((event) => event.eventId)).toEqual([ahead.eventId]);
+    await t.stop(running);
+  });
+
+  it('once caught up, an idle read lets catch-up reads go first (reserveIdle); a full batch takes a page again', async () => {
+    // Defect: an idle read held a page of the in-flight budget for the idle time; with
+    // maxInFlight = batchSize the due reader's catch-up reads got one page per idle time.
+    const t = setup();
+    const idle = jest.spyOn(t.engine.budget, 'reserveIdle');
+    const paged = jest.spyOn(t.engine.budget, 'reserve');
+    t.commit('a');
+    t.commit('b');
+    const running = t.run(-1);
+    await until(() => t.publisher.accepted.length === 2);
+    await until(() => idle.mock.calls.length > 0);
+    expect(idle.mock.calls[0]).toEqual([5]); // a page: half the budget (50) is more
+    expect(paged.mock.calls[0]).toEqual([5]);
+    const pages = paged.mock.calls.length;
+    // A batch that fills its reservation: more may be waiting, the next read takes a page.
+    for (let i = 0; i < 5; i++) t.commit(`c${i}`);
+    await until(() => paged.mock.calls.length > pages);
+    expect(paged.mock.calls[pages]).toEqual([5]);
     await t.stop(running);
   });
 });

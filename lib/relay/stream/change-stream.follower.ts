@@ -1,5 +1,6 @@
 import { describeError } from '../../common/errors/describe-error';
 import { backoffDelay } from '../../common/backoff';
+import type { Reservation } from '../engine/in-flight.budget';
 import type { RelayEngine, Offer } from '../engine/relay.engine';
 import { ChangeSourceError } from '../ports/change-source';
 import type { ChangeCursor, ChangeSource, OutboxChange, ResumeToken } from '../ports/change-source';
@@ -128,8 +129,15 @@ export class ChangeStreamFollower {
     const { engine, checkpointer } = this.deps;
     const tracker = checkpointer.tracker;
     let first = true;
+    // A read that may wait the idle time holds its reservation meanwhile: once the stream has
+    // caught up (a batch came back short), it reserves at most half the events, and lets the
+    // catch-up reads (the due reader's, the marks') go first (`reserveIdle`), so an idle stream
+    // does not hold them back; a full batch means more may be waiting: a page again.
+    let caughtUp = false;
     while (active()) {
-      const reservation = await engine.budget.reserve(this.options.batchSize);
+      const reservation: Reservation = caughtUp
+        ? await engine.budget.reserveIdle(engine.budget.idleSize(this.options.batchSize))
+        : await engine.budget.reserve(this.options.batchSize);
       if (!active() || reservation.events === 0) {
         engine.budget.settleReservation(reservation, 0, 0);
         return;
@@ -146,6 +154,7 @@ export class ChangeStreamFollower {
         throw error;
       }
       const changes = batch.changes;
+      caughtUp = changes.length < reservation.events;
       if (changes.length === 0) {
         engine.budget.settleReservation(reservation, 0, 0);
         tracker.observeIdle(batch.position);

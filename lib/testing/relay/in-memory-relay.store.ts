@@ -157,11 +157,12 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       );
   }
 
-  async findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {
+  async findDueAggregates(dueBy: Date, limit: number, marked: boolean): Promise<DueAggregate[]> {
     this.check();
     const due = new Map<string, DueAggregate>();
     for (const doc of this.scheduled()) {
       if ((doc.availableAt as Date) > dueBy || due.size >= limit) break;
+      if (Boolean(doc.nextAttemptAt) !== marked) continue;
       const key = `${doc.aggregateType}\u0000${doc.aggregateId}`;
       if (!due.has(key)) {
         const { aggregateType, aggregateId } = doc;

@@ -463,11 +463,12 @@ export class SimDatabase {
       .map((stored) => stored.doc);
   }
 
-  /** Aggregates with a due scheduled event, by their earliest due one, each once (as the adapter). */
-  findDueAggregates(dueBy: Date, limit: number): DueAggregate[] {
+  /** Aggregates with a due scheduled event marked or not, by their earliest one, each once (as the adapter). */
+  findDueAggregates(dueBy: Date, limit: number, marked: boolean): DueAggregate[] {
     const due = new Map<string, DueAggregate>();
     for (const doc of this.scheduled()) {
       if ((doc.availableAt as Date).getTime() > dueBy.getTime() || due.size >= limit) break;
+      if (Boolean(doc.nextAttemptAt) !== marked) continue;
       const key = aggregateKey(doc);
       if (!due.has(key)) {
         const { aggregateType, aggregateId } = doc;

@@ -136,8 +136,8 @@ export class SimOutboxStore implements OutboxRelayStore {
     return this.connection.op({ name: 'majorityTime', write: false }, () => this.db.majorityDate());
   }
 
-  findDueAggregates(dueBy: Date, limit: number): Promise<DueAggregate[]> {
-    return this.read('findDueAggregates', () => this.db.findDueAggregates(dueBy, limit));
+  findDueAggregates(dueBy: Date, limit: number, marked: boolean): Promise<DueAggregate[]> {
+    return this.read('findDueAggregates', () => this.db.findDueAggregates(dueBy, limit, marked));
   }
 
   nextDueAt(after?: Date): Promise<Date | undefined> {
