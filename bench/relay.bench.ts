@@ -327,7 +327,7 @@ export async function backlogDrain(
 class MarkOnlyStore implements OutboxRelayStore {
   marked = 0;
   findPendingState = async (): Promise<[]> => [];
-  findPendingOfAggregate = async (): Promise<OutboxEventRecord[]> => [];
+  findPendingOfAggregates = async (): Promise<OutboxEventRecord[]> => [];
   findPendingPage = async (): Promise<OutboxEventRecord[]> => [];
   findRetryingAggregates = async (): Promise<[]> => [];
   findStaleEvents = async (): Promise<StaleEvent[]> => [];

@@ -95,6 +95,11 @@ export type MarkedDead = OutboxEventRecord &
  */
 export const AGGREGATE_ORDER = { sequence: 1, _id: 1 } as const;
 
+/** An aggregate's key in maps and sets: its type and id, apart by a character neither holds. */
+export function aggregateKey(ref: { aggregateType: string; aggregateId: string }): string {
+  return `${ref.aggregateType}\u0000${ref.aggregateId}`;
+}
+
 /** The drain's order: aggregate by aggregate; a relay partition's: slot first (one index range). */
 export const BY_AGGREGATE = { aggregateType: 1, aggregateId: 1 } as const;
 export const DRAIN_ORDER = { ...BY_AGGREGATE, ...AGGREGATE_ORDER } as const;

@@ -1,7 +1,7 @@
 import type { NewOutboxEvent } from '../documents/outbox-event.document';
 import { cancelResultOf } from '../events/schedule/cancel-result';
 import type { CancelScheduledResult } from '../events/schedule/cancel-result';
-import { aggregateKey } from '../events/schedule/schedule.resolver';
+import { aggregateKey } from '../documents/outbox-event.document';
 import type { ScheduleQuery, ScheduleSnapshot } from '../events/schedule/schedule.resolver';
 
 /**

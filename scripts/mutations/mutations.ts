@@ -224,8 +224,8 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'lib/relay/engine/catchup.reader.ts',
     edits: [
       {
-        find: 'findPendingOfAggregate(lane.ref, reservation.events, deps.dueBy());',
-        replace: 'findPendingOfAggregate(lane.ref, reservation.events);',
+        find: 'findPendingOfAggregates(refs, reservation.events, deps.dueBy());',
+        replace: 'findPendingOfAggregates(refs, reservation.events);',
       },
     ],
     checks: ['simulation'],

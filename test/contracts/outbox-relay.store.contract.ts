@@ -23,7 +23,7 @@ export const OUTBOX_STORE_CASES = {
   pendingById:
     'findPendingState returns the pending ones among the ids, without payload and headers',
   aggregateOrder:
-    'findPendingOfAggregate returns one aggregate’s pending events by sequence (none first), then _id, at most limit',
+    'findPendingOfAggregates returns the pending events of the aggregates asked for, aggregate by aggregate (type, then id), each by sequence (none first), then _id, at most limit in all',
   drainPages:
     'findPendingPage pages through every pending event by aggregate type, id, sequence, _id, after the previous page’s last',
   retrying:
@@ -52,7 +52,7 @@ export const OUTBOX_STORE_CASES = {
   rangeUnslotted:
     'with a slot range, a drain page holds the events without a slot that come before its events of their aggregate (same read), no others',
   scheduled:
-    'scheduled events (availableAt): drain pages, stale scans and pendingStats skip them; findPendingOfAggregate(dueBy) leaves out those not due; findDueAggregates by (availableAt, _id), each aggregate once, marked (nextAttemptAt) or unmarked events apart; nextDueAt (after); scheduledStats; majorityTime is a Date not after serverTime',
+    'scheduled events (availableAt): drain pages, stale scans and pendingStats skip them; findPendingOfAggregates(dueBy) leaves out those not due; findDueAggregates by (availableAt, _id), each aggregate once, marked (nextAttemptAt) or unmarked events apart; nextDueAt (after); scheduledStats; majorityTime is a Date not after serverTime',
 } as const;
 
 export type OutboxStoreCase = keyof typeof OUTBOX_STORE_CASES;
@@ -141,12 +141,29 @@ export function outboxRelayStoreContract(
     const unsequenced = contractEvent('ordered');
     const second = contractEvent('ordered', { sequence: 2 });
     const published = contractEvent('ordered', { sequence: 4 });
-    await f.insert([third, first, unsequenced, second, published, contractEvent('other')]);
+    const invoice = contractEvent('ordered', { aggregateType: 'Invoice' });
+    const before = [
+      contractEvent('b-before', { sequence: 2 }),
+      contractEvent('b-before', { sequence: 1 }),
+    ];
+    const after = contractEvent('z-after');
+    await f.insert([third, first, invoice, unsequenced, after, second, published, ...before]);
+    await f.insert([contractEvent('other')]);
     await store.markPublished([published._id], at(1), 1);
-    const found = await store.findPendingOfAggregate(ref, 10);
+    const found = await store.findPendingOfAggregates([ref], 10);
     expect(ids(found)).toEqual(ids([unsequenced, first, second, third]));
     expect(found[1].payload).toEqual(first.payload);
-    expect(ids(await store.findPendingOfAggregate(ref, 2))).toEqual(ids([unsequenced, first]));
+    expect(ids(await store.findPendingOfAggregates([ref], 2))).toEqual(ids([unsequenced, first]));
+    // Many at once: type, then id (binary order), whatever order they are asked in.
+    const many = [
+      { aggregateType: 'Order', aggregateId: 'z-after' },
+      ref,
+      { aggregateType: 'Invoice', aggregateId: 'ordered' },
+      { aggregateType: 'Order', aggregateId: 'b-before' },
+    ];
+    const inOrder = [invoice, before[1], before[0], unsequenced, first, second, third, after];
+    expect(ids(await store.findPendingOfAggregates(many, 20))).toEqual(ids(inOrder));
+    expect(ids(await store.findPendingOfAggregates(many, 4))).toEqual(ids(inOrder.slice(0, 4)));
   });
 
   test('drainPages', async () => {
@@ -248,9 +265,13 @@ export function outboxRelayStoreContract(
       ids([s1After, plain]),
     );
     expect(await store.pendingStats()).toEqual({ count: 2, oldestOccurredAt: at(0) });
-    expect(ids(await store.findPendingOfAggregate(ref, 10))).toEqual(ids([s1, s1Later, s1After]));
-    expect(ids(await store.findPendingOfAggregate(ref, 10, at(2_999)))).toEqual(ids([s1, s1After]));
-    expect(ids(await store.findPendingOfAggregate(ref, 10, at(999)))).toEqual(ids([s1After]));
+    expect(ids(await store.findPendingOfAggregates([ref], 10))).toEqual(
+      ids([s1, s1Later, s1After]),
+    );
+    expect(ids(await store.findPendingOfAggregates([ref], 10, at(2_999)))).toEqual(
+      ids([s1, s1After]),
+    );
+    expect(ids(await store.findPendingOfAggregates([ref], 10, at(999)))).toEqual(ids([s1After]));
     expect(await store.findDueAggregates(at(999), 10, false)).toEqual([]);
     expect(await store.findDueAggregates(at(10_000), 10, false)).toEqual([
       { aggregateType: 'Order', aggregateId: 's1', availableAt: at(1_000) },
@@ -468,7 +489,7 @@ export function outboxRelayStoreContract(
     expect(ids(found).sort()).toEqual(ids([inside, noSlot, outside]).sort());
     for (const event of [inside, noSlot, outside]) {
       const ref = { aggregateType: event.aggregateType, aggregateId: event.aggregateId };
-      expect(ids(await scoped.findPendingOfAggregate(ref, 10))).toEqual(ids([event]));
+      expect(ids(await scoped.findPendingOfAggregates([ref], 10))).toEqual(ids([event]));
     }
     await scoped.markPublished([noSlot._id, outside._id], at(1), 1);
     expect(await f.stored(noSlot)).toMatchObject({ status: 'published' });

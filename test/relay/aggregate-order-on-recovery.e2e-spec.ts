@@ -41,8 +41,8 @@ describeWith(['mongodb', 'kafka'], 'the recovery paths follow aggregate order', 
 
   it('the store reads an aggregate by sequence, then _id; the drain goes aggregate by aggregate', async () => {
     const store = new MongoOutboxRelayStore(bed.writer.connection.db!, OUTBOX_DEFAULT_COLLECTIONS);
-    const ofAggregate = await store.findPendingOfAggregate(
-      { aggregateType: 'Order', aggregateId: 'seq-1' },
+    const ofAggregate = await store.findPendingOfAggregates(
+      [{ aggregateType: 'Order', aggregateId: 'seq-1' }],
       10,
     );
     expect(ofAggregate.map((e) => e.sequence)).toEqual([1, 2, 3, 4]);

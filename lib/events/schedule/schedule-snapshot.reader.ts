@@ -1,7 +1,7 @@
 import type { ClientSession, mongo } from 'mongoose';
 import { OUTBOX_SCHEDULED_BY_AGGREGATE_INDEX } from '../../documents/outbox-event.document';
 import type { OutboxDoc } from '../../documents/outbox-event.document';
-import { aggregateKey } from './schedule.resolver';
+import { aggregateKey } from '../../documents/outbox-event.document';
 import type { AggregateRef, ScheduleQuery, ScheduleSnapshot } from './schedule.resolver';
 
 interface SnapshotDoc {

@@ -3,7 +3,8 @@ import { OutboxError } from '../../common/errors/outbox.error';
 import { IMMEDIATE } from './emit-schedule';
 import type { ScheduleRequest } from './emit-schedule';
 import { pendingScheduledOf } from './schedule-snapshot.reader';
-import { aggregateKey, applySchedules, scheduleQueryOf } from './schedule.resolver';
+import { aggregateKey } from '../../documents/outbox-event.document';
+import { applySchedules, scheduleQueryOf } from './schedule.resolver';
 import type { BufferedEvent } from './schedule.resolver';
 
 const NOW = new Date(Date.UTC(2026, 0, 1, 12));

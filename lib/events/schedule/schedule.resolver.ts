@@ -1,5 +1,5 @@
 import { OutboxError } from '../../common/errors/outbox.error';
-import type { NewOutboxEvent } from '../../documents/outbox-event.document';
+import { aggregateKey, type NewOutboxEvent } from '../../documents/outbox-event.document';
 import type { ScheduleRequest } from './emit-schedule';
 
 /** An event emitted in a transaction attempt, with its schedule, until the attempt writes it. */
@@ -26,10 +26,6 @@ export interface ScheduleSnapshot {
   now?: Date;
   /** By `aggregateKey()`; aggregates without pending scheduled events are absent. */
   latest: ReadonlyMap<string, Date>;
-}
-
-export function aggregateKey(ref: AggregateRef): string {
-  return `${ref.aggregateType}\u0000${ref.aggregateId}`;
 }
 
 /** The read a transaction needs before writing `entries`, or undefined when it needs none. */

@@ -1,4 +1,4 @@
-import type { OutboxEventRecord } from '../../documents/outbox-event.document';
+import { aggregateKey, type OutboxEventRecord } from '../../documents/outbox-event.document';
 import type { AggregateRef } from '../ports/outbox-relay.store';
 
 /** Called once an event's fate is durable: acknowledged, dead-lettered, or left pending with a marker. */
@@ -21,10 +21,6 @@ export interface LaneItem {
  *   aggregate order; events the stream brings meanwhile are marked and read with a later page.
  */
 export type LaneMode = 'live' | 'blocked' | 'catchup';
-
-export function aggregateKey(ref: AggregateRef): string {
-  return `${ref.aggregateType}\u0000${ref.aggregateId}`;
-}
 
 /** One aggregate's events in memory and where it stands; its mode changes only through its transitions. */
 export class AggregateLane {

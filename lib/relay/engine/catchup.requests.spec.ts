@@ -1,5 +1,5 @@
 import type { AggregateLane } from './aggregate.lane';
-import { aggregateKey } from './aggregate.lane';
+import { aggregateKey } from '../../documents/outbox-event.document';
 import { CatchUpRequests } from './catchup.requests';
 import { LaneTable } from './lane.table';
 

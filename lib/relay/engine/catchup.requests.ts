@@ -1,5 +1,5 @@
 import type { AggregateRef } from '../ports/outbox-relay.store';
-import { aggregateKey } from './aggregate.lane';
+import { aggregateKey } from '../../documents/outbox-event.document';
 import type { DestinationHolds } from './destination.holds';
 import type { LaneSteps } from './lane.steps';
 import type { LaneTable } from './lane.table';

@@ -1,5 +1,6 @@
 import type { AggregateRef } from '../ports/outbox-relay.store';
-import { AggregateLane, aggregateKey } from './aggregate.lane';
+import { aggregateKey } from '../../documents/outbox-event.document';
+import { AggregateLane } from './aggregate.lane';
 import { UntrackedMarks } from './untracked-marks';
 
 /**

@@ -18,7 +18,7 @@ export type RelayEngineOptions = Pick<ResolvedRelayOptions, 'batchSize' | 'maxBa
   };
 
 export interface RelayEngineDeps {
-  outbox: Pick<OutboxRelayStore, 'findPendingOfAggregate' | 'findRetryingAggregates'>;
+  outbox: Pick<OutboxRelayStore, 'findPendingOfAggregates' | 'findRetryingAggregates'>;
   writes: RelayWrites;
   publisher: OutboxPublisher;
   clock: RelayClock;

@@ -3,7 +3,7 @@ import { asError, describeError } from '../../common/errors/describe-error';
 import type { PublishOutcome } from '../../publisher/outbox-publisher.interface';
 import type { AggregateRef } from '../ports/outbox-relay.store';
 import type { RelayTimer } from '../ports/relay-clock';
-import { aggregateKey } from './aggregate.lane';
+import { aggregateKey } from '../../documents/outbox-event.document';
 import type { AggregateLane, LaneItem, Settle } from './aggregate.lane';
 import { AckedEvents } from './acked-events';
 import type { ReadTicket } from './acked-events';

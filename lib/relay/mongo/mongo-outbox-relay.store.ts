@@ -1,7 +1,6 @@
 import type { mongo } from 'mongoose';
 import type { OutboxDeadLetter } from '../../documents/dead-letter.document';
 import {
-  AGGREGATE_ORDER,
   BY_AGGREGATE,
   DRAIN_ORDER,
   SLOT_DRAIN_ORDER,
@@ -147,25 +146,33 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
       .toArray() as Promise<PendingState[]>;
   }
 
-  async findPendingOfAggregate(
-    ref: AggregateRef,
+  async findPendingOfAggregates(
+    refs: readonly AggregateRef[],
     limit: number,
     dueBy?: Date,
   ): Promise<OutboxEventRecord[]> {
+    // One clause per type: the aggregate ids of a type as one `$in`, which the
+    // `outbox_relay_aggregate_order` index serves in `DRAIN_ORDER` without a sort stage.
+    const idsByType = new Map<string, string[]>();
+    for (const { aggregateType, aggregateId } of refs) {
+      const ids = idsByType.get(aggregateType) ?? [];
+      if (ids.length === 0) idsByType.set(aggregateType, ids);
+      ids.push(aggregateId);
+    }
+    const ofType = [...idsByType].map(([aggregateType, ids]) => ({
+      aggregateType,
+      aggregateId: ids.length === 1 ? ids[0] : { $in: ids },
+    }));
     // With `dueBy`, scheduled events not due by it are left out (not cut at): the later events
     // of their aggregate are scheduled no earlier (the write side's order rule) and so left out
     // too, except those emitted with `waitForScheduled: false`, which are not ordered against them.
     const due = dueBy
-      ? { $or: [{ availableAt: { $exists: false } }, { availableAt: { $lte: dueBy } }] }
-      : {};
+      ? [{ $or: [{ availableAt: { $exists: false } }, { availableAt: { $lte: dueBy } }] }]
+      : [];
+    const which = ofType.length === 1 ? [ofType[0]] : [{ $or: ofType }];
     return this.outbox
-      .find({
-        aggregateType: ref.aggregateType,
-        aggregateId: ref.aggregateId,
-        status: 'pending',
-        ...due,
-      })
-      .sort(AGGREGATE_ORDER)
+      .find({ status: 'pending', $and: [...which, ...due] })
+      .sort(DRAIN_ORDER)
       .limit(limit)
       .toArray() as Promise<OutboxEventRecord[]>;
   }

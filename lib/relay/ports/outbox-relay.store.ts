@@ -66,14 +66,16 @@ export interface OutboxRelayStore {
   /** The pending ones among these `_id`s (any order), without `payload` and `headers`. */
   findPendingState(ids: readonly unknown[]): Promise<PendingState[]>;
   /**
-   * Pending events of one aggregate, in aggregate order (`AGGREGATE_ORDER`), at most `limit`.
-   * With `dueBy` (server time), scheduled events whose `availableAt` is after it are left out
-   * (before the limit): the aggregate's later events are scheduled no earlier (the write side's
-   * order rule), except those emitted with `waitForScheduled: false`, which are not ordered
-   * against them and are read.
+   * Pending events of these aggregates (one read for many: the catch-up reads'), aggregate by
+   * aggregate in the drain's order (`DRAIN_ORDER`: type, then id, binary order), each in aggregate
+   * order (`AGGREGATE_ORDER`), at most `limit` in all: only the last aggregate of a full answer
+   * may have more. With `dueBy` (server time), scheduled events whose `availableAt` is after it
+   * are left out (before the limit): an aggregate's later events are scheduled no earlier (the
+   * write side's order rule), except those emitted with `waitForScheduled: false`, which are not
+   * ordered against them and are read.
    */
-  findPendingOfAggregate(
-    ref: AggregateRef,
+  findPendingOfAggregates(
+    refs: readonly AggregateRef[],
     limit: number,
     dueBy?: Date,
   ): Promise<OutboxEventRecord[]>;

@@ -76,7 +76,7 @@ function setup(options: { maxInFlight?: number; readMs?: number } = {}) {
       return (...args: unknown[]) => {
         calls.push(String(key));
         const call = () => (value as (...a: unknown[]) => unknown).apply(target, args);
-        if (key !== 'findPendingOfAggregate' || !options.readMs) return call();
+        if (key !== 'findPendingOfAggregates' || !options.readMs) return call();
         return clock.sleep(options.readMs).then(call);
       };
     },

@@ -1,5 +1,9 @@
 import type { OutboxEventInput } from '../../documents/outbox-event.envelope';
-import type { OutboxDoc, OutboxEventRecord } from '../../documents/outbox-event.document';
+import {
+  aggregateKey,
+  type OutboxDoc,
+  type OutboxEventRecord,
+} from '../../documents/outbox-event.document';
 import type {
   AggregateRef,
   DeadLetterRecord,
@@ -117,20 +121,19 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       });
   }
 
-  async findPendingOfAggregate(
-    ref: AggregateRef,
+  async findPendingOfAggregates(
+    refs: readonly AggregateRef[],
     limit: number,
     dueBy?: Date,
   ): Promise<OutboxEventRecord[]> {
     this.check();
+    const keys = new Set(refs.map((ref) => aggregateKey(ref)));
     return this.pending()
       .filter(
         (doc) =>
-          doc.aggregateType === ref.aggregateType &&
-          doc.aggregateId === ref.aggregateId &&
-          (!dueBy || !doc.availableAt || doc.availableAt <= dueBy),
+          keys.has(aggregateKey(doc)) && (!dueBy || !doc.availableAt || doc.availableAt <= dueBy),
       )
-      .sort(inAggregateOrder)
+      .sort(inDrainOrder)
       .slice(0, limit)
       .map((doc) => this.copy(doc) as OutboxEventRecord);
   }

@@ -45,7 +45,7 @@ describe('SimDatabase (what the relay observes of MongoDB)', () => {
     await until(300);
     expect(
       db
-        .findPendingOfAggregate({ aggregateType: 'Order', aggregateId: 'A' }, 10)
+        .findPendingOfAggregates([{ aggregateType: 'Order', aggregateId: 'A' }], 10)
         .map((d) => d.sequence),
     ).toEqual([1, 2]);
     expect(history.committed().map((commit) => commit.eventId)).toEqual([

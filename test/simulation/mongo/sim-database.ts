@@ -437,16 +437,23 @@ export class SimDatabase {
     return result;
   }
 
-  /** With `dueBy`: scheduled events not due by it left out, before the limit (as the adapter). */
-  findPendingOfAggregate(ref: AggregateRef, limit: number, dueBy?: Date): OutboxEventRecord[] {
+  /**
+   * These aggregates' pending events in drain order (by aggregate, then aggregate order), at most
+   * `limit`; with `dueBy`: scheduled events not due by it left out, before the limit (as the adapter).
+   */
+  findPendingOfAggregates(
+    refs: readonly AggregateRef[],
+    limit: number,
+    dueBy?: Date,
+  ): OutboxEventRecord[] {
+    const keys = new Set(refs.map(aggregateKey));
     return this.pendingInAnyScope()
       .filter(
         ({ doc }) =>
-          doc.aggregateType === ref.aggregateType &&
-          doc.aggregateId === ref.aggregateId &&
+          keys.has(aggregateKey(doc)) &&
           (!dueBy || !doc.availableAt || doc.availableAt.getTime() <= dueBy.getTime()),
       )
-      .sort(compareAggregateOrder)
+      .sort((a, b) => compareDrainKeys(a.doc, b.doc, false))
       .slice(0, limit)
       .map((stored) => asRecord(stored.doc));
   }
@@ -918,10 +925,6 @@ function compareSequenceThenId(
   const sb = b.sequence ?? Number.NEGATIVE_INFINITY;
   if (sa !== sb) return sa < sb ? -1 : 1;
   return compareKeys(String(a._id), String(b._id));
-}
-
-function compareAggregateOrder(a: Stored, b: Stored): number {
-  return compareSequenceThenId(a.doc, b.doc);
 }
 
 function compareDrainKeys(

@@ -109,17 +109,17 @@ export class SimOutboxStore implements OutboxRelayStore {
   }
 
   /** By aggregate: the same with or without a partition's range (as the adapter). */
-  findPendingOfAggregate(
-    ref: AggregateRef,
+  findPendingOfAggregates(
+    refs: readonly AggregateRef[],
     limit: number,
     dueBy?: Date,
   ): Promise<OutboxEventRecord[]> {
     let servedAt = 0;
     return this.read(
-      'findPendingOfAggregate',
+      'findPendingOfAggregates',
       () => {
         servedAt = this.db.now;
-        return this.db.findPendingOfAggregate(ref, limit, dueBy);
+        return this.db.findPendingOfAggregates(refs, limit, dueBy);
       },
       false,
       (records) => this.handed('catch-up', records, servedAt),

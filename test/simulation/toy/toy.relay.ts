@@ -228,7 +228,7 @@ export class ToyRelay implements RelayUnderTest {
       options.batchSize,
     );
     for (const ref of stale) {
-      for (const event of await outbox.findPendingOfAggregate(ref, options.batchSize)) {
+      for (const event of await outbox.findPendingOfAggregates([ref], options.batchSize)) {
         if (!this.active(term)) return;
         await this.publish(term, event);
       }
