@@ -166,12 +166,13 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     // With `dueBy`, scheduled events not due by it are left out (not cut at): the later events
     // of their aggregate are scheduled no earlier (the write side's order rule) and so left out
     // too, except those emitted with `waitForScheduled: false`, which are not ordered against them.
-    const due = dueBy
-      ? [{ $or: [{ availableAt: { $exists: false } }, { availableAt: { $lte: dueBy } }] }]
-      : [];
-    const which = ofType.length === 1 ? [ofType[0]] : [{ $or: ofType }];
+    const due = dueBy && {
+      $or: [{ availableAt: { $exists: false } }, { availableAt: { $lte: dueBy } }],
+    };
+    const which = ofType.length === 1 ? ofType[0] : { $or: ofType };
+    const filter = due && '$or' in which ? { $and: [which, due] } : { ...which, ...due };
     return this.outbox
-      .find({ status: 'pending', $and: [...which, ...due] })
+      .find({ status: 'pending', ...filter })
       .sort(DRAIN_ORDER)
       .limit(limit)
       .toArray() as Promise<OutboxEventRecord[]>;
