@@ -15,6 +15,8 @@ export interface KafkaRecord {
   key: string | null;
   value: string | null;
   headers: Record<string, string>;
+  /** The record's timestamp (ms): the producer's clock when it was sent (CreateTime). */
+  timestamp: number;
 }
 
 export function testKafka(clientId = 'outbox-test'): Kafka {
@@ -103,6 +105,7 @@ export async function readTopic(
               key: message.key?.toString() ?? null,
               value: message.value?.toString() ?? null,
               headers: headersOf(message.headers as Record<string, unknown>),
+              timestamp: Number(message.timestamp),
             });
             if (records.length >= opts.count) {
               clearTimeout(timer);

@@ -51,3 +51,14 @@ export function mongoUriFor(dbName: string): string {
   url.pathname = `/${dbName}`;
   return url.toString();
 }
+
+/** The replica set runs on this machine (every host a loopback address): it reads this machine's clock. */
+export function databaseOnThisMachine(): boolean {
+  const hosts = /^mongodb(?:\+srv)?:\/\/(?:[^@/]*@)?([^/?]+)/.exec(testServers().mongoUri ?? '');
+  return (
+    hosts !== null &&
+    hosts[1]
+      .split(',')
+      .every((host) => /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(host))
+  );
+}
