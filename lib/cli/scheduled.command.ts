@@ -1,4 +1,4 @@
-import type { Connection, mongo } from 'mongoose';
+import type { mongo } from 'mongoose';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
@@ -7,16 +7,11 @@ import type { OutboxDoc } from '../documents/outbox-event.document';
 import { cancelScheduledEvent } from '../events/schedule/cancel-scheduled-event';
 import { CANCEL_PROJECTION, cancelResultOf } from '../events/schedule/cancel-result';
 import type { CancelScheduledResult, CancelView } from '../events/schedule/cancel-result';
+import { serverTime } from '../relay/mongo/relay-collections';
 import { openCliApp } from './cli-app';
 import { duration } from './duration';
 import type { CliIo } from './cli-io';
 import type { ScheduledCommand } from './scheduled.args';
-
-/** The server's clock (`hello`'s `localTime`): "due" is judged by it, never by this machine's. */
-async function serverNow(connection: Connection): Promise<Date> {
-  const hello = (await connection.db!.command({ hello: 1 })) as { localTime: Date };
-  return new Date(hello.localTime);
-}
 
 type ScheduledRow = Pick<
   OutboxDoc,
@@ -93,8 +88,8 @@ export async function runScheduledCommand(command: ScheduledCommand, io: CliIo):
     const { collections } = app.get<OutboxStorageOptions>(OUTBOX_STORAGE_OPTIONS);
     const outbox = connection.db!.collection<OutboxDoc>(collections.outbox);
     return command.action === 'list'
-      ? await printList(outbox, await serverNow(connection), command, io)
-      : await cancelEach(outbox, connection, command, io);
+      ? await printList(outbox, await serverTime(outbox.db), command, io)
+      : await cancelEach(outbox, command, io);
   } finally {
     await app.close();
   }
@@ -139,11 +134,10 @@ async function printList(
  */
 async function cancelEach(
   outbox: mongo.Collection<OutboxDoc>,
-  connection: Connection,
   command: ScheduledCommand,
   io: CliIo,
 ): Promise<number> {
-  const now = command.dryRun ? await serverNow(connection) : undefined;
+  const now = command.dryRun ? await serverTime(outbox.db) : undefined;
   const results = [];
   for (const eventId of command.eventIds) {
     results.push(

@@ -12,20 +12,11 @@ import type {
   RelayRetryScheduledMessage,
 } from './diagnostic-channels';
 
-/** What the relay knows of an event (an outbox document). */
-interface EventSource {
-  eventId: string;
-  eventType: string;
-  aggregateType: string;
-  aggregateId: string;
-}
+/** What the relay knows of an event: an outbox document, of which the message copies these fields. */
+type EventSource = RelayEventMessage;
 
 /** Where a consumed message came from. */
-interface MessageSource {
-  topic: string;
-  partition: number;
-  offset: string;
-}
+type MessageSource = Pick<ConsumerEventMessage, 'topic' | 'partition' | 'offset'>;
 
 /**
  * The message builders, called only when their channel has a subscriber (an object, so that a

@@ -1,5 +1,6 @@
 import { OutboxError } from '../common/errors/outbox.error';
 import { KAFKA_HEADERS } from '../documents/outbox-event.envelope';
+import { escapeRegExp } from '../common/escape-reg-exp';
 
 /**
  * Which dead letters an operation applies to. Every field is optional and they combine with
@@ -37,10 +38,6 @@ type Field = keyof DeadLetterFilter;
 const COMMON: Field[] = ['eventType', 'aggregateId', 'error', 'since', 'until', 'eventIds'];
 const RELAY_FIELDS = new Set<Field>([...COMMON, 'aggregateType']);
 const CONSUMER_FIELDS = new Set<Field>([...COMMON, 'consumer', 'topic']);
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 function isDate(value: unknown): value is Date {
   return value instanceof Date && !Number.isNaN(value.getTime());

@@ -95,6 +95,20 @@ function setup(options: Partial<RelayOptions>, clock: RelayClock = systemClock) 
 }
 
 describe('RelayNode.stop (a graceful stop costs nothing)', () => {
+  /** A leader whose one publish (of `a0`) is under way and acknowledged after its lease ran out. */
+  async function publishingSlowerThanTheLease() {
+    const t = setup({
+      batchSize: 2,
+      shutdownTimeoutMs: 2_000,
+      lease: { durationMs: 300, renewMs: 100 },
+    });
+    t.publisher.delayMs = 600;
+    await t.node.start();
+    t.commit('a0');
+    await until(() => t.publisher.calls.length > 0);
+    return t;
+  }
+
   it('marks the events the broker acknowledges while it stops, saves the checkpoint, then releases the lease', async () => {
     // Defect: the term refused every write once it began to end, so the published marks of the
     // batches acknowledged during the stop were dropped although the lease was still valid, and
@@ -119,15 +133,7 @@ describe('RelayNode.stop (a graceful stop costs nothing)', () => {
     // Defect: stop() stopped renewing the lease first; a publish acknowledged after the lease's
     // local validity ran out (shutdownTimeoutMs longer than the lease) could not be marked and
     // was published again by the next leader.
-    const t = setup({
-      batchSize: 2,
-      shutdownTimeoutMs: 2_000,
-      lease: { durationMs: 300, renewMs: 100 },
-    });
-    t.publisher.delayMs = 600;
-    await t.node.start();
-    t.commit('a0');
-    await until(() => t.publisher.calls.length > 0);
+    const t = await publishingSlowerThanTheLease();
     await t.node.stop();
     expect(t.warnings).toEqual([]);
     expect(t.publisher.accepted).toHaveLength(1);
@@ -136,15 +142,7 @@ describe('RelayNode.stop (a graceful stop costs nothing)', () => {
   });
 
   it('refuses the writes of a stopping term once its lease ran out (fencing stays)', async () => {
-    const t = setup({
-      batchSize: 2,
-      shutdownTimeoutMs: 2_000,
-      lease: { durationMs: 300, renewMs: 100 },
-    });
-    t.publisher.delayMs = 600;
-    await t.node.start();
-    t.commit('a0');
-    await until(() => t.publisher.calls.length > 0);
+    const t = await publishingSlowerThanTheLease();
     const stopping = t.node.stop();
     t.state.failNext = 1_000; // the lease cannot be renewed nor released: it runs out
     await stopping;
@@ -191,16 +189,27 @@ describe('RelayNode lease watchdog (a term lives only while its lease is valid)'
   // validity: durationMs - ceil(renewMs / 3) = 2900 ms of elapsed time after the tick began.
   const lease = { durationMs: 3_000, renewMs: 300 };
 
-  it('ends the term when the validity runs out, also after its timer fired a little early', async () => {
-    // Defect (simulation finding watchdog-fired-early-and-a-late-renewal-left-the-relay-stalled):
-    // the watchdog fired 2 ms before the validity ran out (its timer was set before the
-    // process clock slowed), found the lease valid and was never armed again; the term
-    // outlived its validity, refusing to publish, until a renewal landed.
+  /** Runs `body` on a started node whose clock (and the state's server time) moves by hand. */
+  async function onManualClock(
+    body: (t: ReturnType<typeof setup>, m: ReturnType<typeof manualClock>) => Promise<void>,
+  ): Promise<void> {
     const m = manualClock();
     const t = setup({ lease, shutdownTimeoutMs: 0 }, m.clock);
     t.state.serverNow = () => m.clock.now();
     await t.node.start();
     try {
+      await body(t, m);
+    } finally {
+      await t.node.stop();
+    }
+  }
+
+  it('ends the term when the validity runs out, also after its timer fired a little early', async () => {
+    // Defect (simulation finding watchdog-fired-early-and-a-late-renewal-left-the-relay-stalled):
+    // the watchdog fired 2 ms before the validity ran out (its timer was set before the
+    // process clock slowed), found the lease valid and was never armed again; the term
+    // outlived its validity, refusing to publish, until a renewal landed.
+    await onManualClock(async (t, m) => {
       expect(t.node.status().role).toBe('leader');
       m.advanceTo(2_899);
       m.fireDueBy(2_901); // the watchdog, due at 2901, fires 2 ms early
@@ -208,20 +217,14 @@ describe('RelayNode lease watchdog (a term lives only while its lease is valid)'
       m.advanceTo(2_901);
       m.fireDueBy();
       expect(t.node.status().role).toBe('standby');
-    } finally {
-      await t.node.stop();
-    }
+    });
   });
 
   it('ends the term when a renewal lands after the validity ran out, though it grants a new one', async () => {
     // Defect (same finding): the renewal, slow, landed between the end of the validity and the
     // watchdog's firing; the term went on, but its engine had refused to publish meanwhile and
     // nothing started it again (one in-flight slot held for good: the relay stalled).
-    const m = manualClock();
-    const t = setup({ lease, shutdownTimeoutMs: 0 }, m.clock);
-    t.state.serverNow = () => m.clock.now();
-    await t.node.start();
-    try {
+    await onManualClock(async (t, m) => {
       m.advanceTo(300);
       t.state.hold();
       m.leaseTick(); // renews; its validity would run from 300 to 3200
@@ -233,8 +236,6 @@ describe('RelayNode lease watchdog (a term lives only while its lease is valid)'
       m.leaseTick();
       await until(() => t.node.status().role === 'leader');
       expect(t.node.status().fencing).toBe(2); // a new term, on a new grant
-    } finally {
-      await t.node.stop();
-    }
+    });
   });
 });

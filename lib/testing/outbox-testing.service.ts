@@ -8,6 +8,7 @@ import { describeEmitted, matchesEmitted } from './emitted-event';
 import type { EmittedEvent, EmittedEventFilter } from './emitted-event';
 import { OutboxDrainError, OutboxExpectationError } from './outbox-testing.errors';
 import { RecordingOutboxWriter } from './recording-outbox.writer';
+import { aggregateKey } from '../events/schedule/schedule.resolver';
 import { dueInOrder } from './due-events';
 
 /** Injection token of the topic prefix `drain()` matches topic patterns with. */
@@ -198,8 +199,4 @@ export class OutboxTesting {
     }
     return true;
   }
-}
-
-function aggregateKey(event: EmittedEvent): string {
-  return `${event.aggregateType}\u0000${event.aggregateId}`;
 }

@@ -5,7 +5,7 @@ import type { CancelScheduledResult } from '../events/schedule/cancel-result';
 import type { ScheduleRequest } from '../events/schedule/emit-schedule';
 import type { ScheduleQuery, ScheduleSnapshot } from '../events/schedule/schedule.resolver';
 import type { EmittedEvent } from './emitted-event';
-import type { FakeSession } from './fakes/fake-connection';
+import { fakeSessionOf } from './fakes/fake-connection';
 import { cancelInMemory, scheduleSnapshotOf } from './in-memory-schedule';
 import { TestingClock } from './testing.clock';
 
@@ -25,7 +25,7 @@ export class RecordingOutboxWriter implements OutboxEventWriter {
     session: ClientSession,
     schedules: readonly ScheduleRequest[] = [],
   ): Promise<void> {
-    const fake = inTransaction(session, 'insert');
+    const fake = fakeSessionOf(session, 'RecordingOutboxWriter: insert');
     const rows = events.map((event, i) => ({ ...event, ...requested(schedules[i]) }));
     fake.onCommit(() => {
       const transaction = ++this.transactions;
@@ -34,12 +34,12 @@ export class RecordingOutboxWriter implements OutboxEventWriter {
   }
 
   async readSchedule(query: ScheduleQuery, session: ClientSession): Promise<ScheduleSnapshot> {
-    inTransaction(session, 'schedule read');
+    fakeSessionOf(session, 'RecordingOutboxWriter: schedule read');
     return scheduleSnapshotOf(this.events, query, this.clock.now());
   }
 
   async cancel(eventId: string, session: ClientSession): Promise<CancelScheduledResult> {
-    const fake = inTransaction(session, 'cancel');
+    const fake = fakeSessionOf(session, 'RecordingOutboxWriter: cancel');
     const { result, apply } = cancelInMemory(this.events, eventId, this.clock.now());
     if (apply) fake.onCommit(apply);
     return result;
@@ -52,13 +52,6 @@ export class RecordingOutboxWriter implements OutboxEventWriter {
     this.transactions = 0;
     this.clock.reset();
   }
-}
-
-function inTransaction(session: ClientSession, what: string): FakeSession {
-  const fake = session as unknown as FakeSession;
-  if (!fake.inTransaction())
-    throw new Error(`RecordingOutboxWriter: ${what} outside a transaction`);
-  return fake;
 }
 
 /** What the emit asked for, shown on the recorded event next to the resolved `availableAt`. */

@@ -54,6 +54,19 @@ export async function restartFailureCount(
   await collection.updateOne({ consumer, eventId, status: 'dead' }, { $set: { attempts: 0 } });
 }
 
+/**
+ * Runs `upsert`, and once more when it lost a race to create the record (a duplicate key: two
+ * deliveries upserted at once); the second run finds the record and updates it.
+ */
+async function upsertRacing<T>(upsert: () => Promise<T>): Promise<T> {
+  try {
+    return await upsert();
+  } catch (error) {
+    if (!isDuplicateKeyError(error)) throw error;
+    return upsert();
+  }
+}
+
 /** Keys of `(consumer, eventId)` this process saw fail: only those are cleared after a success. */
 const MAX_REMEMBERED_FAILURES = 10_000;
 
@@ -75,7 +88,7 @@ export class MongoConsumerFailureStore implements ConsumerFailureStore {
     failure: { at: Date; error: string },
     message: ConsumedMessage,
   ): Promise<number> {
-    const count = () =>
+    const doc = await upsertRacing(() =>
       this.collection.findOneAndUpdate(
         { consumer, eventId },
         {
@@ -91,15 +104,8 @@ export class MongoConsumerFailureStore implements ConsumerFailureStore {
           },
         },
         { upsert: true, returnDocument: 'after', projection: { attempts: 1 } },
-      );
-    let doc;
-    try {
-      doc = await count();
-    } catch (error) {
-      // Two deliveries raced to create the record: the second upsert now finds it.
-      if (!isDuplicateKeyError(error)) throw error;
-      doc = await count();
-    }
+      ),
+    );
     const attempts = doc?.attempts ?? 1;
     await this.collection.updateOne(
       { consumer, eventId },
@@ -160,13 +166,7 @@ export class MongoConsumerFailureStore implements ConsumerFailureStore {
         firstFailedAt: letter.at,
       },
     };
-    const run = () => this.collection.updateOne(filter, update, { upsert: true });
-    try {
-      await run();
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-      await run();
-    }
+    await upsertRacing(() => this.collection.updateOne(filter, update, { upsert: true }));
   }
 
   private messageFields(message: ConsumedMessage) {

@@ -15,10 +15,7 @@ import type {
 import { relayCollection } from './relay-collections';
 import { RelayFencingGate } from './relay-fencing.gate';
 import { RelayLayoutSwitch, SWITCH_CLAIM_STALE_MS, storedLayout } from './relay-layout.switch';
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
+import { escapeRegExp } from '../../common/escape-reg-exp';
 
 /**
  * Heartbeats, the stored layout and the layout switch, in `collections.relayState` (ids:

@@ -286,10 +286,7 @@ export class PartitionedRelayNode {
 
   /** Stops `relay` (in the background) and forgets it once stopped. */
   private retire(partition: number, relay: PartitionRelay): Promise<void> {
-    if (this.relays.get(partition) === relay) {
-      this.relays.delete(partition);
-      this.metricsOf.delete(partition);
-    }
+    this.forget(partition, relay);
     const stopped = relay.stop().finally(() => {
       if (this.retiring.get(partition) === stopped) this.retiring.delete(partition);
     });
@@ -331,13 +328,14 @@ export class PartitionedRelayNode {
       share,
     );
     // Stays counted as ours (in `relays`) until stopped: the lease is released at the end.
-    const stopped = relay.stop().finally(() => {
-      if (this.relays.get(partition) === relay) {
-        this.relays.delete(partition);
-        this.metricsOf.delete(partition);
-      }
-    });
-    this.track(stopped);
+    this.track(relay.stop().finally(() => this.forget(partition, relay)));
+  }
+
+  /** Drops `relay` from the partitions this instance counts as its own, unless replaced since. */
+  private forget(partition: number, relay: PartitionRelay): void {
+    if (this.relays.get(partition) !== relay) return;
+    this.relays.delete(partition);
+    this.metricsOf.delete(partition);
   }
 
   private async stopAll(): Promise<void> {

@@ -1,4 +1,5 @@
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
+import { aggregateKey } from '../../events/schedule/schedule.resolver';
 
 /**
  * A partition's drain page from one read of its slot range plus every pending event without a
@@ -23,14 +24,14 @@ export function withOlderUnslotted(
   if (unslotted.length === 0) return slotted;
   const byAggregate = new Map<string, OutboxEventRecord[]>();
   for (const event of unslotted) {
-    const key = aggregateOf(event);
+    const key = aggregateKey(event);
     const list = byAggregate.get(key);
     if (list) list.push(event);
     else byAggregate.set(key, [event]);
   }
   const page: OutboxEventRecord[] = [];
   for (const event of slotted) {
-    const older = byAggregate.get(aggregateOf(event));
+    const older = byAggregate.get(aggregateKey(event));
     while (older && older.length > 0 && inAggregateOrder(older[0], event) < 0) {
       page.push(older[0]);
       older.shift();
@@ -42,10 +43,6 @@ export function withOlderUnslotted(
 
 function hasSlot(event: OutboxEventRecord): boolean {
   return event.slot !== undefined && event.slot !== null;
-}
-
-function aggregateOf(event: OutboxEventRecord): string {
-  return `${event.aggregateType}\u0000${event.aggregateId}`;
 }
 
 /**

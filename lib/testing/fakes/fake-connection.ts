@@ -40,6 +40,13 @@ export class FakeSession {
   }
 }
 
+/** The fake session the writer call `what` runs in; throws when it runs outside a transaction. */
+export function fakeSessionOf(session: ClientSession, what: string): FakeSession {
+  const fake = session as unknown as FakeSession;
+  if (!fake.inTransaction()) throw new Error(`${what} outside a transaction`);
+  return fake;
+}
+
 export class FakeConnection {
   readonly client = {};
   readyState = 1;
@@ -188,16 +195,13 @@ export class FakeOutboxWriter implements OutboxEventWriter {
 
   async readSchedule(query: ScheduleQuery, session: ClientSession): Promise<ScheduleSnapshot> {
     this.scheduleReads.push(query);
-    if (!(session as unknown as FakeSession).inTransaction()) {
-      throw new Error('FakeOutboxWriter: schedule read outside a transaction');
-    }
+    fakeSessionOf(session, 'FakeOutboxWriter: schedule read');
     await Promise.resolve();
     return scheduleSnapshotOf(this.rows, query, this.now());
   }
 
   async cancel(eventId: string, session: ClientSession): Promise<CancelScheduledResult> {
-    const fake = session as unknown as FakeSession;
-    if (!fake.inTransaction()) throw new Error('FakeOutboxWriter: cancel outside a transaction');
+    const fake = fakeSessionOf(session, 'FakeOutboxWriter: cancel');
     await Promise.resolve();
     const { result, apply } = cancelInMemory(this.rows, eventId, this.now());
     if (apply) fake.onCommit(apply);
@@ -206,8 +210,7 @@ export class FakeOutboxWriter implements OutboxEventWriter {
 
   async insert(events: NewOutboxEvent[], session: ClientSession): Promise<void> {
     this.insertCalls++;
-    const fake = session as unknown as FakeSession;
-    if (!fake.inTransaction()) throw new Error('FakeOutboxWriter: insert outside a transaction');
+    const fake = fakeSessionOf(session, 'FakeOutboxWriter: insert');
     await Promise.resolve();
     fake.writes.push(
       ...events.map((doc) => ({
