@@ -8,7 +8,7 @@ import { describeEmitted, matchesEmitted } from './emitted-event';
 import type { EmittedEvent, EmittedEventFilter } from './emitted-event';
 import { OutboxDrainError, OutboxExpectationError } from './outbox-testing.errors';
 import { RecordingOutboxWriter } from './recording-outbox.writer';
-import { aggregateKey } from '../events/schedule/schedule.resolver';
+import { aggregateKey } from '../documents/outbox-event.document';
 import { dueInOrder } from './due-events';
 
 /** Injection token of the topic prefix `drain()` matches topic patterns with. */

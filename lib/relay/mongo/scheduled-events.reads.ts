@@ -1,5 +1,5 @@
 import type { mongo } from 'mongoose';
-import { DUE_ORDER, type OutboxDoc } from '../../documents/outbox-event.document';
+import { aggregateKey, DUE_ORDER, type OutboxDoc } from '../../documents/outbox-event.document';
 import type { DueAggregate, ScheduledStats } from '../ports/outbox-relay.store';
 
 /**
@@ -44,7 +44,7 @@ export class ScheduledEventReads {
     const seen = new Set<string>();
     const due: DueAggregate[] = [];
     for (const doc of docs) {
-      const key = `${doc.aggregateType}\u0000${doc.aggregateId}`;
+      const key = aggregateKey(doc);
       if (seen.has(key)) continue;
       seen.add(key);
       const { aggregateType, aggregateId } = doc;

@@ -1,5 +1,5 @@
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
-import { aggregateKey } from '../../events/schedule/schedule.resolver';
+import { aggregateKey } from '../../documents/outbox-event.document';
 
 /**
  * A partition's drain page from one read of its slot range plus every pending event without a
@@ -49,7 +49,10 @@ function hasSlot(event: OutboxEventRecord): boolean {
  * `AGGREGATE_ORDER`: `sequence` (a missing one first, as MongoDB sorts it), then `_id`
  * (an ObjectId's hex string sorts as its bytes).
  */
-function inAggregateOrder(a: OutboxEventRecord, b: OutboxEventRecord): number {
+export function inAggregateOrder(
+  a: Pick<OutboxEventRecord, 'sequence' | '_id'>,
+  b: Pick<OutboxEventRecord, 'sequence' | '_id'>,
+): number {
   const sa = a.sequence ?? Number.NEGATIVE_INFINITY;
   const sb = b.sequence ?? Number.NEGATIVE_INFINITY;
   if (sa !== sb) return sa < sb ? -1 : 1;

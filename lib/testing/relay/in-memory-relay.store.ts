@@ -16,6 +16,7 @@ import type {
   ScheduledStats,
   StaleEvent,
 } from '../../relay/ports/outbox-relay.store';
+import { inAggregateOrder } from '../../relay/ports/unslotted-in-page';
 
 type Doc = OutboxDoc;
 
@@ -166,7 +167,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     for (const doc of this.scheduled()) {
       if ((doc.availableAt as Date) > dueBy || due.size >= limit) break;
       if (Boolean(doc.nextAttemptAt) !== marked) continue;
-      const key = `${doc.aggregateType}\u0000${doc.aggregateId}`;
+      const key = aggregateKey(doc);
       if (!due.has(key)) {
         const { aggregateType, aggregateId } = doc;
         due.set(key, { aggregateType, aggregateId, availableAt: doc.availableAt as Date });
@@ -212,7 +213,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     for (const doc of this.pending().sort(inDrainOrder)) {
       if (!doc.nextAttemptAt) continue;
       if (after && compareAggregates(doc, after) <= 0) continue;
-      const key = `${doc.aggregateType}\u0000${doc.aggregateId}`;
+      const key = aggregateKey(doc);
       const existing = out.get(key);
       if (!existing || existing.retryAt > doc.nextAttemptAt) {
         out.set(key, {
@@ -345,12 +346,4 @@ function compareAggregates(a: AggregateRef, b: AggregateRef): number {
 /** The drain's order: aggregate by aggregate (binary string order, as MongoDB), then aggregate order. */
 function inDrainOrder(a: Doc, b: Doc): number {
   return compareAggregates(a, b) || inAggregateOrder(a, b);
-}
-
-/** MongoDB's order for `AGGREGATE_ORDER`: a missing sequence sorts first, then `_id`. */
-function inAggregateOrder(a: Doc, b: Doc): number {
-  const sa = a.sequence ?? -Infinity;
-  const sb = b.sequence ?? -Infinity;
-  if (sa !== sb) return sa < sb ? -1 : 1;
-  return byString(String(a._id), String(b._id));
 }
