@@ -158,7 +158,7 @@ async function fromPoppyDb() {
   const child = spawn(
     java.bin,
     [
-      '-Xmx2g',
+      `-Xmx${process.env.OUTBOX_POPPYDB_HEAP || '2g'}`,
       '-jar',
       jar,
       '--no-config',
