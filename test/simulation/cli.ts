@@ -15,7 +15,9 @@
  * `--partitions N` the same with N partitions. `--graceful-stops` runs graceful stops under load
  * (a backlog drained, publishes in flight, relays stopped and restarted), `--hand-overs`
  * partitioned hand-overs with publishes in flight (a relay joins, relays leave). `--scheduled`
- * runs single-lease schedules of which one in three has scheduled and cancelled events.
+ * runs single-lease schedules of which one in three has scheduled and cancelled events; with
+ * `--partitioned`, `--partitions N`, `--graceful-stops` or `--hand-overs`, that family's
+ * schedules built on those.
  */
 import { readFileSync } from 'node:fs';
 import type fc from 'fast-check';
@@ -23,7 +25,12 @@ import type { Schedule } from './schedule/schedule.types';
 import { checkSchedules, describeFailure, replayCommand, runSchedule } from './simulation.runner';
 import type { RunReport, SeenFailure, SimStats } from './simulation.runner';
 import { partitionedSchedules } from './schedule/partitioned.arbitrary';
-import { gracefulStopSchedules, handOverSchedules } from './schedule/stop-under-load.arbitrary';
+import {
+  gracefulStopSchedules,
+  handOverSchedules,
+  scheduledGracefulStopSchedules,
+  scheduledHandOverSchedules,
+} from './schedule/stop-under-load.arbitrary';
 import { scheduledScheduleArbitrary } from './schedule/schedule.arbitrary';
 import { ToyRelay } from './toy/toy.relay';
 import type { RelayFactory } from './world/relay-under-test';
@@ -102,16 +109,26 @@ function flags(args: CliArgs): string {
 
 /** The schedules to generate, and their name in the report. */
 function scheduleKind(args: CliArgs): { name: string; arbitrary?: fc.Arbitrary<Schedule> } {
+  const scheduled = args.scheduled ? ' with scheduled events' : '';
   if (args.stops === 'graceful-stops') {
-    return { name: 'graceful stops under load', arbitrary: gracefulStopSchedules };
+    return {
+      name: `graceful stops under load${scheduled}`,
+      arbitrary: args.scheduled ? scheduledGracefulStopSchedules : gracefulStopSchedules,
+    };
   }
   if (args.stops === 'hand-overs') {
-    return { name: 'hand-overs with publishes in flight', arbitrary: handOverSchedules };
+    return {
+      name: `hand-overs with publishes in flight${scheduled}`,
+      arbitrary: args.scheduled ? scheduledHandOverSchedules : handOverSchedules,
+    };
   }
   if (args.partitions !== undefined) {
     return {
-      name: `partitioned (${args.partitions === 0 ? '2-8' : args.partitions} partitions)`,
-      arbitrary: partitionedSchedules(args.partitions === 0 ? undefined : args.partitions),
+      name: `partitioned (${args.partitions === 0 ? '2-8' : args.partitions} partitions)${scheduled}`,
+      arbitrary: partitionedSchedules(
+        args.partitions === 0 ? undefined : args.partitions,
+        args.scheduled ? scheduledScheduleArbitrary : undefined,
+      ),
     };
   }
   if (args.scheduled) {

@@ -3,10 +3,11 @@ import {
   rollingDeploy,
   withPartitions,
 } from './schedule/partitioned.arbitrary';
+import { scheduledScheduleArbitrary } from './schedule/schedule.arbitrary';
 import type { Schedule } from './schedule/schedule.types';
 import { handOverSchedules } from './schedule/stop-under-load.arbitrary';
 import { checkSchedules, describeFailure, runSchedule } from './simulation.runner';
-import type { RunReport } from './simulation.runner';
+import type { RunReport, SimStats } from './simulation.runner';
 import { realRelay } from './world/relay.factory';
 
 /**
@@ -15,11 +16,13 @@ import { realRelay } from './world/relay.factory';
  * (crash) and pause (GC) while partitions change hands, and layout switches by rolling
  * deploys. Every invariant of the single-relay simulation, plus (p): one effective owner per
  * partition, a fair spread at the end, the stored layout is the live relays'. Then hand-overs
- * with publishes in flight (a backlog drained while relays join and leave). `SIM_SEED`,
- * `SIM_PARTITIONED_RUNS` and `SIM_HAND_OVER_RUNS` change the seed and the numbers of runs.
+ * with publishes in flight (a backlog drained while relays join and leave), and partitioned
+ * schedules with scheduled and cancelled events. `SIM_SEED`, `SIM_PARTITIONED_RUNS`,
+ * `SIM_HAND_OVER_RUNS` and `SIM_PARTITIONED_SCHEDULED_RUNS` change the seed and the numbers of runs.
  */
 const RUNS = Number(process.env.SIM_PARTITIONED_RUNS ?? 180);
 const HAND_OVER_RUNS = Number(process.env.SIM_HAND_OVER_RUNS ?? 40);
+const SCHEDULED_RUNS = Number(process.env.SIM_PARTITIONED_SCHEDULED_RUNS ?? 60);
 const SEED = Number(process.env.SIM_SEED ?? 20_261_201);
 
 /** A fixed world: 3 relays, 40 transactions over 4 aggregates of 2 types, no faults. */
@@ -86,57 +89,53 @@ const switches = (report: RunReport) =>
   report.history.layoutSwitches.map((change) => change.partitions);
 
 describe('partitioned relays under simulated churn', () => {
-  it(
-    `keep every invariant over ${RUNS} partitioned schedules (seed ${SEED})`,
-    async () => {
-      const result = await checkSchedules({
-        runs: RUNS,
-        seed: SEED,
-        factory: realRelay,
-        arbitrary: partitionedSchedules(),
-      });
-      if (result.failure) {
-        throw new Error(
-          `A partitioned relay broke an invariant (after ${result.stats.runs} runs, ${result.shrinkRuns} shrinking runs).\n` +
-            `${describeFailure(result.failure.report)}\n` +
-            `schedule: ${JSON.stringify(result.failure.schedule)}\n` +
-            `replay: ${result.failure.replay} --partitioned --verbose`,
-        );
-      }
-      expect(result.stats.runs).toBe(RUNS);
-      for (const [id, entry] of result.stats.invariants) {
-        expect({ id, failedRuns: entry.failedRuns }).toEqual({ id, failedRuns: 0 });
-      }
-      expect(result.stats.invariants.get('p')?.checked).toBeGreaterThan(0);
+  const families = [
+    {
+      claim: `keep every invariant over ${RUNS} partitioned schedules`,
+      ...{ runs: RUNS, arbitrary: partitionedSchedules(), flags: '--partitioned' },
+      exercised: (stats: SimStats) => expect(stats.invariants.get('p')?.checked).toBeGreaterThan(0),
     },
-    15 * 60_000,
-  );
-
-  it(
-    `publish nothing twice because of a hand-over with publishes in flight, over ${HAND_OVER_RUNS} schedules (seed ${SEED})`,
-    async () => {
-      const result = await checkSchedules({
-        runs: HAND_OVER_RUNS,
-        seed: SEED,
-        factory: realRelay,
-        arbitrary: handOverSchedules,
-      });
-      if (result.failure) {
-        throw new Error(
-          `A hand-over broke an invariant (after ${result.stats.runs} runs, ${result.shrinkRuns} shrinking runs).\n` +
-            `${describeFailure(result.failure.report)}\n` +
-            `schedule: ${JSON.stringify(result.failure.schedule)}\n` +
-            `replay: ${result.failure.replay} --hand-overs --verbose`,
-        );
-      }
-      expect(result.stats.runs).toBe(HAND_OVER_RUNS);
-      for (const [id, entry] of result.stats.invariants) {
-        expect({ id, failedRuns: entry.failedRuns }).toEqual({ id, failedRuns: 0 });
-      }
-      expect(result.stats.faults.get('leave')).toBeGreaterThan(0);
+    {
+      claim: `publish nothing twice because of a hand-over with publishes in flight, over ${HAND_OVER_RUNS} schedules`,
+      ...{ runs: HAND_OVER_RUNS, arbitrary: handOverSchedules, flags: '--hand-overs' },
+      exercised: (stats: SimStats) => expect(stats.faults.get('leave')).toBeGreaterThan(0),
     },
-    15 * 60_000,
-  );
+    {
+      // Each partition's due reader, across joins, leaves, crashes, pauses and layout switches.
+      claim: `keep every invariant with scheduled and cancelled events over ${SCHEDULED_RUNS} partitioned schedules`,
+      runs: SCHEDULED_RUNS,
+      arbitrary: partitionedSchedules(undefined, scheduledScheduleArbitrary),
+      flags: '--partitioned --scheduled',
+      exercised: (stats: SimStats) => {
+        for (const id of ['p', 's1', 's2', 's3']) {
+          const checked = stats.invariants.get(id)?.checked ?? 0;
+          expect({ id, exercised: checked > 0 }).toEqual({ id, exercised: true });
+        }
+      },
+    },
+  ];
+  for (const { claim, runs, arbitrary, flags, exercised } of families) {
+    it(
+      `${claim} (seed ${SEED})`,
+      async () => {
+        const result = await checkSchedules({ runs, seed: SEED, factory: realRelay, arbitrary });
+        if (result.failure) {
+          throw new Error(
+            `A partitioned relay broke an invariant (after ${result.stats.runs} runs, ${result.shrinkRuns} shrinking runs).\n` +
+              `${describeFailure(result.failure.report)}\n` +
+              `schedule: ${JSON.stringify(result.failure.schedule)}\n` +
+              `replay: ${result.failure.replay} ${flags} --verbose`,
+          );
+        }
+        expect(result.stats.runs).toBe(runs);
+        for (const [id, entry] of result.stats.invariants) {
+          expect({ id, failedRuns: entry.failedRuns }).toEqual({ id, failedRuns: 0 });
+        }
+        exercised(result.stats);
+      },
+      15 * 60_000,
+    );
+  }
 
   it('switch from one partition to four by a rolling deploy while events flow', async () => {
     const schedule = quietWorld(1, rollingDeploy(3, 4_000, 1_500, 4));

@@ -35,26 +35,30 @@ export function rollingDeploy(relays: number, at: number, gapMs: number, to: num
 }
 
 /**
- * Partitioned schedules: mostly churn and layout switches (`churnSchedules`); one in five a
- * rolling deploy from 1 to N partitions with a writer of a version before slots sharing
- * aggregates with the current ones (`preSlotDeploySchedules`).
+ * Partitioned schedules: mostly churn and layout switches (`churnSchedules`) on `base` (the
+ * ordinary schedules, or those with scheduled events); one in five a rolling deploy from 1 to N
+ * partitions with a writer of a version before slots sharing aggregates with the current ones
+ * (`preSlotDeploySchedules`).
  */
-export function partitionedSchedules(partitions?: number): fc.Arbitrary<Schedule> {
+export function partitionedSchedules(
+  partitions?: number,
+  base: fc.Arbitrary<Schedule> = scheduleArbitrary,
+): fc.Arbitrary<Schedule> {
   return fc.oneof(
-    { weight: 4, arbitrary: churnSchedules(partitions) },
+    { weight: 4, arbitrary: churnSchedules(partitions, base) },
     { weight: 1, arbitrary: preSlotDeploySchedules(partitions) },
   );
 }
 
 /**
- * The ordinary schedules (options, world, transactions, faults), with `partitions` (default:
+ * The `base` schedules (options, world, transactions, faults), with `partitions` (default:
  * 2 to 8), 2-3 relays and up to 4 churn faults on top; one in four is a layout switch instead
  * (start with one layout, roll every relay over to another while events flow).
  */
-function churnSchedules(partitions?: number): fc.Arbitrary<Schedule> {
+function churnSchedules(partitions: number | undefined, base: fc.Arbitrary<Schedule>) {
   return fc
     .record({
-      base: scheduleArbitrary,
+      base,
       partitions:
         partitions === undefined ? fc.constantFrom(2, 3, 4, 6, 8) : fc.constant(partitions),
       skews: fc.array(fc.integer({ min: -2_000, max: 2_000 }), { minLength: 2, maxLength: 3 }),

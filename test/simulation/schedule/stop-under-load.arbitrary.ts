@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { partitionedSchedules } from './partitioned.arbitrary';
-import { normalize, scheduleArbitrary } from './schedule.arbitrary';
+import { normalize, scheduleArbitrary, scheduledScheduleArbitrary } from './schedule.arbitrary';
 import type { Fault, Schedule, SimTransactionData } from './schedule.types';
 
 /**
@@ -63,37 +63,38 @@ function withRoomToStop(schedule: Schedule): Schedule {
 }
 
 /**
- * Graceful stops under load: the ordinary single-lease schedules (at most two of their faults
+ * Graceful stops under load: `base`, single-lease schedules (at most two of their faults
  * kept), 2-3 relays, a backlog being drained with acknowledgements maybe slowed, and 1-3
  * graceful stops (`stop()`, exit, restart) while it drains and publishes are in flight.
  * Invariant (e) holds them to "nothing published twice because of the stop".
  */
-export const gracefulStopSchedules: fc.Arbitrary<Schedule> = fc
-  .record({
-    base: scheduleArbitrary,
-    burst: burstArbitrary,
-    skews: fc.array(fc.integer({ min: -2_000, max: 2_000 }), { minLength: 2, maxLength: 3 }),
-  })
-  .map(({ base, burst, skews }) =>
-    normalize(
-      withRoomToStop({
-        ...base,
-        relays: { skewsMs: skews },
-        transactions: [...base.transactions.slice(0, 10), ...backlog(base, burst)],
-        faults: [...base.faults.slice(0, 2), ...slowAcks(burst), ...stopsDuring(burst)],
-      }),
-    ),
-  );
+function gracefulStops(base: fc.Arbitrary<Schedule>): fc.Arbitrary<Schedule> {
+  return fc
+    .record({
+      base,
+      burst: burstArbitrary,
+      skews: fc.array(fc.integer({ min: -2_000, max: 2_000 }), { minLength: 2, maxLength: 3 }),
+    })
+    .map(({ base, burst, skews }) =>
+      normalize(
+        withRoomToStop({
+          ...base,
+          relays: { skewsMs: skews },
+          transactions: [...base.transactions.slice(0, 10), ...backlog(base, burst)],
+          faults: [...base.faults.slice(0, 2), ...slowAcks(burst), ...stopsDuring(burst)],
+        }),
+      ),
+    );
+}
 
 /**
- * Hand-overs with publishes in flight: the partitioned schedules (churn and layout switches
+ * Hand-overs with publishes in flight: `base`, partitioned schedules (churn and layout switches
  * included), with a backlog being drained and acknowledgements maybe slowed, while a relay
  * joins (the others hand partitions over to it) and 1-2 relays stop gracefully (they hand
  * over all of theirs).
  */
-export const handOverSchedules: fc.Arbitrary<Schedule> = fc
-  .record({ base: partitionedSchedules(), burst: burstArbitrary })
-  .map(({ base, burst }) => {
+function handOvers(base: fc.Arbitrary<Schedule>): fc.Arbitrary<Schedule> {
+  return fc.record({ base, burst: burstArbitrary }).map(({ base, burst }) => {
     const join: Fault = {
       kind: 'extra-relay',
       at: burst.at + Math.min(...burst.offsets),
@@ -110,3 +111,12 @@ export const handOverSchedules: fc.Arbitrary<Schedule> = fc
       }),
     );
   });
+}
+
+export const gracefulStopSchedules = gracefulStops(scheduleArbitrary);
+export const handOverSchedules = handOvers(partitionedSchedules());
+/** The same families with scheduled and cancelled events (`--scheduled`, issue #22's seams). */
+export const scheduledGracefulStopSchedules = gracefulStops(scheduledScheduleArbitrary);
+export const scheduledHandOverSchedules = handOvers(
+  partitionedSchedules(undefined, scheduledScheduleArbitrary),
+);
