@@ -45,9 +45,10 @@ export function toKafkaMessage(
   return { key: event.aggregateId, value: JSON.stringify(event.payload), headers };
 }
 
-/** The second `isoTime` wrote last, and its `toISOString()` up to the milliseconds. */
+/** The second `isoTime` wrote last, its `toISOString()` up to the '.', and each `.mmmZ` made. */
 let lastSecond = NaN;
 let secondPrefix = '';
+const millis: string[] = [];
 
 /** `date.toISOString()`, formatted once per second (events of a burst share their second). */
 function isoTime(date: Date): string {
@@ -56,9 +57,9 @@ function isoTime(date: Date): string {
   if (second !== lastSecond) {
     const iso = date.toISOString(); // a RangeError for an invalid date, as before
     lastSecond = second;
-    secondPrefix = iso.slice(0, -4);
+    secondPrefix = iso.slice(0, -5);
     return iso;
   }
   const milli = ms - second * 1000;
-  return `${secondPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+  return secondPrefix + (millis[milli] ??= `.${String(milli).padStart(3, '0')}Z`);
 }
