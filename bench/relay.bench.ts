@@ -40,7 +40,7 @@ import type {
 } from '../lib/relay/ports/outbox-relay.store';
 import { relayCore as relayCoreOver } from '../test/relay/support/relay-core';
 import { KafkaPublisher, toKafkaMessage } from '../lib/publisher';
-import type { KafkaClientName } from '../lib/publisher/kafka/kafka.sender';
+import type { KafkaClientName, KafkaSender } from '../lib/publisher/kafka/kafka.sender';
 import { loadPlatformaticKafka } from '../lib/publisher/platformatic/platformatic-kafka.loader';
 import type { DrainReport } from './relay-drain.child';
 import { handOverPause, partitionedDrain } from './relay-partitions.bench';
@@ -354,20 +354,33 @@ class MarkOnlyStore implements OutboxRelayStore {
   removeDead = async (): Promise<void> => undefined;
 }
 
+/** A sender that acknowledges each send on the next turn and stores nothing (no client, no I/O). */
+const storesNothing: KafkaSender = {
+  connect: async () => undefined,
+  disconnect: async () => undefined,
+  partitionCount: async () => 6,
+  send: () => new Promise((resolve) => setImmediate(resolve)),
+};
+
 /**
  * RelayEngine (lanes, batching, bookkeeping) + KafkaPublisher, no MongoDB: the relay's own cost,
- * in events per second and CPU per event over `events` (a fresh topic). Also the core of
+ * in events per second and CPU per event over `events` (a fresh topic). With client `none`, its
+ * publisher's sender stores nothing: the CPU is then the relay's alone. Also the core of
  * relay/diagnostics.
  */
 export async function relayCore(
   ctx: BenchContext,
   kafka: Kafka,
-  client: KafkaClientName,
+  client: KafkaClientName | 'none',
   events = Array.from({ length: eventCount(ctx) }, (_, i) => makeEvent(i)),
 ): Promise<Timed> {
   const topic = `bench-core-${suffix()}.Order`;
-  await createTopic(kafka, topic);
-  const publisher = new KafkaPublisher({ brokers: ctx.kafkaBrokers, client, topic: () => topic });
+  const options = { brokers: ctx.kafkaBrokers, topic: () => topic };
+  if (client !== 'none') await createTopic(kafka, topic);
+  const publisher =
+    client === 'none'
+      ? new KafkaPublisher(options, storesNothing)
+      : new KafkaPublisher({ ...options, client });
   await publisher.connect();
   const store = new MarkOnlyStore();
   const { engine, offer } = relayCoreOver(store, publisher, {
@@ -384,6 +397,7 @@ export async function relayCore(
     store.marked === events.length,
     `relay core marked ${store.marked} of ${events.length} events`,
   );
+  if (client === 'none') return measured;
   const inKafka = await topicSize(kafka, topic);
   check(inKafka >= events.length, `${events.length - inKafka} events never reached Kafka`);
   return measured;
@@ -507,10 +521,12 @@ async function relayCoreRounds(ctx: BenchContext, kafka: Kafka): Promise<void> {
   const raw: Partial<Record<KafkaClientName, Timed[]>> = {};
   const core: Partial<Record<KafkaClientName, Timed[]>> = {};
   const rawBuiltInClock: Timed[] = [];
+  const alone: Timed[] = [];
   for (let round = 0; round < rounds; round++) {
     for (const client of clients) (raw[client] ??= []).push(await rawRate(ctx, kafka, client));
     rawBuiltInClock.push(await rawRate(ctx, kafka, 'kafkajs', true));
     for (const client of clients) (core[client] ??= []).push(await relayCore(ctx, kafka, client));
+    alone.push(await relayCore(ctx, kafka, 'none'));
   }
   const rate = (runs: Timed[]): number => median(runs.map((run) => run.rate));
   const cpu = (runs: Timed[]): number => median(runs.map((run) => run.cpuUs));
@@ -522,6 +538,7 @@ async function relayCoreRounds(ctx: BenchContext, kafka: Kafka): Promise<void> {
     line(`raw ${CLIENT_LABEL[client]}`, formatTimed(raw[client] as Timed[]));
   }
   line('raw kafkajs, messages built in the clock', formatTimed(rawBuiltInClock));
+  line('relay core alone (a sender that stores nothing)', formatTimed(alone));
   for (const client of clients) {
     const label = CLIENT_LABEL[client];
     const runs = core[client] as Timed[];
