@@ -140,9 +140,6 @@ function benchClients(): KafkaClientName[] {
 /** The raw producers' rates of this run (the publisher part), for the ratios of later parts. */
 const rawRates: Partial<Record<KafkaClientName, number>> = {};
 
-const withCpu = (run: Timed): string =>
-  `${run.rate.toFixed(0)} msg/s, CPU ${run.cpuUs.toFixed(1)} µs/event`;
-
 async function publisherLevel(ctx: BenchContext, kafka: Kafka): Promise<void> {
   const clients = benchClients();
   const topic = `bench-pub-${suffix()}.Order`;
@@ -179,15 +176,18 @@ async function publisherLevel(ctx: BenchContext, kafka: Kafka): Promise<void> {
   process.stdout.write('publisher level (Kafka only, no MongoDB involved):\n');
   line(
     `raw kafkajs sendBatch, ${events.length} msgs, batch ${BATCH}, acks -1`,
-    withCpu(rawKafkajs),
+    formatTimed([rawKafkajs]),
   );
   if (rawPlatformatic) {
-    line('raw @platformatic/kafka send, same messages and batch size', withCpu(rawPlatformatic));
+    line(
+      'raw @platformatic/kafka send, same messages and batch size',
+      formatTimed([rawPlatformatic]),
+    );
     line('ratio raw @platformatic/kafka / raw kafkajs', (rawPlatformatic.rate / raw).toFixed(2));
   }
   for (const client of clients) {
     const run = runs[client] as Timed;
-    line(`KafkaPublisher with ${CLIENT_LABEL[client]}, same messages`, withCpu(run));
+    line(`KafkaPublisher with ${CLIENT_LABEL[client]}, same messages`, formatTimed([run]));
     line(
       `ratio KafkaPublisher (${CLIENT_LABEL[client]}) / raw kafkajs`,
       (run.rate / raw).toFixed(2),
