@@ -39,10 +39,10 @@ async function diagnosticsOverhead(ctx: BenchContext): Promise<void> {
   const subscribed: number[] = [];
   let seen = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    none.push(await relayCore(ctx, kafka, 'kafkajs', makeEvents(count)));
+    none.push((await relayCore(ctx, kafka, 'kafkajs', makeEvents(count))).rate);
     const stop = subscribeAll(() => seen++);
     try {
-      subscribed.push(await relayCore(ctx, kafka, 'kafkajs', makeEvents(count)));
+      subscribed.push((await relayCore(ctx, kafka, 'kafkajs', makeEvents(count))).rate);
     } finally {
       stop();
     }

@@ -40,7 +40,7 @@ import type {
 } from '../lib/relay/ports/outbox-relay.store';
 import { relayCore as relayCoreOver } from '../test/relay/support/relay-core';
 import { KafkaPublisher, toKafkaMessage } from '../lib/publisher';
-import type { KafkaClientName } from '../lib/publisher/kafka/kafka.sender';
+import type { KafkaClientName, KafkaSender } from '../lib/publisher/kafka/kafka.sender';
 import { loadPlatformaticKafka } from '../lib/publisher/platformatic/platformatic-kafka.loader';
 import type { DrainReport } from './relay-drain.child';
 import { handOverPause, partitionedDrain } from './relay-partitions.bench';
@@ -57,6 +57,8 @@ import {
   topicSize,
 } from './support/bench-outbox';
 import type { BenchOutbox } from './support/bench-outbox';
+import { formatTimed, timed } from './support/timed';
+import type { Timed } from './support/timed';
 import type { BenchContext, BenchPart } from './bench-part';
 
 /** Backlog size; `RELAY_BENCH_EVENTS` overrides it (e.g. for a slow stand-in server). */
@@ -64,7 +66,7 @@ const eventCount = (ctx: BenchContext): number => sized(ctx, 'RELAY_BENCH_EVENTS
 const BATCH = 500;
 
 /**
- * The raw kafkajs producer's rate. Its messages are built before the clock starts, unless
+ * The raw kafkajs producer's rate and CPU. Its messages are built before the clock starts, unless
  * `buildInClock` (then each batch's messages are built right before it is sent, as the relay
  * builds its own inside its clock): both views are printed by the relay/core part.
  */
@@ -73,7 +75,7 @@ async function rawProducerRate(
   topic: string,
   events: OutboxEventRecord[],
   buildInClock = false,
-): Promise<number> {
+): Promise<Timed> {
   const producer = kafka.producer({
     createPartitioner: Partitioners.DefaultPartitioner,
     allowAutoTopicCreation: false,
@@ -82,16 +84,16 @@ async function rawProducerRate(
   const built: Message[] | undefined = buildInClock
     ? undefined
     : events.map((event) => toKafkaMessage(event));
-  const started = process.hrtime.bigint();
-  for (let i = 0; i < events.length; i += BATCH) {
-    const messages = built
-      ? built.slice(i, i + BATCH)
-      : events.slice(i, i + BATCH).map((event) => toKafkaMessage(event));
-    await producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages }] });
-  }
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const measured = await timed(events.length, async () => {
+    for (let i = 0; i < events.length; i += BATCH) {
+      const messages = built
+        ? built.slice(i, i + BATCH)
+        : events.slice(i, i + BATCH).map((event) => toKafkaMessage(event));
+      await producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages }] });
+    }
+  });
   await producer.disconnect();
-  return events.length / seconds;
+  return measured;
 }
 
 /** The raw `@platformatic/kafka` producer on the same messages, batches and acks as kafkajs'. */
@@ -99,7 +101,7 @@ async function rawPlatformaticRate(
   ctx: BenchContext,
   topic: string,
   events: OutboxEventRecord[],
-): Promise<number> {
+): Promise<Timed> {
   const { Producer, stringSerializers } = loadPlatformaticKafka();
   const producer = new Producer<string, string, string, string>({
     clientId: 'outbox-bench',
@@ -110,13 +112,13 @@ async function rawPlatformaticRate(
   // Connects and reads the topic, as kafkajs' connect() does before its clock starts.
   await producer.metadata({ topics: [topic] });
   const messages = events.map((event) => ({ topic, ...toKafkaMessage(event) }));
-  const started = process.hrtime.bigint();
-  for (let i = 0; i < messages.length; i += BATCH) {
-    await producer.send({ acks: -1, messages: messages.slice(i, i + BATCH) });
-  }
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const measured = await timed(messages.length, async () => {
+    for (let i = 0; i < messages.length; i += BATCH) {
+      await producer.send({ acks: -1, messages: messages.slice(i, i + BATCH) });
+    }
+  });
   await producer.close();
-  return messages.length / seconds;
+  return measured;
 }
 
 const CLIENT_LABEL: Record<KafkaClientName, string> = {
@@ -143,11 +145,13 @@ async function publisherLevel(ctx: BenchContext, kafka: Kafka): Promise<void> {
   const topic = `bench-pub-${suffix()}.Order`;
   await createTopic(kafka, topic);
   const events = Array.from({ length: eventCount(ctx) }, (_, i) => makeEvent(i));
-  rawRates.kafkajs = await rawProducerRate(kafka, topic, events);
-  if (clients.includes('platformatic')) {
-    rawRates.platformatic = await rawPlatformaticRate(ctx, topic, events);
-  }
-  const rates: Partial<Record<KafkaClientName, number>> = {};
+  const rawKafkajs = await rawProducerRate(kafka, topic, events);
+  const rawPlatformatic = clients.includes('platformatic')
+    ? await rawPlatformaticRate(ctx, topic, events)
+    : undefined;
+  rawRates.kafkajs = rawKafkajs.rate;
+  rawRates.platformatic = rawPlatformatic?.rate;
+  const runs: Partial<Record<KafkaClientName, Timed>> = {};
   for (const client of clients) {
     const publisher = new KafkaPublisher({
       brokers: ctx.kafkaBrokers,
@@ -155,37 +159,39 @@ async function publisherLevel(ctx: BenchContext, kafka: Kafka): Promise<void> {
       topic: () => topic,
     });
     await publisher.connect();
-    const started = process.hrtime.bigint();
-    for (let i = 0; i < events.length; i += BATCH) {
-      const outcomes = await publisher.publish(events.slice(i, i + BATCH));
-      if (outcomes.some((o) => o.status !== 'ok')) {
-        throw new Error(`publish with ${client} failed during the bench`);
+    runs[client] = await timed(events.length, async () => {
+      for (let i = 0; i < events.length; i += BATCH) {
+        const outcomes = await publisher.publish(events.slice(i, i + BATCH));
+        if (outcomes.some((o) => o.status !== 'ok')) {
+          throw new Error(`publish with ${client} failed during the bench`);
+        }
       }
-    }
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    });
     await publisher.disconnect();
-    rates[client] = events.length / seconds;
   }
   // Every producer wrote every event once into the same topic.
   const sent = 2 * clients.length * events.length;
   const inKafka = await topicSize(kafka, topic);
-  const raw = rawRates.kafkajs;
+  const raw = rawKafkajs.rate;
   process.stdout.write('publisher level (Kafka only, no MongoDB involved):\n');
   line(
     `raw kafkajs sendBatch, ${events.length} msgs, batch ${BATCH}, acks -1`,
-    `${raw.toFixed(0)} msg/s`,
+    formatTimed([rawKafkajs]),
   );
-  if (rawRates.platformatic !== undefined) {
+  if (rawPlatformatic) {
     line(
       'raw @platformatic/kafka send, same messages and batch size',
-      `${rawRates.platformatic.toFixed(0)} msg/s`,
+      formatTimed([rawPlatformatic]),
     );
-    line('ratio raw @platformatic/kafka / raw kafkajs', (rawRates.platformatic / raw).toFixed(2));
+    line('ratio raw @platformatic/kafka / raw kafkajs', (rawPlatformatic.rate / raw).toFixed(2));
   }
   for (const client of clients) {
-    const rate = rates[client] as number;
-    line(`KafkaPublisher with ${CLIENT_LABEL[client]}, same messages`, `${rate.toFixed(0)} msg/s`);
-    line(`ratio KafkaPublisher (${CLIENT_LABEL[client]}) / raw kafkajs`, (rate / raw).toFixed(2));
+    const run = runs[client] as Timed;
+    line(`KafkaPublisher with ${CLIENT_LABEL[client]}, same messages`, formatTimed([run]));
+    line(
+      `ratio KafkaPublisher (${CLIENT_LABEL[client]}) / raw kafkajs`,
+      (run.rate / raw).toFixed(2),
+    );
   }
   line('messages in Kafka / sent by all', `${inKafka} / ${sent}`);
   check(inKafka >= sent, `${sent - inKafka} messages lost`);
@@ -348,38 +354,53 @@ class MarkOnlyStore implements OutboxRelayStore {
   removeDead = async (): Promise<void> => undefined;
 }
 
+/** A sender that acknowledges each send on the next turn and stores nothing (no client, no I/O). */
+const storesNothing: KafkaSender = {
+  connect: async () => undefined,
+  disconnect: async () => undefined,
+  partitionCount: async () => 6,
+  send: () => new Promise((resolve) => setImmediate(resolve)),
+};
+
 /**
  * RelayEngine (lanes, batching, bookkeeping) + KafkaPublisher, no MongoDB: the relay's own cost,
- * in events per second over `events` (a fresh topic). Also the core of relay/diagnostics.
+ * in events per second and CPU per event over `events` (a fresh topic). With client `none`, its
+ * publisher's sender stores nothing: the CPU is then the relay's alone. Also the core of
+ * relay/diagnostics.
  */
 export async function relayCore(
   ctx: BenchContext,
   kafka: Kafka,
-  client: KafkaClientName,
+  client: KafkaClientName | 'none',
   events = Array.from({ length: eventCount(ctx) }, (_, i) => makeEvent(i)),
-): Promise<number> {
+): Promise<Timed> {
   const topic = `bench-core-${suffix()}.Order`;
-  await createTopic(kafka, topic);
-  const publisher = new KafkaPublisher({ brokers: ctx.kafkaBrokers, client, topic: () => topic });
+  const options = { brokers: ctx.kafkaBrokers, topic: () => topic };
+  if (client !== 'none') await createTopic(kafka, topic);
+  const publisher =
+    client === 'none'
+      ? new KafkaPublisher(options, storesNothing)
+      : new KafkaPublisher({ ...options, client });
   await publisher.connect();
   const store = new MarkOnlyStore();
   const { engine, offer } = relayCoreOver(store, publisher, {
     batchSize: BATCH,
     maxInFlight: RELAY_DEFAULTS.maxInFlight,
   });
-  const started = process.hrtime.bigint();
-  await offer(events);
-  await engine.idle();
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const measured = await timed(events.length, async () => {
+    await offer(events);
+    await engine.idle();
+  });
   await engine.close(1000);
   await publisher.disconnect();
   check(
     store.marked === events.length,
     `relay core marked ${store.marked} of ${events.length} events`,
   );
+  if (client === 'none') return measured;
   const inKafka = await topicSize(kafka, topic);
   check(inKafka >= events.length, `${events.length - inKafka} events never reached Kafka`);
-  return events.length / seconds;
+  return measured;
 }
 
 async function latency(ctx: BenchContext, kafka: Kafka): Promise<void> {
@@ -468,23 +489,23 @@ async function startUpWithRetryingAggregates(count: number): Promise<number> {
 const median = (values: number[]): number =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-/** One raw producer's rate on fresh events in a fresh topic (messages built before the clock starts). */
+/** One raw producer's rate and CPU on fresh events in a fresh topic (messages built before the clock starts). */
 async function rawRate(
   ctx: BenchContext,
   kafka: Kafka,
   client: KafkaClientName,
   buildInClock = false,
-): Promise<number> {
+): Promise<Timed> {
   const topic = `bench-raw-${suffix()}.Order`;
   await createTopic(kafka, topic);
   const events = Array.from({ length: eventCount(ctx) }, (_, i) => makeEvent(i));
-  const rate =
+  const measured =
     client === 'kafkajs'
       ? await rawProducerRate(kafka, topic, events, buildInClock)
       : await rawPlatformaticRate(ctx, topic, events);
   const inKafka = await topicSize(kafka, topic);
   check(inKafka >= events.length, `raw ${client}: ${events.length - inKafka} messages lost`);
-  return rate;
+  return measured;
 }
 
 /**
@@ -497,47 +518,57 @@ async function rawRate(
 async function relayCoreRounds(ctx: BenchContext, kafka: Kafka): Promise<void> {
   const clients = benchClients();
   const rounds = sized(ctx, 'RELAY_BENCH_ROUNDS', 3, 1);
-  const raw: Partial<Record<KafkaClientName, number[]>> = {};
-  const core: Partial<Record<KafkaClientName, number[]>> = {};
-  const rawBuiltInClock: number[] = [];
+  const raw: Partial<Record<KafkaClientName, Timed[]>> = {};
+  const core: Partial<Record<KafkaClientName, Timed[]>> = {};
+  const rawBuiltInClock: Timed[] = [];
+  const alone: Timed[] = [];
   for (let round = 0; round < rounds; round++) {
     for (const client of clients) (raw[client] ??= []).push(await rawRate(ctx, kafka, client));
     rawBuiltInClock.push(await rawRate(ctx, kafka, 'kafkajs', true));
     for (const client of clients) (core[client] ??= []).push(await relayCore(ctx, kafka, client));
+    alone.push(await relayCore(ctx, kafka, 'none'));
   }
-  const fmt = (rates: number[]) => rates.map((r) => r.toFixed(0)).join(' / ');
-  const rawKafkajs = median(raw.kafkajs as number[]);
+  const rate = (runs: Timed[]): number => median(runs.map((run) => run.rate));
+  const cpu = (runs: Timed[]): number => median(runs.map((run) => run.cpuUs));
+  const rawKafkajs = rate(raw.kafkajs as Timed[]);
   process.stdout.write(
-    `relay core (engine + KafkaPublisher, no MongoDB) vs the raw producers, ${eventCount(ctx)} msgs, batch ${BATCH}, ${rounds} alternating rounds (msg/s):\n`,
+    `relay core (engine + KafkaPublisher, no MongoDB) vs the raw producers, ${eventCount(ctx)} msgs, batch ${BATCH}, ${rounds} alternating rounds (rate; CPU of this process per event):\n`,
   );
   for (const client of clients) {
-    line(`raw ${CLIENT_LABEL[client]}`, fmt(raw[client] as number[]));
+    line(`raw ${CLIENT_LABEL[client]}`, formatTimed(raw[client] as Timed[]));
   }
-  line('raw kafkajs, messages built in the clock', fmt(rawBuiltInClock));
+  line('raw kafkajs, messages built in the clock', formatTimed(rawBuiltInClock));
+  line('relay core alone (a sender that stores nothing)', formatTimed(alone));
   for (const client of clients) {
     const label = CLIENT_LABEL[client];
-    const rates = core[client] as number[];
-    line(`relay core with ${label}`, fmt(rates));
+    const runs = core[client] as Timed[];
+    line(`relay core with ${label}`, formatTimed(runs));
     line(
       `ratio of medians, relay core (${label}) / raw kafkajs`,
-      (median(rates) / rawKafkajs).toFixed(2),
+      (rate(runs) / rawKafkajs).toFixed(2),
     );
     line(
       `ratio of medians, relay core (${label}) / raw kafkajs built in the clock`,
-      (median(rates) / median(rawBuiltInClock)).toFixed(2),
+      (rate(runs) / rate(rawBuiltInClock)).toFixed(2),
     );
+    // What the relay adds per event on top of its client's raw producer (medians).
+    const own = raw[client] as Timed[];
     if (client !== 'kafkajs') {
-      const own = median(raw[client] as number[]);
       line(
         `ratio of medians, relay core (${label}) / raw ${label}`,
-        (median(rates) / own).toFixed(2),
+        (rate(runs) / rate(own)).toFixed(2),
       );
     }
+    const base = client === 'kafkajs' ? rawBuiltInClock : own;
+    line(
+      `CPU of medians, relay core (${label}) - raw ${label}${client === 'kafkajs' ? ' built in the clock' : ''}`,
+      `${(cpu(runs) - cpu(base)).toFixed(1)} µs/event`,
+    );
   }
   if (raw.platformatic) {
     line(
       'ratio of medians, raw @platformatic/kafka / raw kafkajs',
-      (median(raw.platformatic) / rawKafkajs).toFixed(2),
+      (rate(raw.platformatic) / rawKafkajs).toFixed(2),
     );
   }
 }

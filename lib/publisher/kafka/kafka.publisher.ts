@@ -147,6 +147,10 @@ export class KafkaPublisher implements OutboxPublisher {
       call.end();
     }
     this.outageLog.observe(outcomes);
+    // A sent event's message is not needed again: it is not kept while the caller holds the event.
+    for (let i = 0; i < events.length; i++) {
+      if (outcomes[i].status === 'ok') this.prepared.delete(events[i]);
+    }
     return outcomes;
   }
 

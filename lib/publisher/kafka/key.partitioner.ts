@@ -6,15 +6,24 @@
  * more per message. `key.partitioner.spec.ts` pins equality with kafkajs' partitioner.
  */
 export function partitionOfKey(key: string, partitions: number): number {
-  return (murmur2(Buffer.from(key, 'utf8')) & 0x7fffffff) % partitions;
+  const hash = isShortAscii(key) ? murmur2(scratch, key.length) : murmur2(Buffer.from(key, 'utf8'));
+  return (hash & 0x7fffffff) % partitions;
+}
+
+/** The bytes of a short ASCII key (most keys), reused by every call: no buffer per message. */
+const scratch = new Uint8Array(64);
+
+function isShortAscii(key: string): boolean {
+  if (key.length > scratch.length) return false;
+  for (let i = 0; i < key.length; i++) if ((scratch[i] = key.charCodeAt(i)) > 0x7f) return false;
+  return true;
 }
 
 const SEED = 0x9747b28c;
 const M = 0x5bd1e995;
 
 /** MurmurHash2, 32-bit, with Kafka's seed; a signed 32-bit result as Java's. */
-function murmur2(data: Uint8Array): number {
-  const length = data.length;
+function murmur2(data: Uint8Array, length = data.length): number {
   let h = SEED ^ length;
   const whole = length & ~3;
   for (let i = 0; i < whole; i += 4) {

@@ -60,19 +60,15 @@ export class OutcomeApplier {
       random: this.deps.random,
     };
     let offset = 0;
+    const accepted: LaneItem[] = [];
     const judged = entries.map((entry) => {
-      const judgement = judgeLane(
-        entry.items,
-        outcomes.slice(offset, offset + entry.items.length),
-        context,
-      );
+      const judgement = judgeLane(entry.items, outcomes, context, offset);
       offset += entry.items.length;
-      return { entry, judgement };
+      for (const item of judgement.accepted) accepted.push(item);
+      return judgement;
     });
-    const accepted = judged.flatMap(({ judgement }) => judgement.accepted);
     if (accepted.length > 0) this.accepted(accepted, now);
-    for (const { entry, judgement } of judged)
-      this.applyLane(entry.lane, entry.items, judgement, now);
+    entries.forEach((entry, i) => this.applyLane(entry.lane, entry.items, judged[i], now));
   }
 
   private accepted(items: readonly LaneItem[], now: number): void {
@@ -113,14 +109,13 @@ export class OutcomeApplier {
     lane.busy = false;
     for (const item of accepted) {
       this.deps.steps.finish(lane, item);
-      item.settles.forEach((settle) => settle());
+      for (const settle of item.settles) settle();
     }
-    const acceptedSet = accepted.length > 0 ? new Set(accepted) : undefined;
+    if (verdict.kind === 'accepted') return this.deps.steps.continueLane(lane);
+    const acceptedSet = new Set(accepted);
     const after = (from: number): LaneItem[] =>
-      items.slice(from).filter((item) => !acceptedSet?.has(item));
+      items.slice(from).filter((item) => !acceptedSet.has(item));
     switch (verdict.kind) {
-      case 'accepted':
-        break;
       case 'broker':
         lane.requeue(after(verdict.from));
         if (!this.deps.closed()) {

@@ -31,35 +31,39 @@ export interface JudgeContext {
   random: () => number;
 }
 
-/** Pure: the consequence of `outcomes` (one per item, in order) for one aggregate's items. */
+const ALL_ACCEPTED: LaneVerdict = { kind: 'accepted' };
+
+/** Pure: the consequence of `outcomes` (one per item, in order, from `offset`) for one aggregate's items. */
 export function judgeLane(
   items: readonly LaneItem[],
   outcomes: readonly (PublishOutcome | undefined)[],
   context: JudgeContext,
+  offset = 0,
 ): LaneJudgement {
   const accepted: LaneItem[] = [];
   let verdict: LaneVerdict | undefined;
-  items.forEach((item, index) => {
-    const outcome = outcomes[index] ?? {
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    const outcome = outcomes[offset + index] ?? {
       status: 'retriable',
       error: new Error('the publisher returned no outcome'),
       scope: 'broker',
     };
     if (outcome.status === 'ok') {
       accepted.push(item);
-      return;
+      continue;
     }
-    if (verdict) return;
+    if (verdict) continue;
     const error = outcome.error;
     if (outcome.status === 'retriable') {
       const scope = outcome.scope ?? (outcome.outage ? 'broker' : 'event');
       if (scope === 'broker') {
         verdict = { kind: 'broker', from: index, error };
-        return;
+        continue;
       }
       if (scope === 'destination' && outcome.destination) {
         verdict = { kind: 'destination', from: index, destination: outcome.destination, error };
-        return;
+        continue;
       }
     }
     const attempts = (item.event.attempts ?? 0) + 1;
@@ -68,7 +72,7 @@ export function judgeLane(
     if (outcome.status === 'fatal' || attempts >= context.maxAttempts) {
       const reason = outcome.status === 'fatal' ? 'rejected' : 'max-attempts';
       verdict = { kind: 'dead', at: index, record: { reason, error: text, attempts, at } };
-      return;
+      continue;
     }
     const delay = backoffDelay(attempts, context.backoff, context.random);
     verdict = {
@@ -76,6 +80,6 @@ export function judgeLane(
       at: index,
       record: { attempts, nextAttemptAt: new Date(context.now + delay), error: text, at },
     };
-  });
-  return { accepted, verdict: verdict ?? { kind: 'accepted' } };
+  }
+  return { accepted, verdict: verdict ?? ALL_ACCEPTED };
 }

@@ -343,7 +343,8 @@ export class RelayEngine {
   }
 
   private async runBatch(entries: BatchEntry[]): Promise<void> {
-    const events = entries.flatMap((entry) => entry.items.map((item) => item.event));
+    const events: OutboxEventRecord[] = [];
+    for (const entry of entries) for (const item of entry.items) events.push(item.event);
     let outcomes: PublishOutcome[];
     try {
       outcomes = await this.deps.publisher.publish(events, {
