@@ -6,8 +6,9 @@ import {
 import { scheduledScheduleArbitrary } from './schedule/schedule.arbitrary';
 import type { Schedule } from './schedule/schedule.types';
 import { handOverSchedules } from './schedule/stop-under-load.arbitrary';
-import { checkSchedules, describeFailure, runSchedule } from './simulation.runner';
+import { describeFailure, runSchedule } from './simulation.runner';
 import type { RunReport, SimStats } from './simulation.runner';
+import { expectInvariants } from './support/expect-invariants';
 import { realRelay } from './world/relay.factory';
 
 /**
@@ -118,19 +119,7 @@ describe('partitioned relays under simulated churn', () => {
     it(
       `${claim} (seed ${SEED})`,
       async () => {
-        const result = await checkSchedules({ runs, seed: SEED, factory: realRelay, arbitrary });
-        if (result.failure) {
-          throw new Error(
-            `A partitioned relay broke an invariant (after ${result.stats.runs} runs, ${result.shrinkRuns} shrinking runs).\n` +
-              `${describeFailure(result.failure.report)}\n` +
-              `schedule: ${JSON.stringify(result.failure.schedule)}\n` +
-              `replay: ${result.failure.replay} ${flags} --verbose`,
-          );
-        }
-        expect(result.stats.runs).toBe(runs);
-        for (const [id, entry] of result.stats.invariants) {
-          expect({ id, failedRuns: entry.failedRuns }).toEqual({ id, failedRuns: 0 });
-        }
+        const result = await expectInvariants({ runs, seed: SEED }, arbitrary, ` ${flags}`);
         exercised(result.stats);
       },
       15 * 60_000,
