@@ -42,7 +42,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'lib/relay/engine/catchup.reader.ts',
     edits: [
       {
-        find: '    deps.budget.settleReservation(reservation, queued, bytes);\n',
+        find: '    deps.budget.settleReservation(reservation, held.count, held.bytes);\n',
         replace: '    deps.budget.settleReservation(reservation, 0, 0);\n',
       },
     ],
