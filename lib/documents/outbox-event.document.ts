@@ -124,6 +124,18 @@ export const OUTBOX_SCHEDULED_BY_AGGREGATE_INDEX = {
   partialFilterExpression: { status: 'pending', availableAt: { $exists: true } },
 } as const satisfies mongo.IndexDescription;
 
+/**
+ * Pending events that are not scheduled: what can be published now. The relay's recurring reads
+ * (the sweep, the lag, the pending count) filter on it and go by `_id` on
+ * `outbox_relay_status_due` (`{ status: 1, availableAt: 1, _id: 1 }`). MongoDB bounds a missing
+ * field on a non-sparse index to the point `[null, null]` and fetches to tell missing from null
+ * (the outbox never stores null there); after two points the index gives the `_id` order, with
+ * no sort stage. So these reads never touch a scheduled event, however many are waiting
+ * (MongoDB manual: `$exists`, "Query for Null or Missing Fields", and "Use Indexes to Sort
+ * Query Results": an equality prefix then the sort key). The index it replaces,
+ * `outbox_relay_pending` (`{ status: 1, _id: 1 }`), made each of them scan every scheduled event.
+ */
+export const PUBLISHABLE_NOW = { status: 'pending', availableAt: { $exists: false } } as const;
 const PENDING = { status: 'pending' };
 const MARKED = { status: 'pending', nextAttemptAt: { $exists: true } };
 const SCHEDULED = { status: 'pending', availableAt: { $exists: true } };
@@ -133,7 +145,8 @@ const partial = (key: Record<string, 1>, name: string, filter: object) =>
   ({ key, name, partialFilterExpression: filter }) as const;
 
 /**
- * The relay's indexes: pending events by `_id` (sweep, stats), by aggregate (catch-up, drain),
+ * The relay's indexes: events by status, then due time, then `_id` (the sweep, the lag and the
+ * pending count: `PUBLISHABLE_NOW`, by `_id`), by aggregate (catch-up, drain),
  * marked events by aggregate (start-up), scheduled events by due time (the due reader; it holds
  * only pending events with `availableAt`, so its size is the number waiting), the retention TTLs
  * on `publishedAt` and `cancelledAt` (pending events have neither, so cleanup never removes them). With
@@ -141,7 +154,7 @@ const partial = (key: Record<string, 1>, name: string, filter: object) =>
  * `status: 'pending'`, so a published or cancelled event leaves them.
  */
 export const RELAY_OUTBOX_INDEXES = {
-  pending: { key: { status: 1, _id: 1 }, name: 'outbox_relay_pending' },
+  pending: { key: { status: 1, availableAt: 1, _id: 1 }, name: 'outbox_relay_status_due' },
   aggregateOrder: partial(DRAIN_ORDER, 'outbox_relay_aggregate_order', PENDING),
   marked: partial(BY_AGGREGATE, 'outbox_relay_marked', MARKED),
   slotOrder: partial(SLOT_DRAIN_ORDER, 'outbox_relay_slot_order', PENDING),

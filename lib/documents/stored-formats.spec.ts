@@ -9,7 +9,7 @@ import { ensureRelayIndexes } from '../relay/mongo/relay-indexes';
  * Existing deployments keep their collections and indexes: these are the stored names, keys and
  * options, written out by hand. A change here is a migration, not a refactor.
  */
-function recordingCollection(name: string) {
+function recordingCollection(name: string, existing: string[] = []) {
   const created: Array<{ key: unknown; options: unknown }> = [];
   const collection = {
     collectionName: name,
@@ -17,6 +17,7 @@ function recordingCollection(name: string) {
       created.push({ key, options });
       return Promise.resolve('ok');
     },
+    indexExists: (index: string) => Promise.resolve(existing.includes(index)),
   };
   return { created, collection: collection as unknown as mongo.Collection<any> };
 }
@@ -101,7 +102,10 @@ describe('stored formats', () => {
     const marked = { status: 'pending', nextAttemptAt: { $exists: true } };
     const scheduled = { status: 'pending', availableAt: { $exists: true } };
     expect(outbox.created).toEqual([
-      { key: { status: 1, _id: 1 }, options: { name: 'outbox_relay_pending' } },
+      {
+        key: { status: 1, availableAt: 1, _id: 1 },
+        options: { name: 'outbox_relay_status_due' },
+      },
       {
         key: { aggregateType: 1, aggregateId: 1, sequence: 1, _id: 1 },
         options: { name: 'outbox_relay_aggregate_order', partialFilterExpression: pendingOnly },
@@ -145,7 +149,7 @@ describe('stored formats', () => {
     // Key order is part of an index: compare it too.
     expect(JSON.stringify(outbox.created.map((index) => index.key))).toBe(
       JSON.stringify([
-        { status: 1, _id: 1 },
+        { status: 1, availableAt: 1, _id: 1 },
         { aggregateType: 1, aggregateId: 1, sequence: 1, _id: 1 },
         { aggregateType: 1, aggregateId: 1 },
         { availableAt: 1, _id: 1 },
@@ -202,6 +206,26 @@ describe('stored formats', () => {
     ]);
   });
 
+  it('names an index of an earlier version that no relay reads any more, and leaves it', async () => {
+    const warnings: string[] = [];
+    const outbox = recordingCollection('outbox', ['outbox_relay_pending']);
+    const deadLetters = recordingCollection('outbox_dead_letters');
+    const warn = (message: string) => void warnings.push(message);
+    await ensureRelayIndexes(outbox.collection, deadLetters.collection, 60, { ...logger, warn });
+    expect(warnings).toEqual([
+      expect.stringContaining(
+        'Index outbox_relay_pending on outbox is no longer used (outbox_relay_status_due replaces it)',
+      ),
+    ]);
+    expect(warnings[0]).toContain("db.outbox.dropIndex('outbox_relay_pending')");
+    warnings.length = 0;
+    await ensureRelayIndexes(recordingCollection('outbox').collection, deadLetters.collection, 60, {
+      ...logger,
+      warn,
+    });
+    expect(warnings).toEqual([]);
+  });
+
   it('updates a TTL index whose expiry changed in place (relay retention, processed records)', async () => {
     const commands: unknown[] = [];
     const db = { command: (command: unknown) => (commands.push(command), Promise.resolve({})) };
@@ -213,6 +237,7 @@ describe('stored formats', () => {
           'publishedAt' in key || 'processedAt' in key
             ? Promise.reject(Object.assign(new Error('conflict'), { code: 85 }))
             : Promise.resolve('ok'),
+        indexExists: () => Promise.resolve(false),
       }) as unknown as mongo.Collection<any>;
     await ensureRelayIndexes(conflicting('outbox'), conflicting('dl'), 3600, logger);
     await ensureProcessedEventIndexes(

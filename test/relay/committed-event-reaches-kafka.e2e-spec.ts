@@ -54,7 +54,7 @@ describeWith(
       const ttl = indexes.find((index) => index.name === 'outbox_relay_retention');
       expect(ttl?.expireAfterSeconds).toBe(7 * 24 * 3600);
       expect(indexes.map((index) => index.name)).toEqual(
-        expect.arrayContaining(['outbox_relay_pending', 'outbox_relay_aggregate_order']),
+        expect.arrayContaining(['outbox_relay_status_due', 'outbox_relay_aggregate_order']),
       );
     });
   },

@@ -3,6 +3,7 @@ import type { OutboxDeadLetter } from '../../documents/dead-letter.document';
 import {
   BY_AGGREGATE,
   DRAIN_ORDER,
+  PUBLISHABLE_NOW,
   SLOT_DRAIN_ORDER,
   type OutboxDoc,
   type OutboxEventRecord,
@@ -26,9 +27,6 @@ import { stampMissingSlots } from './missing-slots';
 import { majorityTime } from './majority-time';
 import { relayCollection, serverTime } from './relay-collections';
 import { ScheduledEventReads } from './scheduled-events.reads';
-
-/** Events published as soon as committed: the drain and the sweep read only these. */
-const UNSCHEDULED = { availableAt: { $exists: false } } as const;
 
 const ERROR_HISTORY = 20;
 
@@ -185,7 +183,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     const later = after ? afterInDrainOrder(after, this.bySlot) : {};
     if (!this.bySlot) {
       return (await this.outbox
-        .find({ status: 'pending', ...UNSCHEDULED, ...later })
+        .find({ ...PUBLISHABLE_NOW, ...later })
         .sort(DRAIN_ORDER)
         .limit(limit)
         .toArray()) as OutboxEventRecord[];
@@ -194,8 +192,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     // first: `SLOT_DRAIN_ORDER`, index `outbox_relay_slot_order`), asking for as many more as
     // there were, until the page holds `limit` events with a slot (or the range ends).
     const filter = {
-      status: 'pending',
-      ...UNSCHEDULED,
+      ...PUBLISHABLE_NOW,
       $or: [{ slot: null }, { ...this.inRange, ...later }],
     };
     for (let unslotted = 0; ;) {
@@ -260,8 +257,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     return this.outbox
       .find(
         {
-          status: 'pending',
-          ...UNSCHEDULED,
+          ...PUBLISHABLE_NOW,
           ...this.inRange,
           occurredAt: { $lt: olderThan },
           $or: [{ nextAttemptAt: { $exists: false } }, { nextAttemptAt: { $lte: dueBy } }],
@@ -276,7 +272,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
 
   async pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }> {
     // Scheduled events are not lag until due: `scheduledStats` reports them.
-    const pending = { status: 'pending' as const, ...UNSCHEDULED, ...this.inRange };
+    const pending = { ...PUBLISHABLE_NOW, ...this.inRange };
     const count = await this.outbox.countDocuments(pending);
     if (count === 0) return { count };
     const oldest = await this.outbox.findOne(pending, {

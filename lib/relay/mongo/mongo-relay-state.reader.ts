@@ -1,5 +1,5 @@
 import type { mongo } from 'mongoose';
-import type { OutboxDoc } from '../../documents/outbox-event.document';
+import { PUBLISHABLE_NOW, type OutboxDoc } from '../../documents/outbox-event.document';
 import { partitionedRelayIds } from '../../documents/relay-state.document';
 import type { RelayLayoutDoc, RelayLeaseDoc } from '../../documents/relay-state.document';
 import { slotsOfPartition } from '../ports/partition-layout';
@@ -7,9 +7,6 @@ import type { RelayStateReader, StoredPartitionedRelay } from '../ports/relay-st
 import { relayCollection } from './relay-collections';
 import { ScheduledEventReads } from './scheduled-events.reads';
 import { readStoredCheckpoint, readStoredCheckpoints } from './stored-checkpoint.reader';
-
-/** Scheduled events are not lag until due (the health check reports them apart). */
-const UNSCHEDULED = { status: 'pending', availableAt: { $exists: false } } as const;
 
 type RelayStateCollections = { outbox: string; relayState: string };
 
@@ -20,10 +17,11 @@ export function mongoRelayStateReader(
 ): RelayStateReader {
   return {
     async oldestPendingAt() {
+      // Scheduled events are not lag until due (the health check reports them apart).
       const oldest = await relayCollection<{ occurredAt: Date; status: string }>(
         db,
         collections.outbox,
-      ).findOne(UNSCHEDULED, { sort: { _id: 1 }, projection: { occurredAt: 1 } });
+      ).findOne(PUBLISHABLE_NOW, { sort: { _id: 1 }, projection: { occurredAt: 1 } });
       return oldest ? new Date(oldest.occurredAt) : undefined;
     },
     scheduledStats: (now) =>
@@ -65,7 +63,7 @@ async function readPartitionedRelay(
       numbers.map((p) => {
         const range = slotsOfPartition(p, partitions);
         return outbox.findOne(
-          { ...UNSCHEDULED, slot: { $gte: range.from, $lt: range.to } },
+          { ...PUBLISHABLE_NOW, slot: { $gte: range.from, $lt: range.to } },
           { sort: { _id: 1 }, projection: { occurredAt: 1 } },
         );
       }),

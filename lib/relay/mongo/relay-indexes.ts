@@ -44,4 +44,28 @@ export async function ensureRelayIndexes(
       );
     }
   }
+  await warnOfReplacedIndexes(outbox, logger);
+}
+
+/**
+ * Indexes of earlier versions that this one no longer reads, by the name of their replacement.
+ * They cost every write until dropped; a relay does not drop them itself, since relays of the
+ * earlier version may still be running in a rolling deploy (docs/operations.md, "Upgrading").
+ */
+const REPLACED_INDEXES = { outbox_relay_pending: RELAY_OUTBOX_INDEXES.pending.name };
+
+async function warnOfReplacedIndexes(
+  outbox: mongo.Collection<OutboxDoc>,
+  logger: RelayLogger,
+): Promise<void> {
+  for (const [name, replacement] of Object.entries(REPLACED_INDEXES)) {
+    const found = await outbox.indexExists(name).catch(() => false);
+    if (found) {
+      logger.warn(
+        `Index ${name} on ${outbox.collectionName} is no longer used (${replacement} replaces it) ` +
+          `and slows every write. Drop it once no relay of an earlier version runs: ` +
+          `db.${outbox.collectionName}.dropIndex('${name}').`,
+      );
+    }
+  }
 }
