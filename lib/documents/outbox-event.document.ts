@@ -95,6 +95,32 @@ export type MarkedDead = OutboxEventRecord &
  */
 export const AGGREGATE_ORDER = { sequence: 1, _id: 1 } as const;
 
+/**
+ * `AGGREGATE_ORDER` in memory: `sequence` (a missing one first, as MongoDB sorts it), then `_id`
+ * (an ObjectId's hex string sorts as its bytes).
+ */
+export function inAggregateOrder(
+  a: { sequence?: number; _id: unknown },
+  b: { sequence?: number; _id: unknown },
+): number {
+  const sa = a.sequence ?? Number.NEGATIVE_INFINITY;
+  const sb = b.sequence ?? Number.NEGATIVE_INFINITY;
+  if (sa !== sb) return sa < sb ? -1 : 1;
+  return byString(String(a._id), String(b._id));
+}
+
+/** `BY_AGGREGATE` in memory: by type, then id (binary string order, as MongoDB). */
+export function compareAggregates(
+  a: { aggregateType: string; aggregateId: string },
+  b: { aggregateType: string; aggregateId: string },
+): number {
+  return byString(a.aggregateType, b.aggregateType) || byString(a.aggregateId, b.aggregateId);
+}
+
+function byString(x: string, y: string): number {
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 /** An aggregate's key in maps and sets: its type and id, apart by a character neither holds. */
 export function aggregateKey(ref: { aggregateType: string; aggregateId: string }): string {
   return `${ref.aggregateType}\u0000${ref.aggregateId}`;

@@ -1,5 +1,5 @@
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
-import { aggregateKey } from '../../documents/outbox-event.document';
+import { aggregateKey, inAggregateOrder } from '../../documents/outbox-event.document';
 
 /**
  * A partition's drain page from one read of its slot range plus every pending event without a
@@ -43,20 +43,4 @@ export function withOlderUnslotted(
 
 function hasSlot(event: OutboxEventRecord): boolean {
   return event.slot !== undefined && event.slot !== null;
-}
-
-/**
- * `AGGREGATE_ORDER`: `sequence` (a missing one first, as MongoDB sorts it), then `_id`
- * (an ObjectId's hex string sorts as its bytes).
- */
-export function inAggregateOrder(
-  a: Pick<OutboxEventRecord, 'sequence' | '_id'>,
-  b: Pick<OutboxEventRecord, 'sequence' | '_id'>,
-): number {
-  const sa = a.sequence ?? Number.NEGATIVE_INFINITY;
-  const sb = b.sequence ?? Number.NEGATIVE_INFINITY;
-  if (sa !== sb) return sa < sb ? -1 : 1;
-  const ia = String(a._id);
-  const ib = String(b._id);
-  return ia < ib ? -1 : ia > ib ? 1 : 0;
 }

@@ -1,6 +1,8 @@
 import type { OutboxEventInput } from '../../documents/outbox-event.envelope';
 import {
   aggregateKey,
+  compareAggregates,
+  inAggregateOrder,
   type OutboxDoc,
   type OutboxEventRecord,
 } from '../../documents/outbox-event.document';
@@ -16,7 +18,6 @@ import type {
   ScheduledStats,
   StaleEvent,
 } from '../../relay/ports/outbox-relay.store';
-import { inAggregateOrder } from '../../relay/ports/unslotted-in-page';
 
 type Doc = OutboxDoc;
 
@@ -157,7 +158,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       .sort(
         (a, b) =>
           (a.availableAt as Date).getTime() - (b.availableAt as Date).getTime() ||
-          byString(String(a._id), String(b._id)),
+          (String(a._id) < String(b._id) ? -1 : 1),
       );
   }
 
@@ -333,14 +334,6 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     this.record('removeDead', [id], fence);
     if (this.writable(id, fence, 'dead')) this.docs.delete(String(id));
   }
-}
-
-function byString(x: string, y: string): number {
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
-function compareAggregates(a: AggregateRef, b: AggregateRef): number {
-  return byString(a.aggregateType, b.aggregateType) || byString(a.aggregateId, b.aggregateId);
 }
 
 /** The drain's order: aggregate by aggregate (binary string order, as MongoDB), then aggregate order. */

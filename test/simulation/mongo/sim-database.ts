@@ -1,4 +1,8 @@
-import type { OutboxEventRecord } from '../../../lib/documents/outbox-event.document';
+import {
+  compareAggregates,
+  inAggregateOrder,
+  type OutboxEventRecord,
+} from '../../../lib/documents/outbox-event.document';
 import { eventSlot } from '../../../lib/events/event-slot';
 import type { OutboxDeadLetter } from '../../../lib/documents/dead-letter.document';
 import type {
@@ -909,22 +913,7 @@ function compareRefs(
   b: AggregateRef & { slot?: number },
   bySlot = false,
 ): number {
-  return (
-    (bySlot ? slotOf(a) - slotOf(b) : 0) ||
-    compareKeys(a.aggregateType, b.aggregateType) ||
-    compareKeys(a.aggregateId, b.aggregateId)
-  );
-}
-
-/** `AGGREGATE_ORDER`: sequence (a missing one sorts first, as in MongoDB), then _id. */
-function compareSequenceThenId(
-  a: { sequence?: number; _id: unknown },
-  b: { sequence?: number; _id: unknown },
-): number {
-  const sa = a.sequence ?? Number.NEGATIVE_INFINITY;
-  const sb = b.sequence ?? Number.NEGATIVE_INFINITY;
-  if (sa !== sb) return sa < sb ? -1 : 1;
-  return compareKeys(String(a._id), String(b._id));
+  return (bySlot ? slotOf(a) - slotOf(b) : 0) || compareAggregates(a, b);
 }
 
 function compareDrainKeys(
@@ -932,7 +921,7 @@ function compareDrainKeys(
   b: AggregateRef & { slot?: number; sequence?: number; _id: unknown },
   bySlot: boolean,
 ): number {
-  return compareRefs(a, b, bySlot) || compareSequenceThenId(a, b);
+  return compareRefs(a, b, bySlot) || inAggregateOrder(a, b);
 }
 
 function copyDate(date: Date | undefined): Date | undefined {
