@@ -1,11 +1,10 @@
-import { Types } from 'mongoose';
 import type { Connection } from 'mongoose';
 import type { OutboxDoc } from '../../lib/documents/outbox-event.document';
 import { MongoOutboxRelayStore } from '../../lib/relay/mongo/mongo-outbox-relay.store';
 import { mongoRelayStateReader } from '../../lib/relay/mongo/mongo-relay-state.reader';
 import { ensureRelayIndexes } from '../../lib/relay/mongo/relay-indexes';
 import { slotsOfPartition } from '../../lib/relay/ports/partition-layout';
-import { eventSlot } from '../../lib/events/event-slot';
+import { contractEvent } from '../contracts/support/contract-events';
 import { describeWith, suiteDatabase, uniqueName } from '../harness';
 
 const SCHEDULED = 2_000;
@@ -34,17 +33,8 @@ describeWith(['real-mongodb'], 'the recurring reads pass over scheduled events',
 
       const now = Date.now();
       const event = (aggregateId: string, occurredAgoMs: number, availableInMs?: number) =>
-        ({
-          _id: new Types.ObjectId(),
-          eventId: uniqueName('evt'),
-          eventType: 'Happened',
-          aggregateType: 'Order',
-          aggregateId,
-          payload: {},
+        contractEvent(aggregateId, {
           occurredAt: new Date(now - occurredAgoMs),
-          status: 'pending',
-          attempts: 0,
-          slot: eventSlot('Order', aggregateId),
           ...(availableInMs !== undefined && { availableAt: new Date(now + availableInMs) }),
         }) as OutboxDoc;
       // Scheduled first: by `_id` they come before every event publishable now.
