@@ -530,6 +530,7 @@ async function relayCoreRounds(ctx: BenchContext, kafka: Kafka): Promise<void> {
   }
   const rate = (runs: Timed[]): number => median(runs.map((run) => run.rate));
   const cpu = (runs: Timed[]): number => median(runs.map((run) => run.cpuUs));
+  const mainCpu = (runs: Timed[]): number => median(runs.map((run) => run.mainCpuUs ?? NaN));
   const rawKafkajs = rate(raw.kafkajs as Timed[]);
   process.stdout.write(
     `relay core (engine + KafkaPublisher, no MongoDB) vs the raw producers, ${eventCount(ctx)} msgs, batch ${BATCH}, ${rounds} alternating rounds (rate; CPU of this process per event):\n`,
@@ -559,10 +560,13 @@ async function relayCoreRounds(ctx: BenchContext, kafka: Kafka): Promise<void> {
         (rate(runs) / rate(own)).toFixed(2),
       );
     }
+    // Next to the relay core alone (its own work, the same with any client, less the client's
+    // partitioner it spares) and the main thread's share (without V8's GC helper threads).
     const base = client === 'kafkajs' ? rawBuiltInClock : own;
+    const mainGap = mainCpu(runs) - mainCpu(base);
     line(
       `CPU of medians, relay core (${label}) - raw ${label}${client === 'kafkajs' ? ' built in the clock' : ''}`,
-      `${(cpu(runs) - cpu(base)).toFixed(1)} µs/event`,
+      `${(cpu(runs) - cpu(base)).toFixed(1)} µs/event${Number.isNaN(mainGap) ? '' : ` (main thread ${mainGap.toFixed(1)})`}; relay core alone ${cpu(alone).toFixed(1)}`,
     );
   }
   if (raw.platformatic) {
