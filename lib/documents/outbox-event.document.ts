@@ -180,7 +180,7 @@ const partial = (key: Record<string, 1>, name: string, filter: object) =>
  * `status: 'pending'`, so a published or cancelled event leaves them.
  */
 export const RELAY_OUTBOX_INDEXES = {
-  pending: { key: { status: 1, availableAt: 1, _id: 1 }, name: 'outbox_relay_status_due' },
+  statusDue: { key: { status: 1, availableAt: 1, _id: 1 }, name: 'outbox_relay_status_due' },
   aggregateOrder: partial(DRAIN_ORDER, 'outbox_relay_aggregate_order', PENDING),
   marked: partial(BY_AGGREGATE, 'outbox_relay_marked', MARKED),
   slotOrder: partial(SLOT_DRAIN_ORDER, 'outbox_relay_slot_order', PENDING),
