@@ -117,6 +117,14 @@ export function compareAggregates(
   return byString(a.aggregateType, b.aggregateType) || byString(a.aggregateId, b.aggregateId);
 }
 
+/** `DRAIN_ORDER` in memory: aggregate by aggregate, each in `AGGREGATE_ORDER`. */
+export function inDrainOrder(
+  a: { aggregateType: string; aggregateId: string; sequence?: number; _id: unknown },
+  b: { aggregateType: string; aggregateId: string; sequence?: number; _id: unknown },
+): number {
+  return compareAggregates(a, b) || inAggregateOrder(a, b);
+}
+
 function byString(x: string, y: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 import { aggregateKey, type OutboxEventRecord } from '../../documents/outbox-event.document';
 import { describeError } from '../../common/errors/describe-error';
+import { groupBy } from '../../common/group-by';
 import type { OutboxRelayStore } from '../ports/outbox-relay.store';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { AckedEvents, ReadTicket } from './acked-events';
@@ -161,13 +162,7 @@ export class CatchUpReader {
       for (const lane of lanes) deps.blockUntil(lane, deps.now() + deps.retryMs);
       return undefined;
     }
-    const byLane = new Map<string, OutboxEventRecord[]>();
-    for (const event of events) {
-      const key = aggregateKey(event);
-      const own = byLane.get(key) ?? [];
-      if (own.length === 0) byLane.set(key, own);
-      own.push(event);
-    }
+    const byLane = groupBy(events, aggregateKey);
     const full = events.length >= reservation.events;
     const cut = full ? aggregateKey(events[events.length - 1]) : undefined;
     const held = { count: 0, bytes: 0 };

@@ -1,4 +1,5 @@
 import type { mongo } from 'mongoose';
+import { groupBy } from '../../common/group-by';
 import type { OutboxDeadLetter } from '../../documents/dead-letter.document';
 import {
   BY_AGGREGATE,
@@ -151,12 +152,11 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
   ): Promise<OutboxEventRecord[]> {
     // One clause per type: the aggregate ids of a type as one `$in`, which the
     // `outbox_relay_aggregate_order` index serves in `DRAIN_ORDER` without a sort stage.
-    const idsByType = new Map<string, string[]>();
-    for (const { aggregateType, aggregateId } of refs) {
-      const ids = idsByType.get(aggregateType) ?? [];
-      if (ids.length === 0) idsByType.set(aggregateType, ids);
-      ids.push(aggregateId);
-    }
+    const idsByType = groupBy(
+      refs,
+      (ref) => ref.aggregateType,
+      (ref) => ref.aggregateId,
+    );
     const ofType = [...idsByType].map(([aggregateType, ids]) => ({
       aggregateType,
       aggregateId: ids.length === 1 ? ids[0] : { $in: ids },

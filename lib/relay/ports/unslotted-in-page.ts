@@ -1,5 +1,6 @@
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { aggregateKey, inAggregateOrder } from '../../documents/outbox-event.document';
+import { groupBy } from '../../common/group-by';
 
 /**
  * A partition's drain page from one read of its slot range plus every pending event without a
@@ -22,13 +23,7 @@ export function withOlderUnslotted(
   const slotted = read.filter(hasSlot).slice(0, limit);
   const unslotted = read.filter((event) => !hasSlot(event));
   if (unslotted.length === 0) return slotted;
-  const byAggregate = new Map<string, OutboxEventRecord[]>();
-  for (const event of unslotted) {
-    const key = aggregateKey(event);
-    const list = byAggregate.get(key);
-    if (list) list.push(event);
-    else byAggregate.set(key, [event]);
-  }
+  const byAggregate = groupBy(unslotted, aggregateKey);
   const page: OutboxEventRecord[] = [];
   for (const event of slotted) {
     const older = byAggregate.get(aggregateKey(event));

@@ -2,7 +2,7 @@ import type { OutboxEventInput } from '../../documents/outbox-event.envelope';
 import {
   aggregateKey,
   compareAggregates,
-  inAggregateOrder,
+  inDrainOrder,
   type OutboxDoc,
   type OutboxEventRecord,
 } from '../../documents/outbox-event.document';
@@ -129,7 +129,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     dueBy?: Date,
   ): Promise<OutboxEventRecord[]> {
     this.check();
-    const keys = new Set(refs.map((ref) => aggregateKey(ref)));
+    const keys = new Set(refs.map(aggregateKey));
     return this.pending()
       .filter(
         (doc) =>
@@ -334,9 +334,4 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     this.record('removeDead', [id], fence);
     if (this.writable(id, fence, 'dead')) this.docs.delete(String(id));
   }
-}
-
-/** The drain's order: aggregate by aggregate (binary string order, as MongoDB), then aggregate order. */
-function inDrainOrder(a: Doc, b: Doc): number {
-  return compareAggregates(a, b) || inAggregateOrder(a, b);
 }

@@ -1,6 +1,6 @@
 import {
   compareAggregates,
-  inAggregateOrder,
+  inDrainOrder,
   type OutboxEventRecord,
 } from '../../../lib/documents/outbox-event.document';
 import { eventSlot } from '../../../lib/events/event-slot';
@@ -921,7 +921,7 @@ function compareDrainKeys(
   b: AggregateRef & { slot?: number; sequence?: number; _id: unknown },
   bySlot: boolean,
 ): number {
-  return compareRefs(a, b, bySlot) || inAggregateOrder(a, b);
+  return (bySlot ? slotOf(a) - slotOf(b) : 0) || inDrainOrder(a, b);
 }
 
 function copyDate(date: Date | undefined): Date | undefined {
