@@ -8,7 +8,7 @@ import type { TransactionalOptions } from '../transaction/transactional-options.
 import type { DeclaredEvent, EmitsEventOptions } from './emits-event.interface';
 import { EVENT_NAME_PATTERN } from './event.validator';
 import { InvalidOutboxEventError } from './errors/invalid-outbox-event.error';
-import { checkStaticSchedule } from './schedule/static-schedule.check';
+import { checkStaticSchedule } from './schedule/schedule.validator';
 
 /**
  * Declares an event the method emits when it returns, in the same transaction as its writes.

@@ -72,14 +72,10 @@ export class OutboxEmitter {
    */
   emitEach(entries: readonly ScheduledEmit[]): string[] {
     const context = this.openContext(entries[0]?.event?.eventType);
-    const limits = {
-      maxPayloadBytes: this.options.maxPayloadBytes,
-      allowBigInt: this.options.allowBigInt,
-    };
     const now = Date.now();
     // Validate all first: one bad event rejects the whole call.
     const buffered: BufferedEvent[] = entries.map(({ event, schedule }) => ({
-      row: rowOf(validateOutboxEvent(event, limits)),
+      row: rowOf(validateOutboxEvent(event, this.options)),
       schedule: this.allowed(validateSchedule(schedule, now)),
     }));
     const buffer = this.emitted.get(context);

@@ -64,12 +64,9 @@ export function resolveOutboxOptions(
     { min: 1, max: MAX_PAYLOAD_BYTES_LIMIT, unit: 'bytes' },
     `Omit it for the default (${OUTBOX_DEFAULTS.maxPayloadBytes}, below Kafka's default message.max.bytes), or give a byte count the broker accepts.`,
   );
-  const flag = (key: 'allowBigInt' | 'aggregateSequence' | 'scheduledEvents' | 'createIndexes') =>
-    check.bool(key, options[key], OUTBOX_DEFAULTS[key]);
-  const allowBigInt = flag('allowBigInt');
-  const aggregateSequence = flag('aggregateSequence');
-  const scheduledEvents = flag('scheduledEvents');
-  const createIndexes = flag('createIndexes');
+  const [allowBigInt, aggregateSequence, scheduledEvents, createIndexes] = (
+    ['allowBigInt', 'aggregateSequence', 'scheduledEvents', 'createIndexes'] as const
+  ).map((key) => check.bool(key, options[key], OUTBOX_DEFAULTS[key]));
   if (options.relay !== undefined && options.relay !== false && !isOptionObject(options.relay)) {
     check.fail(
       'relay',

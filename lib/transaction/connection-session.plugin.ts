@@ -52,12 +52,6 @@ function replacementSession(
   return sessionForConnection(connection);
 }
 
-/** `options` with the session `connection`'s operations must use, when Mongoose's would be wrong. */
-function withOwnSession(connection: Connection, options: Options): Options {
-  const session = replacementSession(connection, options);
-  return session === undefined ? options : { ...options, session };
-}
-
 /**
  * A schema plugin (registered for every schema by `OutboxModule`, see `registerConnectionSessions`)
  * that gives each operation of a model the session of the model's OWN connection. Mongoose keeps
@@ -98,7 +92,8 @@ export function connectionSessionPlugin(schema: Schema): void {
       (schema.statics[name] as BulkMethod | undefined) ??
       (MongooseModel as unknown as Record<string, BulkMethod>)[name];
     schema.static(name, function (this: Model<unknown>, input: unknown, options?: Options) {
-      return inner.call(this, input, withOwnSession(this.db, options));
+      const session = replacementSession(this.db, options);
+      return inner.call(this, input, session === undefined ? options : { ...options, session });
     });
   }
 }

@@ -61,18 +61,12 @@ export function applySchedules(
         ? serverNow(snapshot).getTime() + schedule.delayMs
         : schedule.availableAt?.getTime();
     const inherited = schedule.wait ? latest.get(key)?.getTime() : undefined;
-    const at = max(own, inherited);
-    if (at === undefined) return row;
+    const at = Math.max(own ?? -Infinity, inherited ?? -Infinity);
+    if (at === -Infinity) return row;
     const availableAt = new Date(at);
     if (at > (latest.get(key)?.getTime() ?? -Infinity)) latest.set(key, availableAt);
     return { ...row, availableAt };
   });
-}
-
-function max(a: number | undefined, b: number | undefined): number | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return Math.max(a, b);
 }
 
 function serverNow(snapshot: ScheduleSnapshot): Date {
