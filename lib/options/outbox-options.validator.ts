@@ -9,8 +9,20 @@ import { resolveCollections } from '../common/outbox-storage.options';
 import { resolveConsumerOptions } from '../consumer/consumer.options';
 import { resolveRelayOptions } from '../relay/relay.options';
 import type { OutboxModuleOptions } from './outbox-options.interface';
-import { MAX_PAYLOAD_BYTES_LIMIT, OUTBOX_DEFAULTS } from './outbox.defaults';
 import type { ResolvedOutboxOptions } from './resolved-options';
+
+/** Defaults of the top-level options (relay and consumer defaults live in their own folders). */
+const OUTBOX_DEFAULTS = Object.freeze({
+  /** Below Kafka's default 1 MB `message.max.bytes`, leaving room for key and headers. */
+  maxPayloadBytes: 900_000,
+  allowBigInt: false,
+  aggregateSequence: false,
+  scheduledEvents: false,
+  createIndexes: true,
+});
+
+/** Largest accepted `maxPayloadBytes`: a BSON document is at most 16 MiB, envelope included. */
+const MAX_PAYLOAD_BYTES_LIMIT = 15 * 1024 * 1024;
 
 const TOP_LEVEL_KEYS = {
   collections: true,

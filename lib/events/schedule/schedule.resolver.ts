@@ -1,16 +1,12 @@
 import { OutboxError } from '../../common/errors/outbox.error';
-import { aggregateKey, type NewOutboxEvent } from '../../documents/outbox-event.document';
+import { aggregateKey, type AggregateRef } from '../../documents/outbox-event.document';
+import type { NewOutboxEvent } from '../../documents/outbox-event.document';
 import type { ScheduleRequest } from './emit-schedule';
 
 /** An event emitted in a transaction attempt, with its schedule, until the attempt writes it. */
 export interface BufferedEvent {
   row: NewOutboxEvent;
   schedule: ScheduleRequest;
-}
-
-export interface AggregateRef {
-  aggregateType: string;
-  aggregateId: string;
 }
 
 /** What a transaction must read before writing its events (see `scheduleQueryOf`). */
