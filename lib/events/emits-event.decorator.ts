@@ -47,7 +47,7 @@ export function EmitsEvent<R = any>(eventType: string, options: EmitsEventOption
     const wrapper = ensureOutboxWrapper(target, key, descriptor, '@EmitsEvent()');
     const transactional = Reflect.getOwnMetadata(TRANSACTIONAL_METADATA, wrapper) as
       TransactionalOptions | undefined;
-    assertEmitsEventCompatible(transactional?.propagation, true, label);
+    assertEmitsEventCompatible(transactional?.propagation, label);
     const declared = (Reflect.getOwnMetadata(EMITS_EVENT_METADATA, wrapper) ??
       []) as DeclaredEvent[];
     // Decorators run bottom-up: put this one first so events follow the written order.

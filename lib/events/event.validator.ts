@@ -16,7 +16,6 @@ export const AGGREGATE_ID_PATTERN = /^[\x21-\x7e]{1,256}$/;
 export const HEADER_NAME_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 /** Longest header value, in characters; values must not contain control characters. */
 export const MAX_HEADER_VALUE_LENGTH = 4096;
-/** Most headers one event may carry. */
 export const MAX_HEADERS = 32;
 
 /** Header names the relay writes itself (the envelope); an event may not set them. */
