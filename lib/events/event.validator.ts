@@ -1,5 +1,4 @@
-import type { OutboxEventInput } from '../documents/outbox-event.envelope';
-import { KAFKA_HEADERS } from '../documents/outbox-event.envelope';
+import { type OutboxEventInput, KAFKA_HEADERS } from '../documents/outbox-event.envelope';
 import { FORBIDDEN_PAYLOAD_KEY_PROBLEM, isForbiddenPayloadKey } from '../common/payload-keys.rule';
 import { InvalidOutboxEventError } from './errors/invalid-outbox-event.error';
 import { PayloadTooLargeError } from './errors/payload-too-large.error';
