@@ -81,7 +81,6 @@ export const {
   ConfigurableModuleClass: ConfigurableOutboxModule,
   MODULE_OPTIONS_TOKEN: OUTBOX_MODULE_OPTIONS,
   OPTIONS_TYPE: OUTBOX_OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE: OUTBOX_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<OutboxModuleOptions>()
   .setClassMethodName('forRoot')
   .setExtras<OutboxModuleExtras>({ isGlobal: false, connectionName: undefined }, withConnection)

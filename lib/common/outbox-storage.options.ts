@@ -1,5 +1,4 @@
-import type { OptionChecker } from './options/option.checker';
-import { showOption } from './options/option.checker';
+import { type OptionChecker, showOption } from './options/option.checker';
 import { CONSUMER_DEAD_LETTERS_COLLECTION } from '../documents/consumer-dead-letter.document';
 import { DEAD_LETTERS_COLLECTION } from '../documents/dead-letter.document';
 import { OUTBOX_COLLECTION } from '../documents/outbox-event.document';

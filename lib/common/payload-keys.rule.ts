@@ -24,6 +24,8 @@ export const FORBIDDEN_PAYLOAD_KEY_PROBLEM =
 export type TreeResult =
   { ok: true; value: unknown } | { ok: false; path: string; problem: 'forbidden-key' | 'not-json' };
 
+const NOT_JSON_TYPES = new Set(['function', 'symbol', 'bigint']);
+
 /**
  * Rebuilds a JSON tree (what `JSON.parse` returns: plain objects, arrays, strings, numbers,
  * booleans, null) with every object created by `Object.create(null)`, refusing `__proto__` at any
@@ -31,56 +33,36 @@ export type TreeResult =
  * instance, a function) is `not-json`.
  */
 export function toNullPrototypeTree(root: unknown): TreeResult {
-  const top: { value: unknown } = { value: undefined };
-  const stack: Array<{
-    source: unknown;
-    target: Record<string, unknown>;
-    key: string;
-    path: string;
-  }> = [
-    { source: root, target: top as unknown as Record<string, unknown>, key: 'value', path: '' },
+  const top: Record<string, unknown> = {};
+  // Still to copy: [source value, the copy to put it in, under which key, its path].
+  const stack: Array<[unknown, Record<string, unknown>, string, string]> = [
+    [root, top, 'value', ''],
   ];
   while (stack.length > 0) {
-    const { source, target, key, path } = stack.pop()!;
+    const [source, target, key, path] = stack.pop()!;
     if (source === null || typeof source !== 'object') {
-      if (
-        typeof source === 'function' ||
-        typeof source === 'symbol' ||
-        typeof source === 'bigint'
-      ) {
-        return { ok: false, path, problem: 'not-json' };
-      }
+      if (NOT_JSON_TYPES.has(typeof source)) return { ok: false, path, problem: 'not-json' };
       target[key] = source;
-      continue;
-    }
-    if (Array.isArray(source)) {
-      const copy: unknown[] = new Array(source.length);
+    } else if (Array.isArray(source)) {
+      const copy = new Array(source.length) as unknown as Record<string, unknown>;
       target[key] = copy;
       for (let i = 0; i < source.length; i++) {
-        stack.push({
-          source: source[i],
-          target: copy as unknown as Record<string, unknown>,
-          key: String(i),
-          path: `${path}[${i}]`,
-        });
+        stack.push([source[i], copy, String(i), `${path}[${i}]`]);
       }
-      continue;
-    }
-    const proto = Object.getPrototypeOf(source) as unknown;
-    if (proto !== Object.prototype && proto !== null)
-      return { ok: false, path, problem: 'not-json' };
-    const copy = Object.create(null) as Record<string, unknown>;
-    target[key] = copy;
-    for (const name of Object.keys(source)) {
-      const childPath = path ? `${path}.${name}` : name;
-      if (isForbiddenPayloadKey(name))
-        return { ok: false, path: childPath, problem: 'forbidden-key' };
-      stack.push({
-        source: (source as Record<string, unknown>)[name],
-        target: copy,
-        key: name,
-        path: childPath,
-      });
+    } else {
+      const proto = Object.getPrototypeOf(source) as unknown;
+      if (proto !== Object.prototype && proto !== null) {
+        return { ok: false, path, problem: 'not-json' };
+      }
+      const copy = Object.create(null) as Record<string, unknown>;
+      target[key] = copy;
+      for (const name of Object.keys(source)) {
+        const childPath = path ? `${path}.${name}` : name;
+        if (isForbiddenPayloadKey(name)) {
+          return { ok: false, path: childPath, problem: 'forbidden-key' };
+        }
+        stack.push([(source as Record<string, unknown>)[name], copy, name, childPath]);
+      }
     }
   }
   return { ok: true, value: top.value };

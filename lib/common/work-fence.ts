@@ -9,7 +9,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  */
 const fences = new AsyncLocalStorage<AbortSignal>();
 
-/** Runs `fn` inside the fence of `signal`. */
 export function runFenced<T>(signal: AbortSignal, fn: () => T): T {
   return fences.run(signal, fn);
 }

@@ -95,14 +95,18 @@ export type MarkedDead = OutboxEventRecord &
  */
 export const AGGREGATE_ORDER = { sequence: 1, _id: 1 } as const;
 
+/** An aggregate, by its type and id. */
+export interface AggregateRef {
+  aggregateType: string;
+  aggregateId: string;
+}
+type Positioned = { sequence?: number; _id: unknown };
+
 /**
  * `AGGREGATE_ORDER` in memory: `sequence` (a missing one first, as MongoDB sorts it), then `_id`
  * (an ObjectId's hex string sorts as its bytes).
  */
-export function inAggregateOrder(
-  a: { sequence?: number; _id: unknown },
-  b: { sequence?: number; _id: unknown },
-): number {
+export function inAggregateOrder(a: Positioned, b: Positioned): number {
   const sa = a.sequence ?? Number.NEGATIVE_INFINITY;
   const sb = b.sequence ?? Number.NEGATIVE_INFINITY;
   if (sa !== sb) return sa < sb ? -1 : 1;
@@ -110,18 +114,12 @@ export function inAggregateOrder(
 }
 
 /** `BY_AGGREGATE` in memory: by type, then id (binary string order, as MongoDB). */
-export function compareAggregates(
-  a: { aggregateType: string; aggregateId: string },
-  b: { aggregateType: string; aggregateId: string },
-): number {
+export function compareAggregates(a: AggregateRef, b: AggregateRef): number {
   return byString(a.aggregateType, b.aggregateType) || byString(a.aggregateId, b.aggregateId);
 }
 
 /** `DRAIN_ORDER` in memory: aggregate by aggregate, each in `AGGREGATE_ORDER`. */
-export function inDrainOrder(
-  a: { aggregateType: string; aggregateId: string; sequence?: number; _id: unknown },
-  b: { aggregateType: string; aggregateId: string; sequence?: number; _id: unknown },
-): number {
+export function inDrainOrder(a: AggregateRef & Positioned, b: AggregateRef & Positioned): number {
   return compareAggregates(a, b) || inAggregateOrder(a, b);
 }
 
@@ -130,7 +128,7 @@ function byString(x: string, y: string): number {
 }
 
 /** An aggregate's key in maps and sets: its type and id, apart by a character neither holds. */
-export function aggregateKey(ref: { aggregateType: string; aggregateId: string }): string {
+export function aggregateKey(ref: AggregateRef): string {
   return `${ref.aggregateType}\u0000${ref.aggregateId}`;
 }
 

@@ -1,4 +1,5 @@
 import type { ClientSession, Connection } from 'mongoose';
+import { groupBy } from '../common/group-by';
 import type { NewOutboxEvent } from '../documents/outbox-event.document';
 import type { SequenceCounterDoc } from '../documents/sequence-counter.document';
 
@@ -28,14 +29,9 @@ export class AggregateSequencer {
 
   /** Returns `events` with `sequence` set, in the same order (one counter write per aggregate). */
   async stamp(events: NewOutboxEvent[], session: ClientSession): Promise<NewOutboxEvent[]> {
-    const counts = new Map<string, number>();
-    for (const event of events) {
-      const key = counterKey(event);
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-    }
     const counters = this.connection.collection<SequenceCounterDoc>(this.collection);
     const next = new Map<string, number>();
-    for (const [key, count] of counts) {
+    for (const [key, { length: count }] of groupBy(events, counterKey)) {
       const doc = await counters.findOneAndUpdate(
         { _id: key },
         { $inc: { sequence: count } },

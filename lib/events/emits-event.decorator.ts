@@ -8,7 +8,7 @@ import type { TransactionalOptions } from '../transaction/transactional-options.
 import type { DeclaredEvent, EmitsEventOptions } from './emits-event.interface';
 import { EVENT_NAME_PATTERN } from './event.validator';
 import { InvalidOutboxEventError } from './errors/invalid-outbox-event.error';
-import { checkStaticSchedule } from './schedule/static-schedule.check';
+import { checkStaticSchedule } from './schedule/schedule.validator';
 
 /**
  * Declares an event the method emits when it returns, in the same transaction as its writes.
@@ -47,7 +47,7 @@ export function EmitsEvent<R = any>(eventType: string, options: EmitsEventOption
     const wrapper = ensureOutboxWrapper(target, key, descriptor, '@EmitsEvent()');
     const transactional = Reflect.getOwnMetadata(TRANSACTIONAL_METADATA, wrapper) as
       TransactionalOptions | undefined;
-    assertEmitsEventCompatible(transactional?.propagation, true, label);
+    assertEmitsEventCompatible(transactional?.propagation, label);
     const declared = (Reflect.getOwnMetadata(EMITS_EVENT_METADATA, wrapper) ??
       []) as DeclaredEvent[];
     // Decorators run bottom-up: put this one first so events follow the written order.

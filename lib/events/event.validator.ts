@@ -1,5 +1,4 @@
-import type { OutboxEventInput } from '../documents/outbox-event.envelope';
-import { KAFKA_HEADERS } from '../documents/outbox-event.envelope';
+import { type OutboxEventInput, KAFKA_HEADERS } from '../documents/outbox-event.envelope';
 import { FORBIDDEN_PAYLOAD_KEY_PROBLEM, isForbiddenPayloadKey } from '../common/payload-keys.rule';
 import { InvalidOutboxEventError } from './errors/invalid-outbox-event.error';
 import { PayloadTooLargeError } from './errors/payload-too-large.error';
@@ -16,7 +15,6 @@ export const AGGREGATE_ID_PATTERN = /^[\x21-\x7e]{1,256}$/;
 export const HEADER_NAME_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 /** Longest header value, in characters; values must not contain control characters. */
 export const MAX_HEADER_VALUE_LENGTH = 4096;
-/** Most headers one event may carry. */
 export const MAX_HEADERS = 32;
 
 /** Header names the relay writes itself (the envelope); an event may not set them. */
@@ -49,10 +47,16 @@ export function validateOutboxEvent(
       'must be an object { eventType, aggregateType, aggregateId, payload, headers? }',
     );
   }
-  checkName('eventType', input.eventType);
-  checkName('aggregateType', input.aggregateType);
-  checkAggregateId(input.aggregateId);
-  const payload = normalizePayload(input.payload, options.allowBigInt);
+  checkString('eventType', input.eventType, EVENT_NAME_PATTERN, NAME_RULE, 200);
+  checkString('aggregateType', input.aggregateType, EVENT_NAME_PATTERN, NAME_RULE, 200);
+  checkString('aggregateId', input.aggregateId, AGGREGATE_ID_PATTERN, AGGREGATE_ID_RULE, 300);
+  if (!isPlainObject(input.payload)) {
+    throw new UnserializablePayloadError(
+      'payload',
+      `must be a plain object ({ ... }), got ${Array.isArray(input.payload) ? 'an array' : describeKind(input.payload)}`,
+    );
+  }
+  const payload = normalizeObject(input.payload, 'payload', new Set(), options.allowBigInt);
   const bytes = Buffer.byteLength(JSON.stringify(payload), 'utf8');
   if (bytes > options.maxPayloadBytes) {
     throw new PayloadTooLargeError(bytes, options.maxPayloadBytes);
@@ -74,25 +78,25 @@ function describe(value: unknown): string {
   return typeof value;
 }
 
-function checkName(field: 'eventType' | 'aggregateType', value: unknown): void {
-  if (typeof value !== 'string' || !EVENT_NAME_PATTERN.test(value)) {
-    throw new InvalidOutboxEventError(
-      field,
-      `must be a string of 1 to 128 characters: a letter, then letters, digits, '.', '_' or '-'` +
-        ` (it may become part of a Kafka topic name), got ${describe(value)}`,
-      { value: typeof value === 'string' ? value.slice(0, 200) : describe(value) },
-    );
-  }
-}
+const NAME_RULE = (got: string) =>
+  `must be a string of 1 to 128 characters: a letter, then letters, digits, '.', '_' or '-'` +
+  ` (it may become part of a Kafka topic name), got ${got}`;
+const AGGREGATE_ID_RULE = (got: string) =>
+  'must be a string of 1 to 256 printable ASCII characters without spaces (it is the Kafka key),' +
+  ` got ${got}. Convert ids with String(id) or id.toHexString()`;
 
-function checkAggregateId(value: unknown): void {
-  if (typeof value !== 'string' || !AGGREGATE_ID_PATTERN.test(value)) {
-    throw new InvalidOutboxEventError(
-      'aggregateId',
-      'must be a string of 1 to 256 printable ASCII characters without spaces (it is the Kafka key),' +
-        ` got ${describe(value)}. Convert ids with String(id) or id.toHexString()`,
-      { value: typeof value === 'string' ? value.slice(0, 300) : describe(value) },
-    );
+/** Throws unless `value` is a string matching `pattern`; the error keeps its first `keep` characters. */
+function checkString(
+  field: string,
+  value: unknown,
+  pattern: RegExp,
+  rule: (got: string) => string,
+  keep: number,
+): void {
+  if (typeof value !== 'string' || !pattern.test(value)) {
+    throw new InvalidOutboxEventError(field, rule(describe(value)), {
+      value: typeof value === 'string' ? value.slice(0, keep) : describe(value),
+    });
   }
 }
 
@@ -141,17 +145,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object') return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
-}
-
-/** Copies `payload`, checking every value on the way. */
-function normalizePayload(payload: unknown, allowBigInt: boolean): Record<string, unknown> {
-  if (!isPlainObject(payload)) {
-    throw new UnserializablePayloadError(
-      'payload',
-      `must be a plain object ({ ... }), got ${Array.isArray(payload) ? 'an array' : describeKind(payload)}`,
-    );
-  }
-  return normalizeObject(payload, 'payload', new Set(), allowBigInt);
 }
 
 function describeKind(value: unknown): string {

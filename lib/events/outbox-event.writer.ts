@@ -49,7 +49,6 @@ export function withSlots(events: NewOutboxEvent[]): NewOutboxEvent[] {
   );
 }
 
-/** Injection token of the `OutboxEventWriter`. */
 export const OUTBOX_EVENT_WRITER = Symbol('outbox:event_writer');
 
 /**

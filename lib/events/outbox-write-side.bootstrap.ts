@@ -6,12 +6,10 @@ import { OutboxReplicaSetRequiredError } from '../transaction/errors/outbox-repl
 import { registerConnectionSessions } from '../transaction/connection-session.plugin';
 import { enableTransactionStorage } from '../transaction/mongoose-transaction-storage';
 import { TransactionRunner } from '../transaction/transaction.runner';
-import { OutboxRuntimeHost } from '../transaction/transaction-runtime.host';
-import type { OutboxRuntime } from '../transaction/transaction-runtime.host';
+import { OutboxRuntimeHost, type OutboxRuntime } from '../transaction/transaction-runtime.host';
 import { resolveDeclaredEvents } from './declared-event.resolver';
 import type { DeclaredEvent } from './emits-event.interface';
-import { OUTBOX_EVENT_WRITER } from './outbox-event.writer';
-import type { OutboxEventWriter } from './outbox-event.writer';
+import { OUTBOX_EVENT_WRITER, type OutboxEventWriter } from './outbox-event.writer';
 import { OutboxEmitter } from './outbox.emitter';
 
 /**
@@ -42,14 +40,13 @@ export class OutboxWriteSideBootstrap implements OnModuleInit, OnModuleDestroy {
     if (this.options.createIndexes) {
       await this.writer.ensureIndexes();
     }
-    const runtime: OutboxRuntime = {
+    this.runtime = {
       runner: this.runner,
       emitDeclared: (declared, result, args) => {
         this.emitter.emitEach(resolveDeclaredEvents(declared as DeclaredEvent[], result, args));
       },
     };
-    OutboxRuntimeHost.bind(this.options.connectionName, runtime);
-    this.runtime = runtime;
+    OutboxRuntimeHost.bind(this.options.connectionName, this.runtime);
   }
 
   onModuleDestroy(): void {

@@ -11,13 +11,11 @@ import { withEmitTraceContext } from '../telemetry/tracing/emit-trace-context';
 import { eventSlot } from './event-slot';
 import { validateOutboxEvent } from './event.validator';
 import type { NewOutboxEvent } from '../documents/outbox-event.document';
-import { OUTBOX_EVENT_WRITER } from './outbox-event.writer';
-import type { OutboxEventWriter } from './outbox-event.writer';
+import { OUTBOX_EVENT_WRITER, type OutboxEventWriter } from './outbox-event.writer';
 import type { EmitSchedule, ScheduleRequest } from './schedule/emit-schedule';
 import type { CancelScheduledResult } from './schedule/cancel-result';
 import { validateSchedule } from './schedule/schedule.validator';
-import { applySchedules, scheduleQueryOf } from './schedule/schedule.resolver';
-import type { BufferedEvent } from './schedule/schedule.resolver';
+import { applySchedules, scheduleQueryOf, type BufferedEvent } from './schedule/schedule.resolver';
 import { InvalidScheduleError } from './errors/invalid-schedule.error';
 
 /** One event and its schedule (`@EmitsEvent` gives each declared event its own). */
@@ -72,14 +70,10 @@ export class OutboxEmitter {
    */
   emitEach(entries: readonly ScheduledEmit[]): string[] {
     const context = this.openContext(entries[0]?.event?.eventType);
-    const limits = {
-      maxPayloadBytes: this.options.maxPayloadBytes,
-      allowBigInt: this.options.allowBigInt,
-    };
     const now = Date.now();
     // Validate all first: one bad event rejects the whole call.
     const buffered: BufferedEvent[] = entries.map(({ event, schedule }) => ({
-      row: rowOf(validateOutboxEvent(event, limits)),
+      row: rowOf(validateOutboxEvent(event, this.options)),
       schedule: this.allowed(validateSchedule(schedule, now)),
     }));
     const buffer = this.emitted.get(context);

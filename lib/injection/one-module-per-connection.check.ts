@@ -20,9 +20,9 @@ export class OneModulePerConnectionCheck implements OnModuleInit {
     const name = this.options.connectionName;
     const modules = this.discovery
       .getProviders()
-      .filter((wrapper) => wrapper.token === OUTBOX_STORAGE_OPTIONS)
       .filter(
         (wrapper) =>
+          wrapper.token === OUTBOX_STORAGE_OPTIONS &&
           (wrapper.instance as OutboxStorageOptions | undefined)?.connectionName === name,
       );
     if (modules.length > 1) {

@@ -9,8 +9,20 @@ import { resolveCollections } from '../common/outbox-storage.options';
 import { resolveConsumerOptions } from '../consumer/consumer.options';
 import { resolveRelayOptions } from '../relay/relay.options';
 import type { OutboxModuleOptions } from './outbox-options.interface';
-import { MAX_PAYLOAD_BYTES_LIMIT, OUTBOX_DEFAULTS } from './outbox.defaults';
 import type { ResolvedOutboxOptions } from './resolved-options';
+
+/** Defaults of the top-level options (relay and consumer defaults live in their own folders). */
+const OUTBOX_DEFAULTS = Object.freeze({
+  /** Below Kafka's default 1 MB `message.max.bytes`, leaving room for key and headers. */
+  maxPayloadBytes: 900_000,
+  allowBigInt: false,
+  aggregateSequence: false,
+  scheduledEvents: false,
+  createIndexes: true,
+});
+
+/** Largest accepted `maxPayloadBytes`: a BSON document is at most 16 MiB, envelope included. */
+const MAX_PAYLOAD_BYTES_LIMIT = 15 * 1024 * 1024;
 
 const TOP_LEVEL_KEYS = {
   collections: true,
@@ -64,12 +76,9 @@ export function resolveOutboxOptions(
     { min: 1, max: MAX_PAYLOAD_BYTES_LIMIT, unit: 'bytes' },
     `Omit it for the default (${OUTBOX_DEFAULTS.maxPayloadBytes}, below Kafka's default message.max.bytes), or give a byte count the broker accepts.`,
   );
-  const flag = (key: 'allowBigInt' | 'aggregateSequence' | 'scheduledEvents' | 'createIndexes') =>
-    check.bool(key, options[key], OUTBOX_DEFAULTS[key]);
-  const allowBigInt = flag('allowBigInt');
-  const aggregateSequence = flag('aggregateSequence');
-  const scheduledEvents = flag('scheduledEvents');
-  const createIndexes = flag('createIndexes');
+  const [allowBigInt, aggregateSequence, scheduledEvents, createIndexes] = (
+    ['allowBigInt', 'aggregateSequence', 'scheduledEvents', 'createIndexes'] as const
+  ).map((key) => check.bool(key, options[key], OUTBOX_DEFAULTS[key]));
   if (options.relay !== undefined && options.relay !== false && !isOptionObject(options.relay)) {
     check.fail(
       'relay',

@@ -8,8 +8,8 @@ import type {
   Query,
   Schema,
 } from 'mongoose';
-import { sessionForConnection } from './connection-session';
-import { mongooseTransactionSession } from './mongoose-transaction-storage';
+import { isSessionOf, mongooseTransactionSession } from './mongoose-transaction-storage';
+import { contextOf } from './transaction-context';
 
 /** Mongoose's query operations (each has query middleware); checked against Mongoose by a spec. */
 export const QUERY_OPERATIONS = [
@@ -27,6 +27,23 @@ export const QUERY_OPERATIONS = [
   'deleteOne',
   'findOneAndDelete',
 ] as const;
+
+/**
+ * The session an operation on `connection` must use, when Mongoose's storage (one per Mongoose
+ * instance, shared by all its connections) holds the session of ANOTHER connection's transaction,
+ * which the driver would reject ('ClientSession must be from the same MongoClient'):
+ * - the session of `connection`'s own transaction when one runs around this call (a transaction of
+ *   connection A, with one of B nested in it: A's models still write in A's transaction);
+ * - otherwise `null`: no session, the operation runs outside any transaction, as it would if the
+ *   storage were off.
+ * Undefined when Mongoose's own choice is right (no transaction, or one of `connection`).
+ */
+export function sessionForConnection(connection: Connection): ClientSession | null | undefined {
+  const session = mongooseTransactionSession(connection);
+  if (!session || isSessionOf(session, connection)) return undefined;
+  const own = contextOf(connection);
+  return own && !own.closed ? own.session : null;
+}
 
 type Options = Record<string, unknown> | undefined;
 type BulkMethod = (this: Model<unknown>, input: unknown, options?: Options) => Promise<unknown>;
@@ -50,12 +67,6 @@ function replacementSession(
     return undefined;
   }
   return sessionForConnection(connection);
-}
-
-/** `options` with the session `connection`'s operations must use, when Mongoose's would be wrong. */
-function withOwnSession(connection: Connection, options: Options): Options {
-  const session = replacementSession(connection, options);
-  return session === undefined ? options : { ...options, session };
 }
 
 /**
@@ -98,7 +109,8 @@ export function connectionSessionPlugin(schema: Schema): void {
       (schema.statics[name] as BulkMethod | undefined) ??
       (MongooseModel as unknown as Record<string, BulkMethod>)[name];
     schema.static(name, function (this: Model<unknown>, input: unknown, options?: Options) {
-      return inner.call(this, input, withOwnSession(this.db, options));
+      const session = replacementSession(this.db, options);
+      return inner.call(this, input, session === undefined ? options : { ...options, session });
     });
   }
 }

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ClientSession, Connection } from 'mongoose';
-import { sessionForConnection } from './connection-session';
+import { sessionForConnection } from './connection-session.plugin';
 import { outboxTransactionStorage, type OutboxTransactionContext } from './transaction-context';
 
 /**

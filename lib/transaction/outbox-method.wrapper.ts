@@ -72,10 +72,8 @@ export function ensureOutboxWrapper(
  */
 export function assertEmitsEventCompatible(
   propagation: Propagation | undefined,
-  hasDeclaredEvents: boolean,
   label: string,
 ): void {
-  if (!hasDeclaredEvents) return;
   if (propagation === Propagation.Never || propagation === Propagation.Supports) {
     throw new TransactionPropagationError(
       propagation,

@@ -20,8 +20,9 @@ export function Transactional(options: TransactionalOptions = {}) {
     descriptor: TypedPropertyDescriptor<T>,
   ): void => {
     const wrapper = ensureOutboxWrapper(target, key, descriptor, '@Transactional()');
-    const declared = (Reflect.getOwnMetadata(EMITS_EVENT_METADATA, wrapper) ?? []) as unknown[];
-    assertEmitsEventCompatible(options.propagation, declared.length > 0, methodLabel(target, key));
+    if (Reflect.getOwnMetadata(EMITS_EVENT_METADATA, wrapper)?.length > 0) {
+      assertEmitsEventCompatible(options.propagation, methodLabel(target, key));
+    }
     Reflect.defineMetadata(TRANSACTIONAL_METADATA, { ...options }, wrapper);
   };
 }

@@ -81,7 +81,6 @@ export class OptionChecker {
     return value as Partial<T>;
   }
 
-  /** A safe integer in `range`. */
   int(key: string, value: unknown, fallback: number, range: IntegerRange, fix?: string): number {
     if (value === undefined) return fallback;
     if (
@@ -102,12 +101,10 @@ export class OptionChecker {
     return value;
   }
 
-  /** A duration in milliseconds: an integer in `range`. */
   durationMs(key: string, value: unknown, fallback: number, range: IntegerRange, fix?: string) {
     return this.int(key, value, fallback, { ...range, unit: 'ms' }, fix);
   }
 
-  /** A finite number from `min` to `max`. */
   number(key: string, value: unknown, fallback: number, min: number, max: number): number {
     if (value === undefined) return fallback;
     if (typeof value !== 'number' || !(value >= min && value <= max)) {
@@ -132,7 +129,6 @@ export class OptionChecker {
     return value;
   }
 
-  /** One of `allowed`. */
   oneOf<V extends string>(key: string, value: unknown, allowed: readonly V[], fix: string): V {
     if (!allowed.includes(value as V)) {
       this.fail(
@@ -159,7 +155,6 @@ export class OptionChecker {
     return value;
   }
 
-  /** A function, or undefined. */
   fn<F>(key: string, value: unknown, fix: string): F | undefined {
     if (value !== undefined && typeof value !== 'function') {
       this.fail(key, `expected a function, got ${showOption(value)}`, fix);

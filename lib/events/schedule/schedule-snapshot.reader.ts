@@ -1,8 +1,11 @@
 import type { ClientSession, mongo } from 'mongoose';
-import { OUTBOX_SCHEDULED_BY_AGGREGATE_INDEX } from '../../documents/outbox-event.document';
-import type { OutboxDoc } from '../../documents/outbox-event.document';
-import { aggregateKey } from '../../documents/outbox-event.document';
-import type { AggregateRef, ScheduleQuery, ScheduleSnapshot } from './schedule.resolver';
+import { groupBy } from '../../common/group-by';
+import {
+  aggregateKey,
+  OUTBOX_SCHEDULED_BY_AGGREGATE_INDEX,
+} from '../../documents/outbox-event.document';
+import type { AggregateRef, OutboxDoc } from '../../documents/outbox-event.document';
+import type { ScheduleQuery, ScheduleSnapshot } from './schedule.resolver';
 
 interface SnapshotDoc {
   latest: Array<{ _id: AggregateRef; at: Date }>;
@@ -53,12 +56,11 @@ export async function readScheduleSnapshot(
 /** The filter of the pending scheduled events of `aggregates`, one `$or` branch per type. */
 export function pendingScheduledOf(aggregates: readonly AggregateRef[]): Record<string, unknown> {
   if (aggregates.length === 0) return { _id: { $in: [] } };
-  const byType = new Map<string, string[]>();
-  for (const { aggregateType, aggregateId } of aggregates) {
-    const ids = byType.get(aggregateType) ?? [];
-    ids.push(aggregateId);
-    byType.set(aggregateType, ids);
-  }
+  const byType = groupBy(
+    aggregates,
+    (ref) => ref.aggregateType,
+    (ref) => ref.aggregateId,
+  );
   const filter = OUTBOX_SCHEDULED_BY_AGGREGATE_INDEX.partialFilterExpression;
   const branches = [...byType].map(([aggregateType, ids]) => ({
     ...filter,

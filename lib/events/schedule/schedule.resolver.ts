@@ -1,16 +1,12 @@
 import { OutboxError } from '../../common/errors/outbox.error';
-import { aggregateKey, type NewOutboxEvent } from '../../documents/outbox-event.document';
+import { aggregateKey, type AggregateRef } from '../../documents/outbox-event.document';
+import type { NewOutboxEvent } from '../../documents/outbox-event.document';
 import type { ScheduleRequest } from './emit-schedule';
 
 /** An event emitted in a transaction attempt, with its schedule, until the attempt writes it. */
 export interface BufferedEvent {
   row: NewOutboxEvent;
   schedule: ScheduleRequest;
-}
-
-export interface AggregateRef {
-  aggregateType: string;
-  aggregateId: string;
 }
 
 /** What a transaction must read before writing its events (see `scheduleQueryOf`). */
@@ -61,18 +57,12 @@ export function applySchedules(
         ? serverNow(snapshot).getTime() + schedule.delayMs
         : schedule.availableAt?.getTime();
     const inherited = schedule.wait ? latest.get(key)?.getTime() : undefined;
-    const at = max(own, inherited);
-    if (at === undefined) return row;
+    const at = Math.max(own ?? -Infinity, inherited ?? -Infinity);
+    if (at === -Infinity) return row;
     const availableAt = new Date(at);
     if (at > (latest.get(key)?.getTime() ?? -Infinity)) latest.set(key, availableAt);
     return { ...row, availableAt };
   });
-}
-
-function max(a: number | undefined, b: number | undefined): number | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return Math.max(a, b);
 }
 
 function serverNow(snapshot: ScheduleSnapshot): Date {

@@ -33,7 +33,7 @@ export function validateSchedule(schedule: unknown, nowMs: number): ScheduleRequ
   return wait ? IMMEDIATE : { wait };
 }
 
-export function checkExclusive(availableAt: unknown, delayMs: unknown): void {
+function checkExclusive(availableAt: unknown, delayMs: unknown): void {
   if (availableAt !== undefined && delayMs !== undefined) {
     throw new InvalidScheduleError(
       'availableAt',
@@ -42,7 +42,7 @@ export function checkExclusive(availableAt: unknown, delayMs: unknown): void {
   }
 }
 
-export function checkWait(value: unknown): void {
+function checkWait(value: unknown): void {
   if (value !== undefined && typeof value !== 'boolean') {
     throw new InvalidScheduleError(
       'waitForScheduled',
@@ -51,7 +51,7 @@ export function checkWait(value: unknown): void {
   }
 }
 
-export function checkDelay(value: unknown): number {
+function checkDelay(value: unknown): number {
   if (
     typeof value !== 'number' ||
     !Number.isInteger(value) ||
@@ -69,7 +69,7 @@ export function checkDelay(value: unknown): number {
 }
 
 /** A valid Date (a copy); `nowMs` given: also within the past tolerance and the maximum delay. */
-export function checkAvailableAt(value: unknown, nowMs?: number): Date {
+function checkAvailableAt(value: unknown, nowMs?: number): Date {
   if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
     throw new InvalidScheduleError(
       'availableAt',
@@ -93,6 +93,36 @@ export function checkAvailableAt(value: unknown, nowMs?: number): Date {
     );
   }
   return new Date(at);
+}
+
+/**
+ * The schedule options of one `@EmitsEvent`, checked when the class is defined: both
+ * `availableAt` and `delayMs` given (fixed or functions), a fixed delay out of bounds, a fixed
+ * `availableAt` that is not a valid Date, `waitForScheduled` not a boolean. A fixed
+ * `availableAt` is checked against the clock at emit time (it may be in the past by then).
+ */
+export function checkStaticSchedule(
+  label: string,
+  options: { availableAt?: unknown; delayMs?: unknown; waitForScheduled?: unknown } | undefined,
+): void {
+  if (!options) return;
+  try {
+    checkExclusive(options.availableAt, options.delayMs);
+    checkWait(options.waitForScheduled);
+    if (options.delayMs !== undefined && typeof options.delayMs !== 'function') {
+      checkDelay(options.delayMs);
+    }
+    if (options.availableAt !== undefined && typeof options.availableAt !== 'function') {
+      checkAvailableAt(options.availableAt);
+    }
+  } catch (error) {
+    if (!(error instanceof InvalidScheduleError)) throw error;
+    const problem = error.message.replace(/^Invalid outbox event: \S+ /, '');
+    throw new InvalidScheduleError(error.field, `of @EmitsEvent on ${label} ${problem}`, {
+      ...error.context,
+      method: label,
+    });
+  }
 }
 
 function describe(value: unknown): string {
