@@ -213,3 +213,10 @@ export function time(name: string, value: string): Date {
   }
   return date;
 }
+
+/** `record` without its undefined fields. */
+export function defined<T extends object>(record: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(record).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
+}
