@@ -13,10 +13,8 @@ import { duration } from './duration';
 import type { CliIo } from './run-cli';
 import type { ScheduledCommand } from './scheduled.args';
 
-type ScheduledRow = Pick<
-  OutboxDoc,
-  'eventId' | 'eventType' | 'aggregateType' | 'aggregateId' | 'availableAt'
->;
+const ROW_FIELDS = ['eventId', 'eventType', 'aggregateType', 'aggregateId', 'availableAt'] as const;
+type ScheduledRow = Pick<OutboxDoc, (typeof ROW_FIELDS)[number]>;
 
 /**
  * Pending scheduled events by due time. The filter holds the relay's partial filter (`pending`,
@@ -39,16 +37,7 @@ async function listScheduled(
         ...(aggregateId === undefined ? {} : { aggregateId }),
         ...(eventType === undefined ? {} : { eventType }),
       },
-      {
-        projection: {
-          _id: 0,
-          eventId: 1,
-          eventType: 1,
-          aggregateType: 1,
-          aggregateId: 1,
-          availableAt: 1,
-        },
-      },
+      { projection: { _id: 0, ...Object.fromEntries(ROW_FIELDS.map((field) => [field, 1])) } },
     )
     .sort(DUE_ORDER)
     .limit(command.limit)

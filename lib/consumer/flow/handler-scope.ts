@@ -46,12 +46,10 @@ export function runInHandlerScope<T>(
   fields: Omit<IdempotentHandlerScope, 'session'> & { session: ClientSession | undefined },
   fn: () => T,
 ): T {
-  const { session, signal } = fields;
+  const { session, ...rest } = fields;
+  const { signal } = rest;
   const scope: IdempotentHandlerScope = {
-    consumer: fields.consumer,
-    eventId: fields.eventId,
-    attempt: fields.attempt,
-    signal,
+    ...rest,
     get session(): ClientSession {
       if (signal.aborted) throw signal.reason;
       if (!session) throw new OutsideIdempotentHandlerError();
