@@ -12,7 +12,6 @@ export class CliUsageError extends Error {
   override readonly name = 'CliUsageError';
 }
 
-/** The commands and their actions. */
 const COMMANDS = {
   'dead-letters': ['list', 'count', 'requeue', 'purge'],
   scheduled: ['list', 'cancel'],
@@ -146,7 +145,6 @@ function checkScopes(given: readonly Flag[], command: CommandName, action: strin
 export class CommandFlags<C extends CommandName> {
   constructor(private readonly values: Partial<Record<string, string[] | boolean>>) {}
 
-  /** A switch: given or not. */
   on(name: SwitchOf<C>): boolean {
     return this.values[name] === true;
   }
@@ -178,7 +176,6 @@ export class CommandFlags<C extends CommandName> {
     return given?.[0];
   }
 
-  /** A single-valued flag that is a time. */
   time(name: StringFlagOf<C>): Date | undefined {
     const value = this.single(name);
     return value === undefined ? undefined : time(name, value);

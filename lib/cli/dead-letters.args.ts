@@ -65,7 +65,6 @@ function parseFilter(json: string | undefined): DeadLetterFilter {
 
 type Flags = CommandFlags<'dead-letters'>;
 
-/** The filter field each filter flag sets. */
 const FILTER_FLAGS: ReadonlyArray<[StringFlagOf<'dead-letters'>, keyof DeadLetterFilter]> = [
   ['event-type', 'eventType'],
   ['aggregate-type', 'aggregateType'],

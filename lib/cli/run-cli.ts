@@ -14,7 +14,6 @@ export interface CliIo {
   ask(question: string): Promise<string>;
 }
 
-/** The CLI's help: every command. */
 const USAGE = `${DEAD_LETTERS_USAGE}\n${SCHEDULED_USAGE}`;
 
 /** Removes credentials from connection strings in `text`: the user-info part before `@` becomes `***`. */

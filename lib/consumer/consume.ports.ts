@@ -48,7 +48,6 @@ export interface ConsumerFailureStore {
   deadLetter(letter: DeadLetter): Promise<void>;
 }
 
-/** Sends a copy of a dead letter to a Kafka topic. */
 export interface DeadLetterPublisher {
   publish(topic: string, letter: DeadLetter): Promise<void>;
 }

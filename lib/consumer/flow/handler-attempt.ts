@@ -5,7 +5,7 @@ import {
   type ConsumerTransactionRunner,
   type ProcessedEventStore,
 } from '../consume.ports';
-import { HandlerTimeoutError } from '../errors/handler-timeout.error';
+import { HandlerTimeoutError } from '../errors';
 import { runInHandlerScope } from './handler-scope';
 
 export type AttemptResult =

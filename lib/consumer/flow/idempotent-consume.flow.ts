@@ -27,7 +27,6 @@ import {
 
 /** Everything one handler's consumption depends on (handler options over module defaults). */
 export interface ConsumeSettings extends PayloadChecks {
-  /** `ClassName.methodName`, for messages. */
   handler: string;
   consumer: string;
   maxFailures: number;

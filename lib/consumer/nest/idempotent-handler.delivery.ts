@@ -7,11 +7,10 @@ import type { ConsumeOutcome } from '../consume.ports';
 import { backoffDelay } from '../../common/backoff';
 import { SINK_BACKOFF } from '../flow/consumer-sink';
 import { isConsumerRetryError } from '../errors/consumer-retry.error';
-import { substitutePayload } from './handler-arguments';
 import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
 import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { kafkaDelivery, redeliver, type KafkaDelivery } from './kafka-delivery';
-import type { RpcParameters } from './nest-internals';
+import { substitutePayload, type RpcParameters } from './nest-internals';
 
 const logger = new Logger('IdempotentHandler');
 

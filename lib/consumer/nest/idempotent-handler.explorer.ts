@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { IdempotentHandlerBootstrapError } from '../errors/idempotent-handler-bootstrap.error';
+import { IdempotentHandlerBootstrapError } from '../errors';
 import {
   IdempotentHandlerBindings,
   type HandlerServingRuntime,
@@ -18,7 +18,6 @@ export interface DiscoveredHandler {
   settings: IdempotentHandlerSettings;
   /** The decorated method (its `@IdempotentHandler` wrapper). */
   method: object;
-  /** Its name on the class. */
   key: string;
   /** The instance Nest made of its class; undefined for a class not instantiated (yet). */
   instance?: object;

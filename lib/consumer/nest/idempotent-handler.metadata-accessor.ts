@@ -19,7 +19,6 @@ export class IdempotentHandlerMetadataAccessor {
     );
   }
 
-  /** `event` for `@EventPattern`, `message` for `@MessagePattern`, else undefined. */
   patternKind(method: object): 'event' | 'message' | undefined {
     return patternHandlerKind(method);
   }
