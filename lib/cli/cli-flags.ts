@@ -1,10 +1,8 @@
 import { parseArgs } from 'node:util';
 
 /**
- * The CLI's command line, for every command: its commands and actions, every flag with where it
- * may be given, and the checks of one flag value (a time, a positive integer, a non-empty single
- * or repeated value). Each command's parser reads its flags through `CommandFlags` and says
- * what they mean.
+ * The CLI's command line: commands, actions, every flag and where it may be given, and the checks
+ * of one flag value. Each command's parser reads its flags through `CommandFlags`.
  */
 
 /** A command line that cannot be run; the message says what to fix. */

@@ -44,11 +44,7 @@ export interface DeadLetterServices {
   consumer: Pick<OutboxConsumerDeadLetters, 'list' | 'count' | 'purge'>;
 }
 
-/**
- * Runs one `dead-letters` action on `OutboxDeadLetters` (or `OutboxConsumerDeadLetters`), in a
- * Nest application context with its own connection (no relay, no index creation). Resolves the
- * exit code.
- */
+/** Runs one `dead-letters` action in the CLI's app context (`openCliApp`); resolves the exit code. */
 export async function runDeadLettersCommand(
   command: DeadLettersCommand,
   io: CliIo,

@@ -66,10 +66,7 @@ function describeOutcome(result: { outcome: string; eventId: string } & Record<s
   return `${result.eventId}  ${result.outcome}${again}${at('availableAt')}${at('cancelledAt')}${at('publishedAt')}`;
 }
 
-/**
- * Runs `scheduled list` or `scheduled cancel` on the outbox collection, in a Nest application
- * context with its own connection (no relay, no index creation). Resolves the exit code.
- */
+/** Runs `scheduled list` or `scheduled cancel` in the CLI's app context (`openCliApp`). */
 export async function runScheduledCommand(command: ScheduledCommand, io: CliIo): Promise<number> {
   const app = await openCliApp(command.uri, command.collections);
   try {
