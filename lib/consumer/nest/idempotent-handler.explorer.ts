@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { IdempotentHandlerBootstrapError } from '../errors';
+import { IdempotentHandlerBootstrapError, type IdempotentHandlerProblem } from '../errors';
 import {
   IdempotentHandlerBindings,
   type HandlerServingRuntime,
@@ -9,6 +9,7 @@ import {
 import { IdempotentHandlerMetadataAccessor } from './idempotent-handler.metadata-accessor';
 import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { IdempotentHandlerRuntime } from './idempotent-handler.runtime';
+import { patternHandlerKind } from './nest-internals';
 
 /** What Nest's `DiscoveryService` lists (its `InstanceWrapper`, named without a deep import). */
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
@@ -144,11 +145,7 @@ function checkPlacement(
   { settings, method, inController }: DiscoveredHandler,
   accessor: IdempotentHandlerMetadataAccessor,
 ): void {
-  const fail = (
-    problem: 'not-a-controller' | 'not-an-event-handler' | 'filter-order',
-    detail: string,
-    fix: string,
-  ) => {
+  const fail = (problem: IdempotentHandlerProblem, detail: string, fix: string) => {
     throw new IdempotentHandlerBootstrapError(settings.handler, problem, detail, fix);
   };
   if (!inController) {
@@ -158,7 +155,7 @@ function checkPlacement(
       "Move the method to a @Controller() listed in a module's controllers, with @EventPattern.",
     );
   }
-  const kind = accessor.patternKind(method);
+  const kind = patternHandlerKind(method);
   if (kind !== 'event') {
     fail(
       'not-an-event-handler',
