@@ -1,10 +1,8 @@
 import { parseArgs } from 'node:util';
 
 /**
- * The CLI's command line, for every command: its commands and actions, every flag with where it
- * may be given, and the checks of one flag value (a time, a positive integer, a non-empty single
- * or repeated value). Each command's parser reads its flags through `CommandFlags` and says
- * what they mean.
+ * The CLI's command line: commands, actions, every flag and where it may be given, and the checks
+ * of one flag value. Each command's parser reads its flags through `CommandFlags`.
  */
 
 /** A command line that cannot be run; the message says what to fix. */
@@ -12,7 +10,6 @@ export class CliUsageError extends Error {
   override readonly name = 'CliUsageError';
 }
 
-/** The commands and their actions. */
 const COMMANDS = {
   'dead-letters': ['list', 'count', 'requeue', 'purge'],
   scheduled: ['list', 'cancel'],
@@ -146,7 +143,6 @@ function checkScopes(given: readonly Flag[], command: CommandName, action: strin
 export class CommandFlags<C extends CommandName> {
   constructor(private readonly values: Partial<Record<string, string[] | boolean>>) {}
 
-  /** A switch: given or not. */
   on(name: SwitchOf<C>): boolean {
     return this.values[name] === true;
   }
@@ -178,7 +174,6 @@ export class CommandFlags<C extends CommandName> {
     return given?.[0];
   }
 
-  /** A single-valued flag that is a time. */
   time(name: StringFlagOf<C>): Date | undefined {
     const value = this.single(name);
     return value === undefined ? undefined : time(name, value);
@@ -212,4 +207,11 @@ export function time(name: string, value: string): Date {
     );
   }
   return date;
+}
+
+/** `record` without its undefined fields. */
+export function defined<T extends object>(record: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(record).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
 }

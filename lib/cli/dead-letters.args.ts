@@ -1,6 +1,6 @@
 import { consumerDeadLetterQuery, deadLetterQuery } from '../operations/dead-letter.filter';
 import type { DeadLetterFilter } from '../operations/dead-letter.filter';
-import { CliUsageError, time } from './cli-flags';
+import { CliUsageError, defined, time } from './cli-flags';
 import type { CommandFlags, CommandLine, StringFlagOf } from './cli-flags';
 
 export type DeadLetterAction = CommandLine<'dead-letters'>['action'];
@@ -65,7 +65,6 @@ function parseFilter(json: string | undefined): DeadLetterFilter {
 
 type Flags = CommandFlags<'dead-letters'>;
 
-/** The filter field each filter flag sets. */
 const FILTER_FLAGS: ReadonlyArray<[StringFlagOf<'dead-letters'>, keyof DeadLetterFilter]> = [
   ['event-type', 'eventType'],
   ['aggregate-type', 'aggregateType'],
@@ -153,24 +152,21 @@ export function deadLettersCommand(
   else deadLetterQuery(filter);
   checkScope(action, filter, flags.on('all'));
 
-  const collections = {
-    outbox: flags.single('outbox-collection'),
-    deadLetters: flags.single('dead-letters-collection'),
-    consumerDeadLetters: flags.single('consumer-dead-letters-collection'),
-  };
   return {
     action,
     kind,
     uri,
     filter,
+    collections: defined({
+      outbox: flags.single('outbox-collection'),
+      deadLetters: flags.single('dead-letters-collection'),
+      consumerDeadLetters: flags.single('consumer-dead-letters-collection'),
+    }),
     limit: flags.positive('limit', 100),
     batchSize: flags.positive('batch-size', 100),
     dryRun: flags.on('dry-run'),
     yes: flags.on('yes'),
     json: flags.on('json'),
-    collections: Object.fromEntries(
-      Object.entries(collections).filter(([, name]) => name !== undefined),
-    ),
   };
 }
 

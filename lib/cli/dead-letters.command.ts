@@ -5,9 +5,7 @@ import { OutboxDeadLetters } from '../operations/outbox-dead-letters.service';
 import type { OutboxDeadLetter } from '../documents/dead-letter.document';
 import type { DeadLettersCommand } from './dead-letters.args';
 import { openCliApp } from './cli-app';
-import type { CliIo } from './cli-io';
-
-export type { CliIo } from './cli-io';
+import type { CliIo } from './run-cli';
 
 function describeFilter(command: DeadLettersCommand): string {
   const text = JSON.stringify(command.filter);
@@ -46,11 +44,7 @@ export interface DeadLetterServices {
   consumer: Pick<OutboxConsumerDeadLetters, 'list' | 'count' | 'purge'>;
 }
 
-/**
- * Runs one `dead-letters` action on `OutboxDeadLetters` (or `OutboxConsumerDeadLetters`), in a
- * Nest application context with its own connection (no relay, no index creation). Resolves the
- * exit code.
- */
+/** Runs one `dead-letters` action in the CLI's app context (`openCliApp`); resolves the exit code. */
 export async function runDeadLettersCommand(
   command: DeadLettersCommand,
   io: CliIo,
@@ -81,9 +75,7 @@ export async function runDeadLettersAction(
   const { filter } = command;
   switch (command.action) {
     case 'list': {
-      const letters = consumers
-        ? await services.consumer.list(filter, command.limit)
-        : await services.relay.list(filter, command.limit);
+      const letters = await deadLetters.list(filter, command.limit);
       if (command.json) io.out(JSON.stringify(letters, null, 2));
       else {
         for (const letter of letters) {

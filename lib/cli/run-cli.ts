@@ -1,13 +1,25 @@
 import { describeError } from '../common/errors/describe-error';
 import { DeadLetterFilterError } from '../operations/dead-letter.filter';
 import { parseCommandLine } from './cli-flags';
-import { deadLettersCommand } from './dead-letters.args';
+import { DEAD_LETTERS_USAGE, deadLettersCommand } from './dead-letters.args';
 import { runDeadLettersCommand } from './dead-letters.command';
-import type { CliIo } from './cli-io';
-import { redactCredentials } from './redact';
-import { scheduledCommand } from './scheduled.args';
+import { SCHEDULED_USAGE, scheduledCommand } from './scheduled.args';
 import { runScheduledCommand } from './scheduled.command';
-import { USAGE } from './usage';
+
+/** Where the CLI writes, and how it asks (replaced in tests). */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  /** Asks `question` and resolves the answer line. */
+  ask(question: string): Promise<string>;
+}
+
+const USAGE = `${DEAD_LETTERS_USAGE}\n${SCHEDULED_USAGE}`;
+
+/** Removes credentials from connection strings in `text`: the user-info part before `@` becomes `***`. */
+function redactCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^@/\s]+@/gi, '$1***@');
+}
 
 /**
  * `npx nestjs-outbox <command>`: parses, runs, prints; resolves the exit code (0 done, 1 failed

@@ -1,4 +1,4 @@
-import { CliUsageError } from './cli-flags';
+import { CliUsageError, defined } from './cli-flags';
 import type { CommandLine } from './cli-flags';
 
 export type ScheduledAction = CommandLine<'scheduled'>['action'];
@@ -53,23 +53,19 @@ export function scheduledCommand(
   if (action === 'cancel' && eventIds.length === 0) {
     throw new CliUsageError('scheduled cancel needs --event-id <id> (repeat it for several)');
   }
-  const filter: ScheduledFilter = {
-    aggregateType: flags.single('aggregate-type'),
-    aggregateId: flags.single('aggregate-id'),
-    eventType: flags.single('event-type'),
-    dueBefore: flags.time('due-before'),
-  };
-  const outbox = flags.single('outbox-collection');
   return {
     action,
     uri,
-    filter: Object.fromEntries(
-      Object.entries(filter).filter(([, value]) => value !== undefined),
-    ) as ScheduledFilter,
+    filter: defined({
+      aggregateType: flags.single('aggregate-type'),
+      aggregateId: flags.single('aggregate-id'),
+      eventType: flags.single('event-type'),
+      dueBefore: flags.time('due-before'),
+    }),
+    collections: defined({ outbox: flags.single('outbox-collection') }),
     eventIds,
     limit: flags.positive('limit', 100),
     dryRun: flags.on('dry-run'),
     json: flags.on('json'),
-    collections: outbox === undefined ? {} : { outbox },
   };
 }

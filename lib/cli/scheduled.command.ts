@@ -10,13 +10,11 @@ import type { CancelScheduledResult, CancelView } from '../events/schedule/cance
 import { serverTime } from '../relay/mongo/relay-collections';
 import { openCliApp } from './cli-app';
 import { duration } from './duration';
-import type { CliIo } from './cli-io';
+import type { CliIo } from './run-cli';
 import type { ScheduledCommand } from './scheduled.args';
 
-type ScheduledRow = Pick<
-  OutboxDoc,
-  'eventId' | 'eventType' | 'aggregateType' | 'aggregateId' | 'availableAt'
->;
+const ROW_FIELDS = ['eventId', 'eventType', 'aggregateType', 'aggregateId', 'availableAt'] as const;
+type ScheduledRow = Pick<OutboxDoc, (typeof ROW_FIELDS)[number]>;
 
 /**
  * Pending scheduled events by due time. The filter holds the relay's partial filter (`pending`,
@@ -39,16 +37,7 @@ async function listScheduled(
         ...(aggregateId === undefined ? {} : { aggregateId }),
         ...(eventType === undefined ? {} : { eventType }),
       },
-      {
-        projection: {
-          _id: 0,
-          eventId: 1,
-          eventType: 1,
-          aggregateType: 1,
-          aggregateId: 1,
-          availableAt: 1,
-        },
-      },
+      { projection: { _id: 0, ...Object.fromEntries(ROW_FIELDS.map((field) => [field, 1])) } },
     )
     .sort(DUE_ORDER)
     .limit(command.limit)
@@ -77,10 +66,7 @@ function describeOutcome(result: { outcome: string; eventId: string } & Record<s
   return `${result.eventId}  ${result.outcome}${again}${at('availableAt')}${at('cancelledAt')}${at('publishedAt')}`;
 }
 
-/**
- * Runs `scheduled list` or `scheduled cancel` on the outbox collection, in a Nest application
- * context with its own connection (no relay, no index creation). Resolves the exit code.
- */
+/** Runs `scheduled list` or `scheduled cancel` in the CLI's app context (`openCliApp`). */
 export async function runScheduledCommand(command: ScheduledCommand, io: CliIo): Promise<number> {
   const app = await openCliApp(command.uri, command.collections);
   try {

@@ -1,4 +1,5 @@
-import type { ClientSession } from 'mongoose';
+import type { Logger } from '@nestjs/common';
+import type { TransactionRunner } from '../transaction/transaction.runner';
 import type { PublishErrorEntry } from '../documents/outbox-event.document';
 import type { ConsumedMessage } from './input/consumed-message';
 import type { DeadLetterReason } from '../documents/consumer-dead-letter.document';
@@ -48,23 +49,14 @@ export interface ConsumerFailureStore {
   deadLetter(letter: DeadLetter): Promise<void>;
 }
 
-/** Sends a copy of a dead letter to a Kafka topic. */
 export interface DeadLetterPublisher {
   publish(topic: string, letter: DeadLetter): Promise<void>;
 }
 
-/** The transaction runner, as the consume flow uses it (`TransactionRunner` in the app). */
-export interface ConsumerTransactionRunner {
-  run<T>(fn: () => Promise<T>): Promise<T>;
-  currentSession(): ClientSession | undefined;
-}
+/** The transaction runner, as the consume flow uses it. */
+export type ConsumerTransactionRunner = Pick<TransactionRunner, 'run' | 'currentSession'>;
 
-export interface FlowLogger {
-  debug(message: string): void;
-  log(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
-}
+export type FlowLogger = Pick<Logger, 'debug' | 'log' | 'warn' | 'error'>;
 
 export type ConsumeOutcome =
   | { kind: 'applied'; result: unknown }

@@ -1,7 +1,10 @@
 import { OutboxOptionsError } from '../common/errors/outbox-options.error';
 import { resolveConsumerOptions } from './consumer.options';
-import { consumerNameProblem, defaultConsumerName } from './consumer-name';
-import { mergeWithDefaults, resolveHandlerOptions } from './idempotent-handler.options';
+import {
+  consumerNameProblem,
+  mergeWithDefaults,
+  resolveHandlerOptions,
+} from './idempotent-handler.options';
 
 describe('consumer options', () => {
   it('has defaults: 7 days retention, 5 failures, 20 s timeout, the ce_id header, no dead-letter topic', () => {
@@ -73,7 +76,7 @@ describe('consumer options', () => {
   });
 
   it('names consumers ClassName.method and refuses unusable names', () => {
-    expect(defaultConsumerName('BillingController', 'onOrderPlaced')).toBe(
+    expect(resolveHandlerOptions('BillingController', 'onOrderPlaced', undefined).consumer).toBe(
       'BillingController.onOrderPlaced',
     );
     expect(consumerNameProblem('billing')).toBeUndefined();

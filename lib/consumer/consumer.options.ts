@@ -46,18 +46,13 @@ export interface ConsumerOptions {
   deadLetterMaxValueBytes?: number;
 }
 
-/** The consumer's slice of the resolved options (token `OUTBOX_CONSUMER_OPTIONS`). */
-export interface ResolvedConsumerOptions {
-  processedRetentionSeconds: number;
-  maxFailures: number;
-  retryBackoff: { initialMs: number; maxMs: number };
-  handlerTimeoutMs: number;
-  deadLetterMaxValueBytes: number;
-  deadLetterTopic?: string;
-  eventIdHeader: string;
-  eventIdFallback?: EventIdFallback;
-  errorHistoryLimit: number;
-}
+type OptionalConsumerOption = 'deadLetterTopic' | 'eventIdFallback';
+
+/** The consumer's slice of the resolved options (token `OUTBOX_CONSUMER_OPTIONS`): defaults set. */
+export type ResolvedConsumerOptions = Required<Omit<ConsumerOptions, OptionalConsumerOption>> &
+  Pick<ConsumerOptions, OptionalConsumerOption> & {
+    retryBackoff: Required<NonNullable<ConsumerOptions['retryBackoff']>>;
+  };
 
 export const CONSUMER_DEFAULTS = {
   processedRetentionSeconds: 7 * 24 * 3600,

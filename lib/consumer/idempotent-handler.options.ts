@@ -1,12 +1,11 @@
 import { OptionChecker, type OptionKeys } from '../common/options/option.checker';
-import { consumerNameProblem, defaultConsumerName } from './consumer-name';
 import {
   checkDeadLetterTopic,
   CONSUMER_LIMITS,
   type ResolvedConsumerOptions,
 } from './consumer.options';
-import { IdempotentHandlerOptionsError } from './errors/idempotent-handler-options.error';
-import type { EventIdFallback } from './input/event-id.extractor';
+import { IdempotentHandlerOptionsError } from './errors';
+import { hasControlCharacters, type EventIdFallback } from './input/event-id.extractor';
 import type { ConsumeSettings } from './flow/idempotent-consume.flow';
 import {
   optionalClassValidation,
@@ -73,7 +72,23 @@ const HANDLER_KEYS = {
   connectionName: true,
 } as const satisfies OptionKeys<IdempotentHandlerOptions>;
 
-/** Checks the decorator's options when the class is defined; throws `IdempotentHandlerOptionsError`. */
+const MAX_CONSUMER_NAME_LENGTH = 200;
+
+/** Why `name` cannot be a consumer name, or undefined when it can. */
+export function consumerNameProblem(name: unknown): string | undefined {
+  if (typeof name !== 'string') return `must be a string, got ${typeof name}`;
+  if (name.trim().length === 0) return 'must not be empty';
+  if (name.length > MAX_CONSUMER_NAME_LENGTH) {
+    return `must be at most ${MAX_CONSUMER_NAME_LENGTH} characters`;
+  }
+  if (hasControlCharacters(name)) return 'must not contain control characters';
+  return undefined;
+}
+
+/**
+ * Checks the decorator's options when the class is defined; throws `IdempotentHandlerOptionsError`.
+ * The default consumer name is `ClassName.methodName`, stable across restarts and instances.
+ */
 export function resolveHandlerOptions(
   className: string,
   methodName: string,
@@ -89,111 +104,103 @@ export function resolveHandlerOptions(
     HANDLER_KEYS,
     'Pass an object or nothing.',
   );
-  const consumer = raw.consumer ?? defaultConsumerName(className, methodName);
-  const settings: IdempotentHandlerSettings = {
-    handler,
-    consumer,
-    consumerNamed: raw.consumer !== undefined,
-  };
+  const consumer = raw.consumer ?? handler;
   check.check(
     'consumer',
     consumerNameProblem(consumer),
     'Give a stable, unique name such as "billing.orders".',
   );
-  if (raw.maxFailures !== undefined) {
-    settings.maxFailures = check.int(
-      'maxFailures',
-      raw.maxFailures,
-      0,
-      { min: 1 },
-      'Use 1 or more.',
-    );
-  }
-  if (raw.handlerTimeoutMs !== undefined) {
-    settings.handlerTimeoutMs = check.durationMs(
-      'handlerTimeoutMs',
-      raw.handlerTimeoutMs,
-      0,
-      CONSUMER_LIMITS.handlerTimeoutMs,
-      "Give the longest run of one attempt, below the Kafka consumer's sessionTimeout.",
-    );
-  }
-  if (raw.deadLetterTopic !== undefined) {
-    settings.deadLetterTopic =
-      raw.deadLetterTopic === false
+  /** `value` as `read` checks it; an option left out stays out. */
+  const given = <V>(value: unknown, read: (value: unknown) => V) =>
+    value === undefined ? undefined : read(value);
+  const settings: IdempotentHandlerSettings = {
+    handler,
+    consumer,
+    consumerNamed: raw.consumer !== undefined,
+    maxFailures: given(raw.maxFailures, (value) =>
+      check.int('maxFailures', value, 0, { min: 1 }, 'Use 1 or more.'),
+    ),
+    handlerTimeoutMs: given(raw.handlerTimeoutMs, (value) =>
+      check.durationMs(
+        'handlerTimeoutMs',
+        value,
+        0,
+        CONSUMER_LIMITS.handlerTimeoutMs,
+        "Give the longest run of one attempt, below the Kafka consumer's sessionTimeout.",
+      ),
+    ),
+    deadLetterTopic: given(raw.deadLetterTopic, (value) =>
+      value === false
         ? false
-        : checkDeadLetterTopic(
-            check,
-            'deadLetterTopic',
-            raw.deadLetterTopic,
-            ', or false for none',
-          );
-  }
-  const eventId = check.fn<EventIdFallback>(
-    'eventId',
-    raw.eventId,
-    'Pass (message, payload) => string | undefined.',
-  );
-  if (eventId) settings.eventId = eventId;
-  if (raw.dto !== undefined) {
-    // A class has a prototype object; an arrow function has none.
-    if (typeof raw.dto !== 'function' || typeof raw.dto.prototype !== 'object') {
-      check.fail(
-        'dto',
-        `expected a class, got ${typeof raw.dto}`,
-        'Pass a class-validator DTO class.',
-      );
-    }
-    try {
-      requireClassValidation();
-    } catch (error) {
-      check.fail(
-        'dto',
-        (error as Error).message,
-        'Install them, or check payloads with validate instead.',
-      );
-    }
-    settings.dto = raw.dto;
-  }
-  if (raw.validatorOptions !== undefined) {
-    if (raw.dto === undefined) {
-      check.fail(
-        'validatorOptions',
-        'is set without dto',
-        'Give dto, or leave validatorOptions out.',
-      );
-    }
-    if (typeof raw.validatorOptions !== 'object' || raw.validatorOptions === null) {
-      check.fail(
-        'validatorOptions',
-        `expected an object, got ${typeof raw.validatorOptions}`,
-        'Pass class-validator options.',
-      );
-    }
-    settings.validatorOptions = { ...raw.validatorOptions };
-  }
-  const validate = check.fn<PayloadValidateOption>(
-    'validate',
-    raw.validate,
-    'Pass (payload) => boolean | string | void.',
-  );
-  if (validate) {
-    if (optionalClassValidation()?.hasConstraints(validate)) {
-      check.fail(
+        : checkDeadLetterTopic(check, 'deadLetterTopic', value, ', or false for none'),
+    ),
+    eventId: check.fn<EventIdFallback>(
+      'eventId',
+      raw.eventId,
+      'Pass (message, payload) => string | undefined.',
+    ),
+    dto: given(raw.dto, (dto) => {
+      // A class has a prototype object; an arrow function has none.
+      if (typeof dto !== 'function' || typeof dto.prototype !== 'object') {
+        check.fail(
+          'dto',
+          `expected a class, got ${typeof dto}`,
+          'Pass a class-validator DTO class.',
+        );
+      }
+      try {
+        requireClassValidation();
+      } catch (error) {
+        check.fail(
+          'dto',
+          (error as Error).message,
+          'Install them, or check payloads with validate instead.',
+        );
+      }
+      return dto as PayloadDtoClass;
+    }),
+    validatorOptions: given(raw.validatorOptions, (value) => {
+      if (raw.dto === undefined) {
+        check.fail(
+          'validatorOptions',
+          'is set without dto',
+          'Give dto, or leave validatorOptions out.',
+        );
+      }
+      if (typeof value !== 'object' || value === null) {
+        check.fail(
+          'validatorOptions',
+          `expected an object, got ${typeof value}`,
+          'Pass class-validator options.',
+        );
+      }
+      return { ...(value as DtoValidatorOptions) };
+    }),
+    validate: given(raw.validate, (value) => {
+      const validate = check.fn<PayloadValidateOption>(
         'validate',
-        `${validate.name} is a class-validator DTO class, and validate takes a function`,
-        `Pass it as dto: ${validate.name}.`,
-      );
-    }
-    settings.validate = validate;
-  }
-  if (raw.connectionName !== undefined) {
-    settings.connectionName = check.text(
+        value,
+        'Pass (payload) => boolean | string | void.',
+      )!;
+      if (optionalClassValidation()?.hasConstraints(validate)) {
+        check.fail(
+          'validate',
+          `${validate.name} is a class-validator DTO class, and validate takes a function`,
+          `Pass it as dto: ${validate.name}.`,
+        );
+      }
+      return validate;
+    }),
+    connectionName: check.text(
       'connectionName',
       raw.connectionName,
       undefined,
       'Use the connectionName given to OutboxModule.forRoot, or leave it out.',
-    );
+    ),
+  };
+  // Only the options given: `undefined` is not a setting.
+  for (const key of Object.keys(settings) as Array<keyof IdempotentHandlerSettings>) {
+    if (settings[key] === undefined) delete settings[key];
   }
   return settings;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { mongo } from 'mongoose';
 import { OutboxError } from '../common/errors/outbox.error';
+import type { DeadLetterFilter } from './dead-letter.filter';
 import type { DeadLetterPurgeResult } from './dead-letter.results';
 
 /** `batchSize` of a requeue, checked (default 100). */
@@ -15,29 +16,49 @@ export function requeueBatchSize(batchSize = 100): number {
   return batchSize;
 }
 
-/** The documents `query` selects, oldest dead letter first, at most `limit`, without `_id`. */
-export function listMatching<T>(
-  collection: mongo.Collection<any>,
-  query: Record<string, unknown>,
-  limit: number,
-): Promise<T[]> {
-  return collection
-    .find(query, { sort: { deadLetteredAt: 1, _id: 1 }, limit, projection: { _id: 0 } })
-    .toArray() as Promise<T[]>;
-}
+/** Listing, counting and purging of one kind of dead letter, by filter. */
+export abstract class DeadLetterOperations<Letter> {
+  protected abstract readonly logger: Logger;
+  protected abstract get deadLetters(): mongo.Collection<any>;
 
-/** Deletes the documents `query` selects (with `dryRun`, counts them) and says what it did. */
-export async function purgeMatching(
-  collection: mongo.Collection<any>,
-  query: Record<string, unknown>,
-  dryRun: boolean | undefined,
-  logger: Logger,
-  what: string,
-): Promise<DeadLetterPurgeResult> {
-  if (dryRun) return { dryRun: true, matched: await collection.countDocuments(query), deleted: 0 };
-  const { deletedCount } = await collection.deleteMany(query);
-  logger.log(`${deletedCount} ${what} purged`);
-  return { dryRun: false, matched: deletedCount, deleted: deletedCount };
+  constructor(
+    private readonly queryOf: (filter: DeadLetterFilter) => Record<string, unknown>,
+    /** What the purge log line calls them. */
+    private readonly noun: string,
+  ) {}
+
+  /** Dead letters matching `filter`, oldest first, at most `limit`. */
+  list(filter: DeadLetterFilter = {}, limit = 100): Promise<Letter[]> {
+    return this.deadLetters
+      .find(this.queryOf(filter), {
+        sort: { deadLetteredAt: 1, _id: 1 },
+        limit,
+        projection: { _id: 0 },
+      })
+      .toArray() as Promise<Letter[]>;
+  }
+
+  /** How many dead letters match `filter`. */
+  count(filter: DeadLetterFilter = {}): Promise<number> {
+    return this.deadLetters.countDocuments(this.queryOf(filter));
+  }
+
+  /**
+   * Deletes the dead letters matching `filter`, for good (a relay dead letter's event is then
+   * never published). With `dryRun`, only counts them.
+   */
+  async purge(
+    filter: DeadLetterFilter = {},
+    options: { dryRun?: boolean } = {},
+  ): Promise<DeadLetterPurgeResult> {
+    const query = this.queryOf(filter);
+    if (options.dryRun) {
+      return { dryRun: true, matched: await this.deadLetters.countDocuments(query), deleted: 0 };
+    }
+    const { deletedCount } = await this.deadLetters.deleteMany(query);
+    this.logger.log(`${deletedCount} ${this.noun} purged`);
+    return { dryRun: false, matched: deletedCount, deleted: deletedCount };
+  }
 }
 
 /**

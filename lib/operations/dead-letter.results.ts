@@ -11,7 +11,6 @@ export interface DeadLetterRequeueResult {
   batches: number;
 }
 
-/** A requeue that has done nothing yet. */
 export const emptyRequeueResult = (dryRun = false): DeadLetterRequeueResult => ({
   dryRun,
   requeued: 0,

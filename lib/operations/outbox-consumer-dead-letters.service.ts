@@ -8,13 +8,15 @@ import type { ConsumerDeadLetterDocument } from '../documents/consumer-dead-lett
 import type { ProcessedEventDocument } from '../documents/processed-event.document';
 import { IdempotentHandlerExplorer } from '../consumer/nest/idempotent-handler.explorer';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
-import { listMatching, pagesInOrder, purgeMatching, requeueBatchSize } from './dead-letter.batches';
-import { consumerDeadLetterQuery } from './dead-letter.filter';
-import type { DeadLetterFilter } from './dead-letter.filter';
+import { DeadLetterOperations, pagesInOrder, requeueBatchSize } from './dead-letter.batches';
+import { consumerDeadLetterQuery, type DeadLetterFilter } from './dead-letter.filter';
 import { emptyRequeueResult } from './dead-letter.results';
-import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
-import { inProcessCalls, kafkaContextFor } from './in-process/idempotent-handler.calls';
-import type { IdempotentHandlerCall } from './in-process/idempotent-handler.calls';
+import type { DeadLetterRequeueResult } from './dead-letter.results';
+import {
+  inProcessCalls,
+  kafkaContextFor,
+  type IdempotentHandlerCall,
+} from './in-process/idempotent-handler.calls';
 
 /** Kafka order of a consumer's messages: per topic and partition, by numeric offset. */
 const KAFKA_ORDER = ['topic', 'partition', 'offsetKey', '_id'] as const;
@@ -29,16 +31,18 @@ const OFFSET_KEY_WRITES = 500;
  * again: nothing is published to Kafka.
  */
 @Injectable()
-export class OutboxConsumerDeadLetters {
-  private readonly logger = new Logger(OutboxConsumerDeadLetters.name);
+export class OutboxConsumerDeadLetters extends DeadLetterOperations<ConsumerDeadLetterDocument> {
+  protected readonly logger = new Logger(OutboxConsumerDeadLetters.name);
 
   constructor(
     private readonly host: OutboxConnectionHost,
     @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
     private readonly explorer: IdempotentHandlerExplorer,
-  ) {}
+  ) {
+    super(consumerDeadLetterQuery, 'consumer dead letter(s)');
+  }
 
-  private get deadLetters() {
+  protected get deadLetters() {
     return this.host.connection.collection<ConsumerDeadLetterDocument>(
       this.options.collections.consumerDeadLetters,
     );
@@ -47,33 +51,6 @@ export class OutboxConsumerDeadLetters {
   private get processed() {
     return this.host.connection.collection<ProcessedEventDocument>(
       this.options.collections.processedEvents,
-    );
-  }
-
-  /** Consumer dead letters matching `filter`, oldest first, at most `limit`. */
-  list(filter: DeadLetterFilter = {}, limit = 100): Promise<ConsumerDeadLetterDocument[]> {
-    return listMatching<ConsumerDeadLetterDocument>(
-      this.deadLetters,
-      consumerDeadLetterQuery(filter),
-      limit,
-    );
-  }
-
-  count(filter: DeadLetterFilter = {}): Promise<number> {
-    return this.deadLetters.countDocuments(consumerDeadLetterQuery(filter));
-  }
-
-  /** Deletes the consumer dead letters matching `filter`; with `dryRun`, only counts them. */
-  async purge(
-    filter: DeadLetterFilter = {},
-    options: { dryRun?: boolean } = {},
-  ): Promise<DeadLetterPurgeResult> {
-    return purgeMatching(
-      this.deadLetters,
-      consumerDeadLetterQuery(filter),
-      options.dryRun,
-      this.logger,
-      'consumer dead letter(s)',
     );
   }
 

@@ -10,11 +10,10 @@ import type { NewOutboxEvent, OutboxDoc } from '../documents/outbox-event.docume
 import type { OutboxEventWriter } from '../events/outbox-event.writer';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import { TransactionRunner } from '../transaction/transaction.runner';
-import { listMatching, pagesInOrder, purgeMatching, requeueBatchSize } from './dead-letter.batches';
-import { deadLetterQuery } from './dead-letter.filter';
-import type { DeadLetterFilter } from './dead-letter.filter';
+import { DeadLetterOperations, pagesInOrder, requeueBatchSize } from './dead-letter.batches';
+import { deadLetterQuery, type DeadLetterFilter } from './dead-letter.filter';
 import { emptyRequeueResult } from './dead-letter.results';
-import type { DeadLetterPurgeResult, DeadLetterRequeueResult } from './dead-letter.results';
+import type { DeadLetterRequeueResult } from './dead-letter.results';
 
 /** Thrown by `OutboxDeadLetters.requeue` for an event id with no dead letter. */
 export class OutboxDeadLetterNotFoundError extends OutboxError {
@@ -34,32 +33,24 @@ const MARKED_ORDER = ['aggregateType', 'aggregateId', 'sequence', '_id'] as cons
  * remove them. The CLI (`npx nestjs-outbox dead-letters ...`) runs on this service.
  */
 @Injectable()
-export class OutboxDeadLetters {
-  private readonly logger = new Logger(OutboxDeadLetters.name);
+export class OutboxDeadLetters extends DeadLetterOperations<OutboxDeadLetter> {
+  protected readonly logger = new Logger(OutboxDeadLetters.name);
 
   constructor(
     private readonly host: OutboxConnectionHost,
     private readonly runner: TransactionRunner,
     @Inject(OUTBOX_EVENT_WRITER) private readonly writer: OutboxEventWriter,
     @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
-  ) {}
+  ) {
+    super(deadLetterQuery, 'dead letter(s)');
+  }
 
-  private get deadLetters() {
+  protected get deadLetters() {
     return this.host.connection.collection<OutboxDeadLetter>(this.options.collections.deadLetters);
   }
 
   private get outbox() {
     return this.host.connection.collection<OutboxDoc>(this.options.collections.outbox);
-  }
-
-  /** Dead letters matching `filter`, oldest first, at most `limit`. */
-  list(filter: DeadLetterFilter = {}, limit = 100): Promise<OutboxDeadLetter[]> {
-    return listMatching<OutboxDeadLetter>(this.deadLetters, deadLetterQuery(filter), limit);
-  }
-
-  /** How many dead letters match `filter`. */
-  count(filter: DeadLetterFilter = {}): Promise<number> {
-    return this.deadLetters.countDocuments(deadLetterQuery(filter));
   }
 
   /**
@@ -136,23 +127,6 @@ export class OutboxDeadLetters {
       );
     }
     return result;
-  }
-
-  /**
-   * Deletes the dead letters matching `filter` (for good: their events are not published).
-   * With `dryRun`, only counts them.
-   */
-  async purge(
-    filter: DeadLetterFilter = {},
-    options: { dryRun?: boolean } = {},
-  ): Promise<DeadLetterPurgeResult> {
-    return purgeMatching(
-      this.deadLetters,
-      deadLetterQuery(filter),
-      options.dryRun,
-      this.logger,
-      'dead letter(s)',
-    );
   }
 
   /** One transaction for the batch; if it fails, each event on its own, to report which fail. */

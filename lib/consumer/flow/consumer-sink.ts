@@ -62,10 +62,10 @@ export class ConsumerSink {
   ): Promise<number> {
     try {
       const attempts = await this.store.recordFailure(consumer, eventId, failure, message);
-      this.storeAccepted();
+      this.databaseAccepted();
       return attempts;
     } catch (error) {
-      throw this.storeRefused(error);
+      throw this.databaseUnavailable(error);
     }
   }
 
@@ -93,10 +93,10 @@ export class ConsumerSink {
     } catch (error) {
       if (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value!);
       this.pending.set(key, letter);
-      throw this.storeRefused(error);
+      throw this.databaseUnavailable(error);
     }
     this.pending.delete(key);
-    this.storeAccepted();
+    this.databaseAccepted();
   }
 
   /** A dead letter of this message that could not be stored yet. */
@@ -104,26 +104,16 @@ export class ConsumerSink {
     return this.pending.get(pendingKey(consumer, message));
   }
 
-  /**
-   * The database refused the handler's transaction for reasons of its own (see
-   * `isDatabaseUnavailable`): the same outage as a refused store write, with the same backoff and
-   * the same once-per-state-change logging.
-   */
-  databaseUnavailable(error: unknown): SinkUnavailableError {
-    return this.storeRefused(error);
-  }
-
-  /** A transaction of a handler committed: the database takes writes (logs the end of an outage). */
-  databaseAccepted(): void {
-    this.storeAccepted();
-  }
-
   /** How long to wait before the store is tried again (grows while it stays unavailable). */
   retryDelayMs(): number {
     return backoffDelay(this.storeDown?.failures ?? 1, SINK_BACKOFF);
   }
 
-  private storeRefused(error: unknown): SinkUnavailableError {
+  /**
+   * The store refused a write, or the database refused a handler's transaction for reasons of its
+   * own (see `isDatabaseUnavailable`): one outage, with one backoff, logged when it starts.
+   */
+  databaseUnavailable(error: unknown): SinkUnavailableError {
     if (!this.storeDown) {
       this.storeDown = { since: new Date(this.now()), failures: 0 };
       this.logger.error(
@@ -135,7 +125,8 @@ export class ConsumerSink {
     return new SinkUnavailableError(error);
   }
 
-  private storeAccepted(): void {
+  /** The store took a write, or a handler's transaction committed: logs the end of an outage. */
+  databaseAccepted(): void {
     if (!this.storeDown) return;
     const { since, failures } = this.storeDown;
     this.storeDown = undefined;

@@ -30,14 +30,12 @@ export class OutboxConsumerMetrics {
   timeouts = 0;
   deadLettered = 0;
   partitionPauses = 0;
-  private durationCount = 0;
-  private durationSumMs = 0;
-  private durationMaxMs = 0;
+  private readonly durations = { count: 0, sumMs: 0, maxMs: 0 };
 
   handlerDuration(ms: number): void {
-    this.durationCount++;
-    this.durationSumMs += ms;
-    if (ms > this.durationMaxMs) this.durationMaxMs = ms;
+    this.durations.count++;
+    this.durations.sumMs += ms;
+    if (ms > this.durations.maxMs) this.durations.maxMs = ms;
   }
 
   snapshot(): OutboxConsumerMetricsSnapshot {
@@ -48,11 +46,7 @@ export class OutboxConsumerMetrics {
       timeouts: this.timeouts,
       deadLettered: this.deadLettered,
       partitionPauses: this.partitionPauses,
-      handlerDuration: {
-        count: this.durationCount,
-        sumMs: this.durationSumMs,
-        maxMs: this.durationMaxMs,
-      },
+      handlerDuration: { ...this.durations },
     };
   }
 }

@@ -5,7 +5,7 @@ import {
   type ConsumerTransactionRunner,
   type ProcessedEventStore,
 } from '../consume.ports';
-import { HandlerTimeoutError } from '../errors/handler-timeout.error';
+import { HandlerTimeoutError } from '../errors';
 import { runInHandlerScope } from './handler-scope';
 
 export type AttemptResult =
@@ -99,23 +99,15 @@ function withTimeout<T>(
   controller: AbortController,
   timeoutError: () => Error,
 ): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
       const error = timeoutError();
       controller.abort(error);
       reject(error);
     }, ms);
-    work().then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
   });
+  return Promise.race([work(), expired]).finally(() => clearTimeout(timer));
 }
 
 /** Calls the handler and awaits its result: a promise, an observable (its last value), or a plain value. */

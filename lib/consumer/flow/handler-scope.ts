@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ClientSession } from 'mongoose';
-import { OutsideIdempotentHandlerError } from '../errors/outside-idempotent-handler.error';
+import { OutsideIdempotentHandlerError } from '../errors';
 
 /**
  * The attempt an `@IdempotentHandler` method (and everything it awaits) is running in.
@@ -46,12 +46,10 @@ export function runInHandlerScope<T>(
   fields: Omit<IdempotentHandlerScope, 'session'> & { session: ClientSession | undefined },
   fn: () => T,
 ): T {
-  const { session, signal } = fields;
+  const { session, ...rest } = fields;
+  const { signal } = rest;
   const scope: IdempotentHandlerScope = {
-    consumer: fields.consumer,
-    eventId: fields.eventId,
-    attempt: fields.attempt,
-    signal,
+    ...rest,
     get session(): ClientSession {
       if (signal.aborted) throw signal.reason;
       if (!session) throw new OutsideIdempotentHandlerError();

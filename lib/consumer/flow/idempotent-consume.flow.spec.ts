@@ -4,7 +4,7 @@ import type { ConsumedMessage } from '../input/consumed-message';
 import type { ConsumerFailureStore, DeadLetter, DeadLetterPublisher } from '../consume.ports';
 import { OutboxConsumerMetrics } from './consumer.metrics';
 import { ConsumerSink } from './consumer-sink';
-import { HandlerTimeoutError } from '../errors/handler-timeout.error';
+import { HandlerTimeoutError } from '../errors';
 import { UnrecoverableEventError } from '../errors/unrecoverable-event.error';
 import { currentHandlerScope } from './handler-scope';
 import {

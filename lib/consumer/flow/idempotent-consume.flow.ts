@@ -27,7 +27,6 @@ import {
 
 /** Everything one handler's consumption depends on (handler options over module defaults). */
 export interface ConsumeSettings extends PayloadChecks {
-  /** `ClassName.methodName`, for messages. */
   handler: string;
   consumer: string;
   maxFailures: number;
@@ -81,6 +80,13 @@ interface Refusal {
 
 type CheckedInput = { ok: true; eventId: string; payload: unknown } | ({ ok: false } & Refusal);
 
+/** One delivery being consumed, as every step below sees it. */
+interface Consumption {
+  message: ConsumedMessage;
+  settings: ConsumeSettings;
+  deps: ConsumeDeps;
+}
+
 /**
  * What `@IdempotentHandler` does with one delivery; it ends in `applied`, `duplicate` or
  * `dead-lettered`, or throws `RedeliveryRequired`:
@@ -90,9 +96,9 @@ type CheckedInput = { ok: true; eventId: string; payload: unknown } | ({ ok: fal
  * 3. a failed attempt is counted outside the transaction (unless MongoDB itself was
  *    unavailable: then nothing is counted and the delivery ends unacknowledged with a pause);
  *    `UnrecoverableEventError`, or the `maxFailures`th failure, dead-letters; otherwise the next
- *    attempt follows in the same delivery
- *    after `retryBackoff`, with a kafkajs heartbeat in between (a rebalance ends the delivery
- *    unacknowledged: the next owner of the partition continues the count).
+ *    attempt follows in the same delivery after `retryBackoff`, with a kafkajs heartbeat in
+ *    between (a rebalance ends the delivery unacknowledged: the next owner of the partition
+ *    continues the count).
  * The store refusing a write ends the delivery unacknowledged with a pause (`RedeliveryRequired`).
  */
 export async function consumeIdempotently(
@@ -101,8 +107,8 @@ export async function consumeIdempotently(
   handler: (payload: unknown) => unknown,
   deps: ConsumeDeps,
 ): Promise<ConsumeOutcome> {
-  const { message } = delivery;
-  const admitted = await admit(message, settings, deps);
+  const run: Consumption = { message: delivery.message, settings, deps };
+  const admitted = await admit(run);
   if ('ended' in admitted) return admitted.ended;
   const { eventId, payload } = admitted;
   for (let attempt = 1; ; attempt++) {
@@ -120,33 +126,28 @@ export async function consumeIdempotently(
     );
     if (result.kind !== 'failed') deps.sink.databaseAccepted();
     if (result.kind === 'duplicate') {
-      deps.metrics.duplicates++;
-      outboxDiagnostics.consumerSkipped(settings.consumer, eventId, message);
       deps.logger.debug(
-        `${settings.consumer}: event ${eventId} was already applied; skipped (${where(message)})`,
+        `${settings.consumer}: event ${eventId} was already applied; skipped (${where(run.message)})`,
       );
-      return { kind: 'duplicate', eventId };
+      return skipped(run, eventId);
     }
     if (result.durationMs !== undefined) deps.metrics.handlerDuration(result.durationMs);
     if (result.kind === 'applied') {
       deps.metrics.applied++;
-      outboxDiagnostics.consumerApplied(settings.consumer, eventId, message);
+      outboxDiagnostics.consumerApplied(settings.consumer, eventId, run.message);
       await deps.sink.clearFailures(settings.consumer, eventId);
       return { kind: 'applied', result: result.result };
     }
     if (isDatabaseUnavailable(result.error)) {
-      throw unavailable(settings, deps, eventId, deps.sink.databaseUnavailable(result.error));
+      throw unavailable(run, eventId, deps.sink.databaseUnavailable(result.error));
     }
-    deps.metrics.failures++;
     if (result.timedOut) deps.metrics.timeouts++;
-    const failures = await countFailure(message, settings, deps, eventId, result.error);
-    if (isUnrecoverableEventError(result.error) || failures >= settings.maxFailures) {
-      return giveUpAfterFailures(message, settings, deps, eventId, result.error, failures);
-    }
-    attempt = failures;
-    const delay = backoffDelay(failures, settings.retryBackoff);
+    const failed = await countFailure(run, eventId, result.error);
+    if ('ended' in failed) return failed.ended;
+    attempt = failed.failures;
+    const delay = backoffDelay(attempt, settings.retryBackoff);
     deps.logger.warn(
-      `${settings.consumer}: event ${eventId} failed (${failures} of ${settings.maxFailures}), ` +
+      `${settings.consumer}: event ${eventId} failed (${attempt} of ${settings.maxFailures}), ` +
         `retrying in ${delay} ms: ${describeError(result.error)}`,
     );
     // Heartbeats around the backoff: the group session never spans more than one attempt.
@@ -184,22 +185,16 @@ export async function consumeRejected(
   error: unknown,
   deps: ConsumeDeps,
 ): Promise<ConsumeOutcome> {
-  const { message } = delivery;
-  const admitted = await admit(message, settings, deps);
+  const run: Consumption = { message: delivery.message, settings, deps };
+  const admitted = await admit(run);
   if ('ended' in admitted) return admitted.ended;
   const { eventId } = admitted;
   // A copy of an event already applied (a redelivery, a relay duplicate) is skipped as the
   // handler path skips it: whatever rejects it now must not count it, nor dead-letter it.
-  if (await alreadyApplied(settings, deps, eventId)) {
-    deps.metrics.duplicates++;
-    outboxDiagnostics.consumerSkipped(settings.consumer, eventId, message);
-    return { kind: 'duplicate', eventId };
-  }
-  deps.metrics.failures++;
-  const failures = await countFailure(message, settings, deps, eventId, error);
-  if (isUnrecoverableEventError(error) || failures >= settings.maxFailures) {
-    return giveUpAfterFailures(message, settings, deps, eventId, error, failures);
-  }
+  if (await alreadyApplied(run, eventId)) return skipped(run, eventId);
+  const failed = await countFailure(run, eventId, error);
+  if ('ended' in failed) return failed.ended;
+  const { failures } = failed;
   const delay = backoffDelay(failures, settings.retryBackoff);
   deps.logger.warn(
     `${settings.consumer}: event ${eventId} was rejected before the handler ran (${failures} of ` +
@@ -212,23 +207,25 @@ export async function consumeRejected(
   );
 }
 
+function skipped({ message, settings, deps }: Consumption, eventId: string): ConsumeOutcome {
+  deps.metrics.duplicates++;
+  outboxDiagnostics.consumerSkipped(settings.consumer, eventId, message);
+  return { kind: 'duplicate', eventId };
+}
+
 /**
  * Whether the event was applied. A database that is unavailable ends the delivery
  * unacknowledged (as on the handler path); any other error of the read counts the rejection as
  * before (its failure count and dead letter still bound it).
  */
-async function alreadyApplied(
-  settings: ConsumeSettings,
-  deps: ConsumeDeps,
-  eventId: string,
-): Promise<boolean> {
+async function alreadyApplied(run: Consumption, eventId: string): Promise<boolean> {
   try {
-    const applied = await deps.processed.wasApplied(settings.consumer, eventId);
-    deps.sink.databaseAccepted();
+    const applied = await run.deps.processed.wasApplied(run.settings.consumer, eventId);
+    run.deps.sink.databaseAccepted();
     return applied;
   } catch (error) {
     if (isDatabaseUnavailable(error)) {
-      throw unavailable(settings, deps, eventId, deps.sink.databaseUnavailable(error));
+      throw unavailable(run, eventId, run.deps.sink.databaseUnavailable(error));
     }
     return false;
   }
@@ -239,22 +236,16 @@ async function alreadyApplied(
  * written first; a message with bad input is dead-lettered. Otherwise, its event id and payload.
  */
 async function admit(
-  message: ConsumedMessage,
-  settings: ConsumeSettings,
-  deps: ConsumeDeps,
+  run: Consumption,
 ): Promise<{ ended: ConsumeOutcome } | { eventId: string; payload: unknown }> {
-  const pending = deps.sink.pendingDeadLetter(settings.consumer, message);
-  if (pending) return { ended: await storeDeadLetter(pending, settings, deps) };
-  const input = await checkInput(message, settings, deps);
-  if (!input.ok) return { ended: await deadLetter(message, settings, deps, input, 0) };
+  const pending = run.deps.sink.pendingDeadLetter(run.settings.consumer, run.message);
+  if (pending) return { ended: await storeDeadLetter(run, pending) };
+  const input = await checkInput(run);
+  if (!input.ok) return { ended: await deadLetter(run, input, 0) };
   return input;
 }
 
-async function checkInput(
-  message: ConsumedMessage,
-  settings: ConsumeSettings,
-  deps: ConsumeDeps,
-): Promise<CheckedInput> {
+async function checkInput({ message, settings, deps }: Consumption): Promise<CheckedInput> {
   const decoded = decodePayload(message.value);
   const id = extractEventId(
     message,
@@ -269,71 +260,58 @@ async function checkInput(
   return { ok: true, eventId: id.eventId, payload: validated.payload };
 }
 
+/**
+ * Counts a failure of the event; `UnrecoverableEventError`, or the `maxFailures`th failure,
+ * dead-letters it.
+ */
 async function countFailure(
-  message: ConsumedMessage,
-  settings: ConsumeSettings,
-  deps: ConsumeDeps,
+  run: Consumption,
   eventId: string,
   error: unknown,
-): Promise<number> {
+): Promise<{ ended: ConsumeOutcome } | { failures: number }> {
+  const { message, settings, deps } = run;
+  deps.metrics.failures++;
+  const detail = describeError(error);
+  let failures: number;
   try {
-    return await deps.sink.recordFailure(
+    failures = await deps.sink.recordFailure(
       settings.consumer,
       eventId,
-      { at: new Date(), error: describeError(error) },
+      { at: new Date(), error: detail },
       message,
     );
   } catch (sinkError) {
-    throw unavailable(settings, deps, eventId, sinkError, error);
+    throw unavailable(run, eventId, sinkError, error);
   }
-}
-
-function giveUpAfterFailures(
-  message: ConsumedMessage,
-  settings: ConsumeSettings,
-  deps: ConsumeDeps,
-  eventId: string,
-  error: unknown,
-  failures: number,
-): Promise<ConsumeOutcome> {
-  const reason = isUnrecoverableEventError(error) ? 'unrecoverable' : 'max-failures';
-  return deadLetter(
-    message,
-    settings,
-    deps,
-    { eventId, reason, detail: describeError(error) },
-    failures,
-  );
+  const unrecoverable = isUnrecoverableEventError(error);
+  if (!unrecoverable && failures < settings.maxFailures) return { failures };
+  const reason = unrecoverable ? 'unrecoverable' : 'max-failures';
+  return { ended: await deadLetter(run, { eventId, reason, detail }, failures) };
 }
 
 function deadLetter(
-  message: ConsumedMessage,
-  settings: ConsumeSettings,
-  deps: ConsumeDeps,
+  run: Consumption,
   { eventId, reason, detail }: Refusal,
   attempts: number,
 ): Promise<ConsumeOutcome> {
   const letter: DeadLetter = {
-    consumer: settings.consumer,
+    consumer: run.settings.consumer,
     eventId,
     reason,
     attempts,
     lastError: detail,
     at: new Date(),
-    message,
+    message: run.message,
   };
-  return storeDeadLetter(letter, settings, deps);
+  return storeDeadLetter(run, letter);
 }
 
-async function storeDeadLetter(
-  letter: DeadLetter,
-  settings: ConsumeSettings,
-  deps: ConsumeDeps,
-): Promise<ConsumeOutcome> {
+async function storeDeadLetter(run: Consumption, letter: DeadLetter): Promise<ConsumeOutcome> {
+  const { settings, deps } = run;
   try {
     await deps.sink.deadLetter(letter, settings.deadLetterTopic, deps.publisher);
   } catch (error) {
-    throw unavailable(settings, deps, letter.eventId, error);
+    throw unavailable(run, letter.eventId, error);
   }
   deps.metrics.deadLettered++;
   outboxDiagnostics.consumerDeadLettered(letter);
@@ -349,8 +327,7 @@ async function storeDeadLetter(
 }
 
 function unavailable(
-  settings: ConsumeSettings,
-  deps: ConsumeDeps,
+  { settings, deps }: Consumption,
   eventId: string | null,
   sinkError: unknown,
   cause?: unknown,

@@ -1,4 +1,3 @@
-import { hasControlCharacters } from '../consumer-name';
 import type { ConsumedMessage } from './consumed-message';
 import { refuse, type InputRefusal } from './input.refusal';
 
@@ -70,4 +69,13 @@ function checkEventId(value: unknown, source: 'header' | 'fallback', where: stri
     );
   }
   return { ok: true, eventId: value, source };
+}
+
+/** True when `text` has a C0 control character or DEL. */
+export function hasControlCharacters(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
 }

@@ -54,28 +54,40 @@ export interface ValidationErrorLike {
 /**
  * Runs the payload checks: `dto` (class-transformer builds the instance, class-validator checks
  * it; the handler then receives the instance), then `validate` (accepts with `true`/`undefined`,
- * rejects with `false`, a message string, or by throwing).
+ * rejects with `false`, a message string, or by throwing). A `dto` step that throws (a
+ * `@Transform` reading a missing property, a constructor that needs arguments, a custom
+ * constraint that throws) rejects the payload like a failed check: the same payload would throw
+ * again on every delivery.
  */
 export async function validatePayload(
   payload: Record<string, unknown>,
-  checks: PayloadChecks,
+  { dto, validatorOptions, validate }: PayloadChecks,
   loadClassValidation: () => ClassValidation = requireClassValidation,
 ): Promise<ValidationResult> {
   let result: unknown = payload;
-  if (checks.dto) {
-    const checked = await checkDto(
-      payload,
-      checks.dto,
-      checks.validatorOptions,
-      loadClassValidation,
-    );
-    if (!checked.ok) return checked;
-    result = checked.payload;
+  if (dto) {
+    const lib = loadClassValidation();
+    let errors: ValidationErrorLike[];
+    try {
+      result = lib.plainToInstance(dto, payload);
+      errors = await lib.validate(result as object, {
+        ...DEFAULT_DTO_VALIDATOR_OPTIONS,
+        ...validatorOptions,
+      });
+    } catch (error) {
+      return refuse('invalid-payload', `dto ${dto.name} threw: ${describeError(error)}`);
+    }
+    if (errors.length > 0) {
+      return refuse(
+        'invalid-payload',
+        `payload fails ${dto.name}: ${flattenErrors(errors).join('; ')}`,
+      );
+    }
   }
-  if (checks.validate) {
+  if (validate) {
     let verdict: boolean | string | void;
     try {
-      verdict = await checks.validate(payload);
+      verdict = await validate(payload);
     } catch (error) {
       return refuse(
         'invalid-payload',
@@ -86,39 +98,6 @@ export async function validatePayload(
     if (typeof verdict === 'string') return refuse('invalid-payload', verdict);
   }
   return { ok: true, payload: result };
-}
-
-/**
- * The `dto` step: class-transformer builds the instance, class-validator checks it. A step that
- * throws (a `@Transform` reading a missing property, a constructor that needs arguments, a custom
- * constraint that throws) rejects the payload like a failed check: the same payload would throw
- * again on every delivery.
- */
-async function checkDto(
-  payload: Record<string, unknown>,
-  dto: PayloadDtoClass,
-  validatorOptions: DtoValidatorOptions | undefined,
-  loadClassValidation: () => ClassValidation,
-): Promise<ValidationResult> {
-  const lib = loadClassValidation();
-  let instance: object;
-  let errors: ValidationErrorLike[];
-  try {
-    instance = lib.plainToInstance(dto, payload);
-    errors = await lib.validate(instance, {
-      ...DEFAULT_DTO_VALIDATOR_OPTIONS,
-      ...validatorOptions,
-    });
-  } catch (error) {
-    return refuse('invalid-payload', `dto ${dto.name} threw: ${describeError(error)}`);
-  }
-  if (errors.length > 0) {
-    return refuse(
-      'invalid-payload',
-      `payload fails ${dto.name}: ${flattenErrors(errors).join('; ')}`,
-    );
-  }
-  return { ok: true, payload: instance };
 }
 
 export function flattenErrors(errors: ValidationErrorLike[], prefix = ''): string[] {

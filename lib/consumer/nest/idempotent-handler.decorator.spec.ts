@@ -5,8 +5,7 @@ import { lastValueFrom } from 'rxjs';
 import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
 import type { ConsumeOutcome } from '../consume.ports';
 import { ConsumerRetryError } from '../errors/consumer-retry.error';
-import { IdempotentHandlerBootstrapError } from '../errors/idempotent-handler-bootstrap.error';
-import { IdempotentHandlerOptionsError } from '../errors/idempotent-handler-options.error';
+import { IdempotentHandlerBootstrapError, IdempotentHandlerOptionsError } from '../errors';
 import {
   IdempotentHandlerBindings,
   type IdempotentHandlerRuntimeApi,

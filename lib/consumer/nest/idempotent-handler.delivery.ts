@@ -6,12 +6,11 @@ import { findKafkaContext, type KafkaContextLike } from '../input/consumed-messa
 import type { ConsumeOutcome } from '../consume.ports';
 import { backoffDelay } from '../../common/backoff';
 import { SINK_BACKOFF } from '../flow/consumer-sink';
-import { isConsumerRetryError, type ConsumerRetryError } from '../errors/consumer-retry.error';
-import { substitutePayload } from './handler-arguments';
+import { isConsumerRetryError } from '../errors/consumer-retry.error';
 import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
 import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { kafkaDelivery, redeliver, type KafkaDelivery } from './kafka-delivery';
-import type { RpcParameters } from './nest-internals';
+import { substitutePayload, type RpcParameters } from './nest-internals';
 
 const logger = new Logger('IdempotentHandler');
 
@@ -67,7 +66,7 @@ export async function deliverFailure(
   if (isConsumerRetryError(error)) throw error;
   const context = findKafkaContext(args);
   if (!context) throw error; // not a Kafka delivery: nothing of ours to count
-  const ended = endedOutcome(context, settings);
+  const ended = endedDeliveries.get(context)?.get(settings);
   if (ended) {
     logger.warn(
       `${settings.handler}: error after the event was ${ended.kind} (acknowledged anyway): ${describeError(error)}`,
@@ -82,23 +81,16 @@ export async function deliverFailure(
 }
 
 /** Deliveries that ended, per `KafkaContext` and handler (several handlers may share one message). */
-const ended = new WeakMap<object, Map<IdempotentHandlerSettings, ConsumeOutcome>>();
+const endedDeliveries = new WeakMap<object, Map<IdempotentHandlerSettings, ConsumeOutcome>>();
 
 function markEnded(
   context: KafkaContextLike,
   settings: IdempotentHandlerSettings,
   outcome: ConsumeOutcome,
 ): void {
-  let outcomes = ended.get(context);
-  if (!outcomes) ended.set(context, (outcomes = new Map()));
+  let outcomes = endedDeliveries.get(context);
+  if (!outcomes) endedDeliveries.set(context, (outcomes = new Map()));
   outcomes.set(settings, outcome);
-}
-
-function endedOutcome(
-  context: KafkaContextLike,
-  settings: IdempotentHandlerSettings,
-): ConsumeOutcome | undefined {
-  return ended.get(context)?.get(settings);
 }
 
 /** Handlers waiting for their `OutboxModule`, with how many deliveries were sent back so far. */
@@ -131,22 +123,11 @@ function runtimeOrRedeliver(settings: IdempotentHandlerSettings, delivery: Kafka
         ' Start the microservices after app.init() (or app.listen()).',
     );
   }
-  throw notReady(settings, delivery, backoffDelay(next.deliveries, SINK_BACKOFF));
-}
-
-function notReady(
-  settings: IdempotentHandlerSettings,
-  delivery: KafkaDelivery,
-  pauseMs: number,
-): ConsumerRetryError {
-  return redeliver(
+  throw redeliver(
     delivery,
     `${settings.handler}: OutboxModule is not initialized`,
-    pauseMs,
+    backoffDelay(next.deliveries, SINK_BACKOFF),
     undefined,
-    {
-      handler: settings.handler,
-      consumer: settings.consumer,
-    },
+    { handler: settings.handler, consumer: settings.consumer },
   );
 }

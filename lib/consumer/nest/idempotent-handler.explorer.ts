@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { IdempotentHandlerBootstrapError } from '../errors/idempotent-handler-bootstrap.error';
+import { IdempotentHandlerBootstrapError, type IdempotentHandlerProblem } from '../errors';
 import {
   IdempotentHandlerBindings,
   type HandlerServingRuntime,
@@ -9,6 +9,7 @@ import {
 import { IdempotentHandlerMetadataAccessor } from './idempotent-handler.metadata-accessor';
 import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { IdempotentHandlerRuntime } from './idempotent-handler.runtime';
+import { patternHandlerKind } from './nest-internals';
 
 /** What Nest's `DiscoveryService` lists (its `InstanceWrapper`, named without a deep import). */
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
@@ -18,7 +19,6 @@ export interface DiscoveredHandler {
   settings: IdempotentHandlerSettings;
   /** The decorated method (its `@IdempotentHandler` wrapper). */
   method: object;
-  /** Its name on the class. */
   key: string;
   /** The instance Nest made of its class; undefined for a class not instantiated (yet). */
   instance?: object;
@@ -145,11 +145,7 @@ function checkPlacement(
   { settings, method, inController }: DiscoveredHandler,
   accessor: IdempotentHandlerMetadataAccessor,
 ): void {
-  const fail = (
-    problem: 'not-a-controller' | 'not-an-event-handler' | 'filter-order',
-    detail: string,
-    fix: string,
-  ) => {
+  const fail = (problem: IdempotentHandlerProblem, detail: string, fix: string) => {
     throw new IdempotentHandlerBootstrapError(settings.handler, problem, detail, fix);
   };
   if (!inController) {
@@ -159,7 +155,7 @@ function checkPlacement(
       "Move the method to a @Controller() listed in a module's controllers, with @EventPattern.",
     );
   }
-  const kind = accessor.patternKind(method);
+  const kind = patternHandlerKind(method);
   if (kind !== 'event') {
     fail(
       'not-an-event-handler',

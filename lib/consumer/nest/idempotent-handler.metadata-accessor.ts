@@ -3,9 +3,9 @@ import { Reflector } from '@nestjs/core';
 import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
 import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { isIdempotentHandlerFilter } from './idempotent-handler.filter';
-import { methodExceptionFilters, patternHandlerKind } from './nest-internals';
+import { methodExceptionFilters } from './nest-internals';
 
-/** Reads what `@IdempotentHandler` and Nest's microservice decorators put on a method. */
+/** Reads what `@IdempotentHandler` and `@UseFilters()` put on a method. */
 @Injectable()
 export class IdempotentHandlerMetadataAccessor {
   constructor(private readonly reflector: Reflector) {}
@@ -17,11 +17,6 @@ export class IdempotentHandlerMetadataAccessor {
       IDEMPOTENT_HANDLER_METADATA,
       method as (...args: unknown[]) => unknown,
     );
-  }
-
-  /** `event` for `@EventPattern`, `message` for `@MessagePattern`, else undefined. */
-  patternKind(method: object): 'event' | 'message' | undefined {
-    return patternHandlerKind(method);
   }
 
   /**

@@ -77,9 +77,8 @@ export class IdempotentHandlerRuntime implements HandlerServingRuntime {
     handler: IdempotentHandlerSettings,
     invoke: (payload: unknown) => unknown,
   ): Promise<ConsumeOutcome> {
-    const settings = mergeWithDefaults(handler, this.consumer);
-    return this.guard(delivery, settings, () =>
-      consumeIdempotently(delivery, settings, invoke, this.deps(delivery, settings)),
+    return this.guard(delivery, handler, (settings, deps) =>
+      consumeIdempotently(delivery, settings, invoke, deps),
     );
   }
 
@@ -88,20 +87,23 @@ export class IdempotentHandlerRuntime implements HandlerServingRuntime {
     handler: IdempotentHandlerSettings,
     error: unknown,
   ): Promise<ConsumeOutcome> {
-    const settings = mergeWithDefaults(handler, this.consumer);
-    return this.guard(delivery, settings, () =>
-      consumeRejected(delivery, settings, error, this.deps(delivery, settings)),
+    return this.guard(delivery, handler, (settings, deps) =>
+      consumeRejected(delivery, settings, error, deps),
     );
   }
 
-  /** Turns `RedeliveryRequired` (and any unexpected error) into a pause and a `ConsumerRetryError`. */
+  /**
+   * Runs the flow with the handler's settings over the module's; turns `RedeliveryRequired` (and
+   * any unexpected error) into a pause and a `ConsumerRetryError`.
+   */
   private async guard(
     delivery: KafkaDelivery,
-    settings: ConsumeSettings,
-    run: () => Promise<ConsumeOutcome>,
+    handler: IdempotentHandlerSettings,
+    run: (settings: ConsumeSettings, deps: ConsumeDeps) => Promise<ConsumeOutcome>,
   ): Promise<ConsumeOutcome> {
+    const settings = mergeWithDefaults(handler, this.consumer);
     try {
-      return await run();
+      return await run(settings, this.deps(delivery, settings));
     } catch (error) {
       const context = { consumer: settings.consumer, handler: settings.handler };
       if (error instanceof RedeliveryRequired) {
@@ -113,7 +115,7 @@ export class IdempotentHandlerRuntime implements HandlerServingRuntime {
         `${settings.handler}: unexpected error, the message will be delivered again: ${describeError(error)}`,
       );
       this.metrics.partitionPauses++;
-      const pauseMs = this.sink().retryDelayMs();
+      const pauseMs = this.stores().sink.retryDelayMs();
       throw redeliver(delivery, `${settings.handler}: unexpected error`, pauseMs, error, context);
     }
   }
@@ -135,10 +137,6 @@ export class IdempotentHandlerRuntime implements HandlerServingRuntime {
           }
         : {}),
     };
-  }
-
-  private sink(): ConsumerSink {
-    return this.stores().sink;
   }
 
   private collections() {

@@ -28,7 +28,6 @@ export interface RpcParameters {
   declared: boolean;
   /** Each `@Payload()` / `@Payload('property')` parameter. */
   payload: Array<{ index: number; property?: string }>;
-  /** The `@Ctx()` parameter. */
   contextIndex?: number;
 }
 
@@ -53,6 +52,27 @@ export function rpcParametersOf(prototype: object, method: string | symbol): Rpc
     }
   }
   return parameters;
+}
+
+/** The handler's arguments with each `@Payload()` parameter replaced from the decoded `payload`. */
+export function substitutePayload(
+  args: readonly unknown[],
+  parameters: RpcParameters,
+  payload: unknown,
+): unknown[] {
+  const next = [...args];
+  for (const { index, property } of parameters.payload) {
+    if (property === undefined) {
+      next[index] = payload;
+    } else {
+      const isRecord = typeof payload === 'object' && payload !== null;
+      next[index] =
+        isRecord && Object.prototype.hasOwnProperty.call(payload, property)
+          ? (payload as Record<string, unknown>)[property]
+          : undefined;
+    }
+  }
+  return next;
 }
 
 /** What kind of microservice handler `method` is (its `@EventPattern` / `@MessagePattern`). */

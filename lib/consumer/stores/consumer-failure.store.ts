@@ -4,12 +4,7 @@ import {
   type ConsumerDeadLetterDocument,
 } from '../../documents/consumer-dead-letter.document';
 import type { ConsumedMessage } from '../input/consumed-message';
-import {
-  isDuplicateKeyError,
-  type ConsumerFailureStore,
-  type DeadLetter,
-  type FailureEntry,
-} from '../consume.ports';
+import { isDuplicateKeyError, type ConsumerFailureStore, type DeadLetter } from '../consume.ports';
 import { deadLetterCopy } from '../input/dead-letter.copy';
 
 /** Digits of the largest Kafka offset (an int64: 9223372036854775807), plus one. */
@@ -141,11 +136,6 @@ export class MongoConsumerFailureStore implements ConsumerFailureStore {
             partition: message.partition,
             offset: message.offset,
           };
-    const firstEntry: FailureEntry = {
-      at: letter.at,
-      attempt: letter.attempts,
-      error: letter.lastError,
-    };
     const update = {
       $set: {
         // Explicit, not only from the upsert filter (some servers do not copy a null from it).
@@ -162,7 +152,7 @@ export class MongoConsumerFailureStore implements ConsumerFailureStore {
       // A failing record already holds the message and its errors; a new one gets them here.
       $setOnInsert: {
         ...this.messageFields(message),
-        errors: [firstEntry],
+        errors: [{ at: letter.at, attempt: letter.attempts, error: letter.lastError }],
         firstFailedAt: letter.at,
       },
     };

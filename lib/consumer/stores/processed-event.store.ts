@@ -54,13 +54,9 @@ export async function ensureProcessedEventIndexes(
 export async function hasProcessedUniqueIndex(
   collection: mongo.Collection<ProcessedEventDocument>,
 ): Promise<boolean> {
-  let indexes: Array<{
-    key: Record<string, unknown>;
-    unique?: boolean;
-    partialFilterExpression?: unknown;
-  }>;
+  let indexes;
   try {
-    indexes = (await collection.indexes()) as typeof indexes;
+    indexes = await collection.indexes();
   } catch (error) {
     // 26 NamespaceNotFound: the collection does not exist yet.
     if ((error as { code?: number }).code === 26) return false;

@@ -1,12 +1,14 @@
 import { KafkaContext } from '@nestjs/microservices';
-import { substitutePayload } from '../../consumer/nest/handler-arguments';
 import type { DiscoveredHandler } from '../../consumer/nest/idempotent-handler.explorer';
 import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
-import { handlerPatterns, rpcParametersOf } from '../../consumer/nest/nest-internals';
+import {
+  handlerPatterns,
+  rpcParametersOf,
+  substitutePayload,
+} from '../../consumer/nest/nest-internals';
 
 /** One `@IdempotentHandler` method of the app, and how to call it in process. */
 export interface IdempotentHandlerCall {
-  /** `ClassName.methodName`. */
   name: string;
   settings: IdempotentHandlerSettings;
   /** The `@EventPattern` patterns: an event type (with `OutboxKafkaServer`) or a topic. */
