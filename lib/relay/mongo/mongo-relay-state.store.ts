@@ -49,7 +49,6 @@ export class MongoRelayStateStore implements RelayStateStore {
     this.checkpointId = ids.checkpoint;
   }
 
-  /** The primary's clock (`serverTime`). */
   serverTime(): Promise<Date> {
     return serverTime(this.db);
   }
