@@ -15,7 +15,6 @@ import { ScheduledEventReads } from './scheduled-events.reads';
 
 type RelayStateCollections = { outbox: string; relayState: string };
 
-/** The `RelayStateReader` of the relay's MongoDB collections. */
 export function mongoRelayStateReader(
   db: mongo.Db,
   collections: RelayStateCollections,

@@ -86,7 +86,6 @@ export class PartitionedRelayNode {
     return this.running;
   }
 
-  /** Partitions this instance holds now. */
   holding(): number[] {
     return [...this.relays.values()]
       .filter((relay) => relay.isLeader && !relay.isStopping)
