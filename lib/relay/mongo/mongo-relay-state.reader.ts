@@ -10,6 +10,7 @@ import {
 import { slotsOfPartition } from '../ports/partition-layout';
 import type { RelayStateReader, StoredPartitionedRelay } from '../ports/relay-state.reader';
 import type { StoredCheckpoint } from '../ports/relay-state.store';
+import { storedCheckpoint } from './mongo-relay-state.store';
 import { relayCollection } from './relay-collections';
 import { ScheduledEventReads } from './scheduled-events.reads';
 
@@ -112,16 +113,9 @@ async function readStoredCheckpoints(
   collection: string,
   checkpointIds: readonly string[],
 ): Promise<Map<string, StoredCheckpoint>> {
-  const found = new Map<string, StoredCheckpoint>();
-  if (checkpointIds.length === 0) return found;
+  if (checkpointIds.length === 0) return new Map();
   const docs = await relayCollection<RelayCheckpointDoc>(db, collection)
     .find({ _id: { $in: [...checkpointIds] } }, { projection: { token: 1, savedAt: 1 } })
     .toArray();
-  for (const doc of docs) {
-    found.set(doc._id, {
-      token: doc.token === null ? undefined : doc.token,
-      savedAt: doc.savedAt,
-    });
-  }
-  return found;
+  return new Map(docs.map((doc) => [doc._id, storedCheckpoint(doc)]));
 }

@@ -142,34 +142,32 @@ export class PartitionedRelayNode {
     if (this.single) return this.single.status();
     const own = [...this.relays.values()].filter((relay) => relay.isLeader);
     const statuses = own.map((relay) => relay.node.status());
-    const partitions: PartitionStatus[] = [];
     const count = this.layout?.partitions ?? this.options.partitions;
-    for (let partition = 0; partition < count; partition++) {
+    const partitions = Array.from({ length: count }, (_, partition): PartitionStatus => {
       const relay = this.relays.get(partition);
-      const lease = this.leases.get(partition);
-      if (relay?.isLeader) {
-        const status = relay.node.status();
-        const metrics = this.metricsOf.get(partition);
-        partitions.push({
-          partition,
-          owner: this.deps.owner,
-          owned: true,
-          fencing: status.fencing,
-          stream: status.stream,
-          inFlight: status.inFlight,
-          pendingCount: metrics?.pendingCount,
-          oldestPendingAgeMs: metrics?.oldestPendingAgeMs,
-        });
-      } else {
-        partitions.push({
+      if (!relay?.isLeader) {
+        const lease = this.leases.get(partition);
+        return {
           partition,
           owner: lease && lease.expiresAt.getTime() > this.serverNow() ? lease.owner : undefined,
           owned: false,
           fencing: lease?.fencing,
           stream: 'stopped',
-        });
+        };
       }
-    }
+      const status = relay.node.status();
+      const metrics = this.metricsOf.get(partition);
+      return {
+        partition,
+        owner: this.deps.owner,
+        owned: true,
+        fencing: status.fencing,
+        stream: status.stream,
+        inFlight: status.inFlight,
+        pendingCount: metrics?.pendingCount,
+        oldestPendingAgeMs: metrics?.oldestPendingAgeMs,
+      };
+    });
     return {
       running: this.running,
       role: !this.running ? 'stopped' : own.length > 0 ? 'leader' : 'standby',
