@@ -77,7 +77,7 @@ export class OutboxHealthIndicator {
 
     let relay: OutboxHealthReport['relay'];
     const status = relayOptions ? this.relay.status() : undefined;
-    if (relayOptions && status) {
+    if (status) {
       relay = {
         role: status.role,
         stream: status.stream,
@@ -98,6 +98,10 @@ export class OutboxHealthIndicator {
     const oplog: OutboxHealthReport['oplog'] = { ...window, maxUse };
 
     const partitioned = await stored.partitionedRelay(relayName);
+    const pendingCount =
+      !partitioned && this.relay.isLeader ? this.metrics.pendingCount : undefined;
+    let checkpoint: OutboxHealthReport['checkpoint'];
+    let partitionsReport: Pick<OutboxHealthReport, 'partitions' | 'degraded'> = {};
     if (partitioned) {
       // Several partitions: this instance answers for the ones it holds (`judgePartitions`).
       const verdict = judgePartitions({
@@ -115,48 +119,33 @@ export class OutboxHealthIndicator {
       });
       problems.push(...verdict.problems);
       if (verdict.used !== undefined) oplog.used = verdict.used;
-      return {
-        healthy: problems.length === 0,
-        problems,
-        ...(relay ? { relay } : {}),
-        lag: {
-          ...(oldestPendingAgeMs !== undefined ? { oldestPendingAgeMs } : {}),
-          maxLagMs,
-          scheduled,
-        },
-        checkpoint: verdict.checkpoint,
-        oplog,
-        partitions: verdict.partitions,
-        degraded: verdict.degraded,
-      };
+      checkpoint = verdict.checkpoint;
+      partitionsReport = { partitions: verdict.partitions, degraded: verdict.degraded };
+    } else {
+      if (oldestPendingAgeMs !== undefined && oldestPendingAgeMs > maxLagMs) {
+        problems.push(
+          `The oldest pending event is ${seconds(oldestPendingAgeMs)} old (limit ${seconds(maxLagMs)}).`,
+        );
+      }
+      checkpoint = checkpointReport(await stored.checkpoint(relayName), serverNow);
+      const verdict = oplogVerdict(checkpoint, window, maxUse);
+      if (verdict.used !== undefined) oplog.used = verdict.used;
+      if (verdict.problem) problems.push(verdict.problem);
     }
-
-    if (oldestPendingAgeMs !== undefined && oldestPendingAgeMs > maxLagMs) {
-      problems.push(
-        `The oldest pending event is ${seconds(oldestPendingAgeMs)} old (limit ${seconds(maxLagMs)}).`,
-      );
-    }
-    const lag: OutboxHealthReport['lag'] = {
-      ...(oldestPendingAgeMs !== undefined ? { oldestPendingAgeMs } : {}),
-      ...(this.relay.isLeader && this.metrics.pendingCount !== undefined
-        ? { pendingCount: this.metrics.pendingCount }
-        : {}),
-      maxLagMs,
-      scheduled,
-    };
-
-    const checkpoint = checkpointReport(await stored.checkpoint(relayName), serverNow);
-    const verdict = oplogVerdict(checkpoint, window, maxUse);
-    if (verdict.used !== undefined) oplog.used = verdict.used;
-    if (verdict.problem) problems.push(verdict.problem);
 
     return {
       healthy: problems.length === 0,
       problems,
       ...(relay ? { relay } : {}),
-      lag,
+      lag: {
+        ...(oldestPendingAgeMs !== undefined ? { oldestPendingAgeMs } : {}),
+        ...(pendingCount !== undefined ? { pendingCount } : {}),
+        maxLagMs,
+        scheduled,
+      },
       checkpoint,
       oplog,
+      ...partitionsReport,
     };
   }
 

@@ -144,7 +144,6 @@ export function judgePartitions(input: PartitionsInput): PartitionsVerdict {
     );
   }
 
-  // Lag.
   const overLimit = (part: PartitionHealth) =>
     part.oldestPendingAgeMs !== undefined && part.oldestPendingAgeMs > maxLagMs;
   const oldest = input.oldestPendingAgeMs;

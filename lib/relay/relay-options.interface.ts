@@ -86,29 +86,14 @@ export interface RelayOptions {
 }
 
 /** The relay's slice of the resolved options (token `OUTBOX_RELAY_OPTIONS`, `false` without a relay). */
-export interface ResolvedRelayOptions {
-  autoStart: boolean;
-  kafka?: KafkaConnectionOptions;
-  publisher?: OutboxPublisher;
-  topic?: TopicRouter;
-  topicPrefix: string;
-  source?: CloudEventSource;
-  allowAutoTopicCreation: boolean;
-  batchSize: number;
-  maxBatchBytes: number;
-  maxInFlight: number;
-  maxInFlightBytes: number;
-  /** Publish calls in flight at once (derived: 1 with kafkajs' idempotent producer, else up to 4). */
-  publishConcurrency: number;
-  maxAttempts: number;
-  backoff: Required<RelayBackoffOptions>;
-  sweepIntervalMs: number;
-  sweepGraceMs: number;
-  checkpointEvery: Required<RelayCheckpointOptions>;
-  lease: Required<RelayLeaseOptions>;
-  retentionSeconds: number;
-  idleMs: number;
-  shutdownTimeoutMs: number;
-  name: string;
-  partitions: number;
-}
+export type ResolvedRelayOptions = Required<Omit<RelayOptions, OptionalAfterResolve | Nested>> &
+  Pick<RelayOptions, OptionalAfterResolve> & {
+    /** Publish calls in flight at once (derived: 1 with kafkajs' idempotent producer, else up to 4). */
+    publishConcurrency: number;
+    backoff: Required<RelayBackoffOptions>;
+    checkpointEvery: Required<RelayCheckpointOptions>;
+    lease: Required<RelayLeaseOptions>;
+  };
+
+type OptionalAfterResolve = 'kafka' | 'publisher' | 'topic' | 'source';
+type Nested = 'backoff' | 'checkpointEvery' | 'lease';

@@ -1,7 +1,7 @@
 import { describeError } from '../common/errors/describe-error';
 import { outboxDiagnostics } from '../diagnostics/outbox.diagnostics';
 import { LeaseKeeper } from './lease/lease.keeper';
-import type { RelayTimer } from './ports/relay-clock';
+import { everyInTurn, type RelayJob, type RelayTimer } from './ports/relay-clock';
 import type { RelayLogger } from './ports/relay-logger';
 import type { RelayNodeDeps } from './relay-node.deps';
 import type { ResolvedRelayOptions } from './relay.options';
@@ -20,8 +20,7 @@ export class RelayNode {
   private running = false;
   private term?: RelayTerm;
   private ending?: Promise<void>;
-  private ticker?: RelayTimer;
-  private ticking?: Promise<void>;
+  private ticker?: RelayJob;
   private watchdog?: RelayTimer;
 
   constructor(
@@ -52,12 +51,8 @@ export class RelayNode {
     await this.tick();
     if (!this.running) return;
     const interval = this.options.lease.enabled ? this.options.lease.renewMs : 1000;
-    this.ticker = this.deps.clock.every(
-      `nestjs-outbox:relay:${this.options.name}:lease`,
-      interval,
-      () => {
-        this.ticking ??= this.tick().finally(() => (this.ticking = undefined));
-      },
+    this.ticker = everyInTurn(this.deps.clock, `${this.jobName}:lease`, interval, () =>
+      this.tick(),
     );
   }
 
@@ -70,10 +65,10 @@ export class RelayNode {
     if (!this.running) return;
     this.running = false;
     try {
-      this.ticker?.cancel();
+      const ticking = this.ticker?.stop();
       this.watchdog?.cancel();
-      await this.ticking?.catch(() => undefined);
-      await this.endTerm('the relay is stopping', this.options.shutdownTimeoutMs, true);
+      await ticking;
+      await this.endTerm('the relay is stopping', true);
     } catch (error) {
       this.logger.error(`Error while stopping the relay (ignored): ${describeError(error)}`);
     }
@@ -112,7 +107,7 @@ export class RelayNode {
         // not leader on that grant; the next tick acquires again. Also when the renewal still
         // grants some validity: the term stopped publishing meanwhile (nothing starts it again).
         this.lease.lost();
-        await this.endTerm('the lease answer came too late', this.options.shutdownTimeoutMs, false);
+        await this.endTerm('the lease answer came too late');
         return;
       }
       if (result === 'acquired') {
@@ -121,11 +116,7 @@ export class RelayNode {
         );
       }
       if (result === 'lost') {
-        await this.endTerm(
-          'another instance took the lease',
-          this.options.shutdownTimeoutMs,
-          false,
-        );
+        await this.endTerm('another instance took the lease');
       } else if ((result === 'acquired' || result === 'renewed') && !this.term) {
         this.beginTerm(this.lease.fencing as number);
       }
@@ -146,11 +137,7 @@ export class RelayNode {
       // slowed since it was set): waits for the rest.
       if (this.lease.isValid()) return this.armWatchdog();
       this.lease.lost();
-      void this.endTerm(
-        'the lease could not be renewed in time',
-        this.options.shutdownTimeoutMs,
-        false,
-      );
+      void this.endTerm('the lease could not be renewed in time');
     }, this.lease.remainingMs() + 1);
   }
 
@@ -169,39 +156,35 @@ export class RelayNode {
     if (this.term !== term) return;
     if (why === 'fenced-off') {
       this.lease.lost();
-      void this.endTerm('a newer leader fenced this instance off', 0, false);
+      void this.endTerm('a newer leader fenced this instance off', false, 0);
     } else {
       void this.endTerm(
         'its start-up failed; a new term starts with the next lease renewal',
-        0,
         false,
+        0,
       );
     }
   }
 
   /** Renews the held lease every `lease.renewMs` until `stop()`, which waits for a renewal under way. */
-  private renewWhileEnding(): { stop(): Promise<void> } {
+  private renewWhileEnding(): RelayJob {
     if (!this.options.lease.enabled) return { stop: async () => undefined };
-    let renewing: Promise<unknown> | undefined;
-    const timer = this.deps.clock.every(
-      `nestjs-outbox:relay:${this.options.name}:lease-while-stopping`,
-      this.options.lease.renewMs,
-      () => {
-        renewing ??= this.lease
-          .renew()
-          .catch(() => false)
-          .finally(() => (renewing = undefined));
-      },
+    const { renewMs } = this.options.lease;
+    return everyInTurn(this.deps.clock, `${this.jobName}:lease-while-stopping`, renewMs, () =>
+      this.lease.renew().catch(() => false),
     );
-    return {
-      stop: async () => {
-        timer.cancel();
-        await renewing;
-      },
-    };
   }
 
-  private async endTerm(reason: string, timeoutMs: number, release: boolean): Promise<void> {
+  private get jobName(): string {
+    return `nestjs-outbox:relay:${this.options.name}`;
+  }
+
+  /** `release`: a graceful stop (renews while settling, then releases the lease). */
+  private async endTerm(
+    reason: string,
+    release = false,
+    timeoutMs = this.options.shutdownTimeoutMs,
+  ): Promise<void> {
     const term = this.term;
     if (!term) return this.ending;
     this.term = undefined;

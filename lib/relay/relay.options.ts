@@ -16,6 +16,7 @@ export type * from './relay-options.interface';
 /** Most relay partitions (each needs its lease, checkpoint and change stream). */
 export const MAX_RELAY_PARTITIONS = 256;
 
+/** Also the known keys of the nested sections (`backoff`, `checkpointEvery`, `lease`). */
 export const RELAY_DEFAULTS = {
   autoStart: true,
   topicPrefix: '',
@@ -73,20 +74,6 @@ const KAFKA_KEYS = {
   compression: true,
   client: true,
 } as const satisfies OptionKeys<KafkaConnectionOptions>;
-const BACKOFF_KEYS = {
-  initialMs: true,
-  maxMs: true,
-  jitter: true,
-} as const satisfies OptionKeys<RelayBackoffOptions>;
-const CHECKPOINT_KEYS = {
-  events: true,
-  ms: true,
-} as const satisfies OptionKeys<RelayCheckpointOptions>;
-const LEASE_KEYS = {
-  enabled: true,
-  durationMs: true,
-  renewMs: true,
-} as const satisfies OptionKeys<RelayLeaseOptions>;
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -144,7 +131,7 @@ function isPublisher(value: unknown): value is OutboxPublisher {
 }
 
 function resolveBackoff(check: OptionChecker, raw: unknown): Required<RelayBackoffOptions> {
-  const given = check.object<RelayBackoffOptions>('backoff', raw, BACKOFF_KEYS);
+  const given = check.object<RelayBackoffOptions>('backoff', raw, RELAY_DEFAULTS.backoff);
   const at = check.at('backoff');
   const defaults = RELAY_DEFAULTS.backoff;
   const backoff = {
@@ -166,7 +153,7 @@ function resolveBackoff(check: OptionChecker, raw: unknown): Required<RelayBacko
 }
 
 function resolveLease(check: OptionChecker, raw: unknown): Required<RelayLeaseOptions> {
-  const given = check.object<RelayLeaseOptions>('lease', raw, LEASE_KEYS);
+  const given = check.object<RelayLeaseOptions>('lease', raw, RELAY_DEFAULTS.lease);
   const at = check.at('lease');
   const defaults = RELAY_DEFAULTS.lease;
   const lease = {
@@ -230,7 +217,7 @@ export function resolveRelayOptions(raw: RelayOptions | undefined): ResolvedRela
   const checkpointRaw = check.object<RelayCheckpointOptions>(
     'checkpointEvery',
     options.checkpointEvery,
-    CHECKPOINT_KEYS,
+    RELAY_DEFAULTS.checkpointEvery,
   );
   const checkpoint = check.at('checkpointEvery');
   const checkpointEvery = {

@@ -1,9 +1,34 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { findSchedulerRegistry } from './optional-scheduler-registry';
-import type { SchedulerRegistryLike } from './optional-scheduler-registry';
-import { systemClock } from './ports/relay-clock';
-import type { RelayClock } from './ports/relay-clock';
+import { systemClock, type RelayClock } from './ports/relay-clock';
+
+/** What the relay uses of @nestjs/schedule's `SchedulerRegistry`. */
+interface SchedulerRegistryLike {
+  addInterval(name: string, intervalId: ReturnType<typeof setInterval>): void;
+  deleteInterval(name: string): void;
+  doesExist(type: 'interval', name: string): boolean;
+}
+
+function isRegistry(value: unknown): value is SchedulerRegistryLike {
+  const candidate = value as Partial<SchedulerRegistryLike> | null;
+  return (
+    typeof candidate?.addInterval === 'function' &&
+    typeof candidate.deleteInterval === 'function' &&
+    typeof candidate.doesExist === 'function'
+  );
+}
+
+/**
+ * The app's `SchedulerRegistry` when it imports `ScheduleModule.forRoot()` from @nestjs/schedule (an
+ * optional peer dependency), found among the app's providers by Nest's `DiscoveryService`, so
+ * nothing of @nestjs/schedule is imported (the same code runs in CommonJS and ES module apps).
+ */
+function findSchedulerRegistry(discovery: DiscoveryService): SchedulerRegistryLike | undefined {
+  const found = discovery
+    .getProviders()
+    .find((wrapper) => wrapper.name === 'SchedulerRegistry' && isRegistry(wrapper.instance));
+  return found?.instance as SchedulerRegistryLike | undefined;
+}
 
 /**
  * The relay's clock in a Nest app. Its periodic jobs (per relay `name`):

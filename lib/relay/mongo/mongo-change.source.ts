@@ -1,17 +1,14 @@
 import { mongo } from 'mongoose';
-
-const { Timestamp } = mongo;
 import type { OutboxDoc, OutboxEventRecord } from '../../documents/outbox-event.document';
-import { ChangeSourceError } from '../ports/change-source';
-import type {
-  ChangeBatch,
-  ChangeCursor,
-  ChangeSource,
-  OutboxChange,
-  ResumeToken,
+import {
+  ChangeSourceError,
+  type ChangeBatch,
+  type ChangeCursor,
+  type ChangeSource,
+  type OutboxChange,
+  type ResumeToken,
 } from '../ports/change-source';
-import { inSlotRange } from '../ports/partition-layout';
-import type { SlotRange } from '../ports/partition-layout';
+import { inSlotRange, type SlotRange } from '../ports/partition-layout';
 
 /**
  * Change stream errors after which the stored position can never be used again:
@@ -84,15 +81,11 @@ export class MongoChangeSource implements ChangeSource {
     this.pipeline = pipelineFor(range);
   }
 
-  private majorityCommitPoint(): Promise<{ startAtOperationTime?: mongo.Timestamp }> {
-    return majorityCommitPoint(this.outbox);
-  }
-
   async open(from: ResumeToken | undefined): Promise<ChangeCursor> {
     const start =
       from !== undefined
         ? { startAfter: from as mongo.ResumeToken }
-        : await this.majorityCommitPoint();
+        : await majorityCommitPoint(this.outbox);
     const stream = this.outbox.watch<OutboxDoc, StreamChange>(this.pipeline, {
       maxAwaitTimeMS: this.options.idleMs,
       batchSize: this.options.batchSize,
@@ -125,7 +118,7 @@ async function majorityCommitPoint(
   const hello = await outbox.db.command({ hello: 1 }, { readPreference: 'primary' });
   const ts = (hello.lastWrite as { majorityOpTime?: { ts?: unknown } } | undefined)?.majorityOpTime
     ?.ts;
-  return ts instanceof Timestamp ? { startAtOperationTime: ts } : {};
+  return ts instanceof mongo.Timestamp ? { startAtOperationTime: ts } : {};
 }
 
 /**

@@ -2,6 +2,7 @@ import type { mongo } from 'mongoose';
 import { groupBy } from '../../common/group-by';
 import type { OutboxDeadLetter } from '../../documents/dead-letter.document';
 import {
+  aggregateKey,
   BY_AGGREGATE,
   DRAIN_ORDER,
   PUBLISHABLE_NOW,
@@ -25,8 +26,7 @@ import { eventSlot } from '../../events/event-slot';
 import type { SlotRange } from '../ports/partition-layout';
 import { withOlderUnslotted } from '../ports/unslotted-in-page';
 import { stampMissingSlots } from './missing-slots';
-import { majorityTime } from './majority-time';
-import { relayCollection, serverTime } from './relay-collections';
+import { majorityTime, relayCollection, serverTime } from './relay-collections';
 import { ScheduledEventReads } from './scheduled-events.reads';
 
 const ERROR_HISTORY = 20;
@@ -113,12 +113,10 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     this.scheduled = new ScheduledEventReads(this.outbox, this.inRange);
   }
 
-  /** The primary's clock (`hello.localTime`, see `serverTime`): what `availableAt` is compared with. */
   serverTime(): Promise<Date> {
     return serverTime(this.db);
   }
 
-  /** The primary's clock, held back to its majority commit point (see `majorityTime`). */
   majorityTime(): Promise<Date> {
     return majorityTime(this.db);
   }
@@ -161,9 +159,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
       aggregateType,
       aggregateId: ids.length === 1 ? ids[0] : { $in: ids },
     }));
-    // With `dueBy`, scheduled events not due by it are left out (not cut at): the later events
-    // of their aggregate are scheduled no earlier (the write side's order rule) and so left out
-    // too, except those emitted with `waitForScheduled: false`, which are not ordered against them.
+    // With `dueBy`, scheduled events not due by it are left out, not cut at (see the port).
     const due = dueBy && {
       $or: [{ availableAt: { $exists: false } }, { availableAt: { $lte: dueBy } }],
     };
@@ -230,20 +226,13 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
       .sort(this.bySlot ? { slot: 1, ...BY_AGGREGATE } : BY_AGGREGATE)
       .limit(docLimit)
       .toArray();
-    const groups: Array<AggregateRef & { retryAt: Date }> = [];
-    for (const doc of docs) {
-      const last = groups[groups.length - 1];
-      const retryAt = doc.nextAttemptAt as Date;
-      if (
-        last &&
-        last.aggregateType === doc.aggregateType &&
-        last.aggregateId === doc.aggregateId
-      ) {
-        if (retryAt < last.retryAt) last.retryAt = retryAt;
-      } else {
-        groups.push({ aggregateType: doc.aggregateType, aggregateId: doc.aggregateId, retryAt });
-      }
-    }
+    const groups = [...groupBy(docs, aggregateKey).values()].map((ofAggregate) => ({
+      aggregateType: ofAggregate[0].aggregateType,
+      aggregateId: ofAggregate[0].aggregateId,
+      retryAt: ofAggregate
+        .map((doc) => doc.nextAttemptAt as Date)
+        .reduce((earliest, at) => (at < earliest ? at : earliest)),
+    }));
     if (docs.length >= docLimit && groups.length > 1) groups.pop();
     return groups.slice(0, limit);
   }

@@ -1,10 +1,10 @@
 import { mongo } from 'mongoose';
-import { CLOSED_BY_LAYOUT } from '../../documents/relay-state.document';
-import type {
-  PartitionedRelayIds,
-  RelayLayoutDoc,
-  RelayLeaseDoc,
-  RelayMemberDoc,
+import {
+  CLOSED_BY_LAYOUT,
+  type PartitionedRelayIds,
+  type RelayLayoutDoc,
+  type RelayLeaseDoc,
+  type RelayMemberDoc,
 } from '../../documents/relay-state.document';
 import type {
   PartitionLease,
@@ -123,10 +123,7 @@ export class MongoRelayMembershipStore implements RelayMembershipStore {
   }
 
   /**
-   * 1. `RelayLayoutSwitch.switch`: every lease of `expected` closed, each only if it is expired
-   *    at the server's time, then the compare-and-set of the layout document on `generation`;
-   *    undefined (nothing changed) when a lease of `expected` is valid or another instance
-   *    switches.
+   * 1. `RelayLayoutSwitch.switch` (undefined: nothing changed).
    * 2. The single relay lease: closed for a layout of several partitions, reopened (free, at a
    *    fencing number above every one given) for one partition; its checkpoint's token is
    *    removed, so the single relay of the new layout starts from the collection, not from

@@ -88,7 +88,6 @@ export class MongoRelayPartitions implements RelayPartitionPorts {
     };
   }
 
-  /** Stamps `slot` on events written without one (`stampMissingSlots`), `limit` at a time. */
   stampMissingSlots(limit: number): Promise<number> {
     return stampMissingSlots(this.outbox, limit);
   }

@@ -1,16 +1,21 @@
 import type { mongo } from 'mongoose';
 import { PUBLISHABLE_NOW, type OutboxDoc } from '../../documents/outbox-event.document';
-import { partitionedRelayIds } from '../../documents/relay-state.document';
-import type { RelayLayoutDoc, RelayLeaseDoc } from '../../documents/relay-state.document';
+import {
+  partitionedRelayIds,
+  relayStateIds,
+  type RelayCheckpointDoc,
+  type RelayLayoutDoc,
+  type RelayLeaseDoc,
+} from '../../documents/relay-state.document';
 import { slotsOfPartition } from '../ports/partition-layout';
 import type { RelayStateReader, StoredPartitionedRelay } from '../ports/relay-state.reader';
+import type { StoredCheckpoint } from '../ports/relay-state.store';
+import { storedCheckpoint } from './mongo-relay-state.store';
 import { relayCollection } from './relay-collections';
 import { ScheduledEventReads } from './scheduled-events.reads';
-import { readStoredCheckpoint, readStoredCheckpoints } from './stored-checkpoint.reader';
 
 type RelayStateCollections = { outbox: string; relayState: string };
 
-/** The `RelayStateReader` of the relay's MongoDB collections. */
 export function mongoRelayStateReader(
   db: mongo.Db,
   collections: RelayStateCollections,
@@ -26,7 +31,10 @@ export function mongoRelayStateReader(
     },
     scheduledStats: (now) =>
       new ScheduledEventReads(relayCollection<OutboxDoc>(db, collections.outbox), {}).stats(now),
-    checkpoint: (relayName) => readStoredCheckpoint(db, collections.relayState, relayName),
+    async checkpoint(relayName) {
+      const id = relayStateIds(relayName).checkpoint;
+      return (await readStoredCheckpoints(db, collections.relayState, [id])).get(id);
+    },
     partitionedRelay: (relayName) => readPartitionedRelay(db, collections, relayName),
   };
 }
@@ -94,4 +102,20 @@ async function readPartitionedRelay(
       };
     }),
   };
+}
+
+/**
+ * Several checkpoints in one read, by `_id` (e.g. every partition's
+ * `checkpoint:<name>:g<generation>:p<partition>`): the ones never saved are absent.
+ */
+async function readStoredCheckpoints(
+  db: mongo.Db,
+  collection: string,
+  checkpointIds: readonly string[],
+): Promise<Map<string, StoredCheckpoint>> {
+  if (checkpointIds.length === 0) return new Map();
+  const docs = await relayCollection<RelayCheckpointDoc>(db, collection)
+    .find({ _id: { $in: [...checkpointIds] } }, { projection: { token: 1, savedAt: 1 } })
+    .toArray();
+  return new Map(docs.map((doc) => [doc._id, storedCheckpoint(doc)]));
 }

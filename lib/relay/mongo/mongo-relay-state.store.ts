@@ -23,6 +23,11 @@ export async function insertUnlessPresent<T extends { _id: string }>(
   }
 }
 
+/** A checkpoint document as read (a `null` token is none). */
+export function storedCheckpoint(doc: { token?: unknown; savedAt?: Date }): StoredCheckpoint {
+  return { token: doc.token === null ? undefined : doc.token, savedAt: doc.savedAt };
+}
+
 /**
  * The lease and checkpoint documents in `collections.relayState` (`lease:<name>`,
  * `checkpoint:<name>`). Conditional writes fence them: an update whose condition (free, ours,
@@ -49,7 +54,6 @@ export class MongoRelayStateStore implements RelayStateStore {
     this.checkpointId = ids.checkpoint;
   }
 
-  /** The primary's clock (`serverTime`). */
   serverTime(): Promise<Date> {
     return serverTime(this.db);
   }
@@ -108,11 +112,7 @@ export class MongoRelayStateStore implements RelayStateStore {
       const created = await insertUnlessPresent(this.state, { _id: this.checkpointId, fencing });
       return created ? { token: undefined, savedAt: undefined } : undefined;
     }
-    if (doc.fencing !== fencing) return undefined;
-    return {
-      token: doc.token === null ? undefined : (doc.token as ResumeToken | undefined),
-      savedAt: doc.savedAt,
-    };
+    return doc.fencing === fencing ? storedCheckpoint(doc) : undefined;
   }
 
   saveCheckpoint(token: ResumeToken, fencing: number, at: Date): Promise<boolean> {

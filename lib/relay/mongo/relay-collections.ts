@@ -30,9 +30,44 @@ export function relayCollection<T extends mongo.Document>(
  * Read before the writes that compare with it: a lease expired at it is expired when they apply.
  */
 export async function serverTime(db: mongo.Db): Promise<Date> {
+  return (await primaryHello(db)).localTime;
+}
+
+async function primaryHello(db: mongo.Db): Promise<mongo.Document & { localTime: Date }> {
   const hello = await db.command({ hello: 1 }, { readPreference: mongo.ReadPreference.primary });
-  const time = hello.localTime as unknown;
-  if (!(time instanceof Date))
+  if (!((hello.localTime as unknown) instanceof Date))
     throw new Error('the server did not report its time (hello.localTime)');
-  return time;
+  return hello as mongo.Document & { localTime: Date };
+}
+
+/**
+ * A time on the primary's clock by which every write is majority-committed: the earlier of
+ * `hello.localTime` ("the local server time in UTC") and `hello.lastWrite.majorityWriteDate`
+ * ("the time of the last write operation readable by majority reads"), both from the primary's
+ * `hello` (https://www.mongodb.com/docs/manual/reference/command/hello/#mongodb-data-hello.localTime,
+ * https://www.mongodb.com/docs/manual/reference/command/hello/#mongodb-data-hello.lastWrite.majorityWriteDate).
+ * A write committed on the primary at or before it is in the majority-committed view, so a read
+ * at read concern "majority" made after this resolves sees it
+ * (https://www.mongodb.com/docs/manual/reference/read-concern-majority/). The due reader
+ * publishes by this time, not by `localTime`: a cancellation committed on the primary before an
+ * event's due time but majority-committed only after it would otherwise be invisible to the
+ * majority reads that publish the event.
+ *
+ * On an idle deployment the majority point still moves on: the primary writes a no-op to the
+ * oplog when nothing else was written for `periodicNoopIntervalSecs` (10 s by default,
+ * https://www.mongodb.com/docs/manual/reference/parameters/#mongodb-parameter-param.periodicNoopIntervalSecs),
+ * and the relay's own lease renewals are majority writes; a due event then waits at most until
+ * the next one.
+ *
+ * Without `lastWrite` (the docs list it in the output of replica set members only), or without
+ * its `majorityWriteDate`, this is `localTime`: the server reports no majority commit point to
+ * wait for (a standalone `mongod` has none; every write there is as committed as it gets), and
+ * the due reader publishes by the primary's clock (elsewhere a cancellation still replicating
+ * at the due time may then lose the race).
+ */
+export async function majorityTime(db: mongo.Db): Promise<Date> {
+  const { localTime, lastWrite } = await primaryHello(db);
+  const majority = (lastWrite as { majorityWriteDate?: unknown } | undefined)?.majorityWriteDate;
+  if (!(majority instanceof Date)) return localTime;
+  return majority.getTime() < localTime.getTime() ? majority : localTime;
 }

@@ -1,4 +1,5 @@
 import type { mongo } from 'mongoose';
+import { groupBy } from '../../common/group-by';
 import { aggregateKey, DUE_ORDER, type OutboxDoc } from '../../documents/outbox-event.document';
 import type { DueAggregate, ScheduledStats } from '../ports/outbox-relay.store';
 
@@ -41,17 +42,12 @@ export class ScheduledEventReads {
       .sort(DUE_ORDER)
       .limit(limit * 4)
       .toArray();
-    const seen = new Set<string>();
-    const due: DueAggregate[] = [];
-    for (const doc of docs) {
-      const key = aggregateKey(doc);
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const { aggregateType, aggregateId } = doc;
-      due.push({ aggregateType, aggregateId, availableAt: doc.availableAt as Date });
-      if (due.length >= limit) break;
-    }
-    return due;
+    const firsts = [...groupBy(docs, aggregateKey).values()].slice(0, limit);
+    return firsts.map(([{ aggregateType, aggregateId, availableAt }]) => ({
+      aggregateType,
+      aggregateId,
+      availableAt: availableAt as Date,
+    }));
   }
 
   /** The earliest `availableAt` with `dueAt`'s condition on it; none: undefined. */

@@ -13,12 +13,10 @@ export type LayoutVerdict =
  * The layout switch, in two steps so that two layouts never publish at once: an instance
  * whose `partitions` differs from the stored layout relays nothing (and says so once) until
  * no lease of that layout is valid at the server's time; then it asks the store to switch.
- * The check here only avoids useless attempts: the switch itself closes the old layout's
- * leases, each only if expired, before its compare-and-set on `generation`, and gives up when
- * one is valid again (`RelayMembershipStore.switchLayout`), so a lease an old relay takes
- * between this check and the switch cannot make two layouts publish. One instance wins; the
- * others read the new layout at their next tick.
- * Without a stored layout, the layout is the single lease of `partitions: 1`.
+ * The check here only avoids useless attempts: the switch itself makes sure no lease of the
+ * old layout is valid (`RelayMembershipStore.switchLayout`). One instance wins; the others
+ * read the new layout at their next tick. Without a stored layout, the layout is the single
+ * lease of `partitions: 1`.
  */
 export class LayoutGate {
   private warned?: string;

@@ -41,19 +41,16 @@ export function aggregateGauges(
   shared: OutboxRelayMetrics,
   partitions: readonly OutboxRelayMetrics[],
 ): void {
-  const counts = partitions.map((m) => m.pendingCount).filter((n): n is number => n !== undefined);
-  const ages = partitions
-    .map((m) => m.oldestPendingAgeMs)
-    .filter((n): n is number => n !== undefined);
-  shared.pendingCount = counts.length > 0 ? counts.reduce((a, b) => a + b, 0) : undefined;
-  shared.oldestPendingAgeMs = ages.length > 0 ? Math.max(...ages) : undefined;
+  const known = (gauge: (metrics: OutboxRelayMetrics) => number | undefined) =>
+    partitions.map(gauge).filter((n): n is number => n !== undefined);
+  const sum = (values: number[]) =>
+    values.length > 0 ? values.reduce((a, b) => a + b, 0) : undefined;
+  const max = (values: number[]) => (values.length > 0 ? Math.max(...values) : undefined);
+  shared.pendingCount = sum(known((m) => m.pendingCount));
+  shared.oldestPendingAgeMs = max(known((m) => m.oldestPendingAgeMs));
   shared.leader = partitions.some((m) => m.leader);
-  const known = (values: Array<number | undefined>) =>
-    values.filter((n): n is number => n !== undefined);
-  const scheduled = known(partitions.map((m) => m.scheduledCount));
-  const due = known(partitions.map((m) => m.nextDueAt));
-  const overdue = known(partitions.map((m) => m.oldestOverdueAgeMs));
-  shared.scheduledCount = scheduled.length > 0 ? scheduled.reduce((a, b) => a + b, 0) : undefined;
+  shared.scheduledCount = sum(known((m) => m.scheduledCount));
+  const due = known((m) => m.nextDueAt);
   shared.nextDueAt = due.length > 0 ? Math.min(...due) : undefined;
-  shared.oldestOverdueAgeMs = overdue.length > 0 ? Math.max(...overdue) : undefined;
+  shared.oldestOverdueAgeMs = max(known((m) => m.oldestOverdueAgeMs));
 }

@@ -78,11 +78,8 @@ export class PartitionRelay {
 function labelled(loggers: RelayLoggerFactory, label: string): RelayLoggerFactory {
   return (context) => {
     const inner: RelayLogger = loggers(context);
-    return {
-      log: (message) => inner.log(`[${label}] ${message}`),
-      warn: (message) => inner.warn(`[${label}] ${message}`),
-      error: (message) => inner.error(`[${label}] ${message}`),
-      debug: (message) => inner.debug(`[${label}] ${message}`),
-    };
+    const say = (level: keyof RelayLogger) => (message: string) =>
+      inner[level](`[${label}] ${message}`);
+    return { log: say('log'), warn: say('warn'), error: say('error'), debug: say('debug') };
   };
 }

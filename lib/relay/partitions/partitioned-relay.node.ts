@@ -1,6 +1,6 @@
 import { describeError } from '../../common/errors/describe-error';
 import { outboxDiagnostics } from '../../diagnostics/outbox.diagnostics';
-import type { RelayTimer } from '../ports/relay-clock';
+import { everyInTurn, type RelayJob } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import { PublisherConnection } from '../publisher-connection';
 import type {
@@ -59,10 +59,8 @@ export class PartitionedRelayNode {
   private leases = new Map<number, PartitionLease>();
   /** The server time the leases were read at, and this process's monotonic time then. */
   private leasesReadAt = { server: 0, monotonic: 0 };
-  private ticker?: RelayTimer;
-  private ticking?: Promise<void>;
-  private stamper?: RelayTimer;
-  private stamping?: Promise<void>;
+  private ticker?: RelayJob;
+  private stamper?: RelayJob;
 
   constructor(
     private readonly options: ResolvedRelayOptions,
@@ -88,7 +86,6 @@ export class PartitionedRelayNode {
     return this.running;
   }
 
-  /** Partitions this instance holds now. */
   holding(): number[] {
     return [...this.relays.values()]
       .filter((relay) => relay.isLeader && !relay.isStopping)
@@ -111,13 +108,12 @@ export class PartitionedRelayNode {
     this.connection.open();
     await this.tick();
     if (!this.running || this.single) return;
+    const { clock } = this.deps;
     const name = `nestjs-outbox:relay:${this.options.name}`;
-    this.ticker = this.deps.clock.every(`${name}:partitions`, this.options.lease.renewMs, () => {
-      this.ticking ??= this.tick().finally(() => (this.ticking = undefined));
-    });
-    this.stamper = this.deps.clock.every(`${name}:slots`, this.options.sweepIntervalMs, () => {
-      this.stamping ??= this.stampSlots().finally(() => (this.stamping = undefined));
-    });
+    const { renewMs } = this.options.lease;
+    this.ticker = everyInTurn(clock, `${name}:partitions`, renewMs, () => this.tick());
+    const sweepMs = this.options.sweepIntervalMs;
+    this.stamper = everyInTurn(clock, `${name}:slots`, sweepMs, () => this.stampSlots());
   }
 
   /** Hands every partition over (see `RelayNode.stop`), leaves the membership. Never throws. */
@@ -130,10 +126,7 @@ export class PartitionedRelayNode {
         await this.connection.close();
         return;
       }
-      this.ticker?.cancel();
-      this.stamper?.cancel();
-      await this.ticking?.catch(() => undefined);
-      await this.stamping?.catch(() => undefined);
+      await Promise.all([this.ticker?.stop(), this.stamper?.stop()]);
       await Promise.allSettled([...this.starting]);
       await this.stopAll();
       await this.deps.partitions.membership.leave(this.deps.owner).catch((error: unknown) => {
@@ -149,34 +142,32 @@ export class PartitionedRelayNode {
     if (this.single) return this.single.status();
     const own = [...this.relays.values()].filter((relay) => relay.isLeader);
     const statuses = own.map((relay) => relay.node.status());
-    const partitions: PartitionStatus[] = [];
     const count = this.layout?.partitions ?? this.options.partitions;
-    for (let partition = 0; partition < count; partition++) {
+    const partitions = Array.from({ length: count }, (_, partition): PartitionStatus => {
       const relay = this.relays.get(partition);
-      const lease = this.leases.get(partition);
-      if (relay?.isLeader) {
-        const status = relay.node.status();
-        const metrics = this.metricsOf.get(partition);
-        partitions.push({
-          partition,
-          owner: this.deps.owner,
-          owned: true,
-          fencing: status.fencing,
-          stream: status.stream,
-          inFlight: status.inFlight,
-          pendingCount: metrics?.pendingCount,
-          oldestPendingAgeMs: metrics?.oldestPendingAgeMs,
-        });
-      } else {
-        partitions.push({
+      if (!relay?.isLeader) {
+        const lease = this.leases.get(partition);
+        return {
           partition,
           owner: lease && lease.expiresAt.getTime() > this.serverNow() ? lease.owner : undefined,
           owned: false,
           fencing: lease?.fencing,
           stream: 'stopped',
-        });
+        };
       }
-    }
+      const status = relay.node.status();
+      const metrics = this.metricsOf.get(partition);
+      return {
+        partition,
+        owner: this.deps.owner,
+        owned: true,
+        fencing: status.fencing,
+        stream: status.stream,
+        inFlight: status.inFlight,
+        pendingCount: metrics?.pendingCount,
+        oldestPendingAgeMs: metrics?.oldestPendingAgeMs,
+      };
+    });
     return {
       running: this.running,
       role: !this.running ? 'stopped' : own.length > 0 ? 'leader' : 'standby',
@@ -347,8 +338,9 @@ export class PartitionedRelayNode {
   /** After a switch to one partition: the single lease, as a plain `RelayNode`. */
   private async becomeSingle(): Promise<void> {
     if (this.single || !this.running || this.options.partitions !== 1) return;
-    this.ticker?.cancel();
-    this.stamper?.cancel();
+    // Not awaited: this runs within a tick.
+    void this.ticker?.stop();
+    void this.stamper?.stop();
     this.single = new RelayNode(this.options, this.deps);
     await this.single.start();
   }
@@ -386,10 +378,8 @@ export class PartitionedRelayNode {
   }
 }
 
-const STREAM_ORDER: StreamState[] = ['retrying', 'draining', 'following', 'stopped'];
-
 /** The state that needs attention first (`retrying` over `draining` over `following`). */
 function worstStream(states: readonly StreamState[]): StreamState {
-  for (const state of STREAM_ORDER) if (states.includes(state)) return state;
-  return 'stopped';
+  const order: StreamState[] = ['retrying', 'draining', 'following'];
+  return order.find((state) => states.includes(state)) ?? 'stopped';
 }

@@ -1,5 +1,4 @@
-import { InFlightBudget } from '../engine/in-flight.budget';
-import type { InFlightPool } from '../engine/in-flight.budget';
+import { InFlightBudget, type InFlightPool } from '../engine/in-flight.budget';
 
 /**
  * `maxInFlight` and `maxInFlightBytes` of one instance, shared by the engines of the
@@ -24,15 +23,11 @@ export class SharedInFlight implements InFlightPool {
   }
 
   get events(): number {
-    let total = 0;
-    for (const share of this.shares) total += share.events;
-    return total;
+    return this.total((share) => share.events);
   }
 
   get bytes(): number {
-    let total = 0;
-    for (const share of this.shares) total += share.bytes;
-    return total;
+    return this.total((share) => share.bytes);
   }
 
   limitOf(): { events: number; bytes: number } {
@@ -44,8 +39,7 @@ export class SharedInFlight implements InFlightPool {
   }
 
   allows(events: number): boolean {
-    let committed = 0;
-    for (const share of this.shares) committed += share.committed;
+    const committed = this.total((share) => share.committed);
     return committed + events <= this.maxEvents && this.bytes < this.maxBytes;
   }
 
@@ -55,5 +49,11 @@ export class SharedInFlight implements InFlightPool {
 
   detach(share: InFlightBudget): void {
     if (this.shares.delete(share)) this.freed(share);
+  }
+
+  private total(of: (share: InFlightBudget) => number): number {
+    let total = 0;
+    for (const share of this.shares) total += of(share);
+    return total;
   }
 }

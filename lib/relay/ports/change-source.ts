@@ -27,9 +27,9 @@ export interface ChangeBatch {
 
 /**
  * Why a change stream cannot go on from where it is:
- * - `position-lost`: the stored position can never be resumed (MongoDB 286 ChangeStreamHistoryLost,
- *   280 ChangeStreamFatalError, 260 InvalidResumeToken), the stream was invalidated (collection
- *   dropped or renamed), or the cursor closed by itself. The relay recovers from the collection.
+ * - `position-lost`: the stored position can never be resumed (MongoDB: `POSITION_LOST_CODES`),
+ *   the stream was invalidated (collection dropped or renamed), or the cursor closed by itself.
+ *   The relay recovers from the collection.
  * - `transient`: anything else (network, election, timeouts). The relay reopens from its last
  *   safe position, with backoff, for as long as it takes.
  */

@@ -36,18 +36,40 @@ export const systemClock: RelayClock = {
     handle.unref?.();
     return { cancel: () => clearTimeout(handle) };
   },
-  sleep(ms) {
-    return new Promise((resolve) => {
-      const handle = setTimeout(resolve, Math.max(0, ms));
-      handle.unref?.();
-    });
-  },
+  sleep: (ms) => new Promise((resolve) => systemClock.setTimeout(resolve, ms)),
   every(_name, ms, fn) {
     const handle = setInterval(fn, Math.max(1, ms));
     handle.unref?.();
     return { cancel: () => clearInterval(handle) };
   },
 };
+
+/** A periodic job whose `stop()` cancels it and waits for the run under way. */
+export interface RelayJob {
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `job` every `ms` (`clock.every`), never two runs at once: a tick while a run is under way
+ * is skipped.
+ */
+export function everyInTurn(
+  clock: RelayClock,
+  name: string,
+  ms: number,
+  job: () => Promise<unknown>,
+): RelayJob {
+  let running: Promise<unknown> | undefined;
+  const timer = clock.every(name, ms, () => {
+    running ??= job().finally(() => (running = undefined));
+  });
+  return {
+    stop: async () => {
+      timer.cancel();
+      await running?.catch(() => undefined);
+    },
+  };
+}
 
 /**
  * Resolves after `ms` on `clock`, or as soon as `signal` is aborted (at once when it already

@@ -52,17 +52,13 @@ export interface RelayMembershipStore {
    */
   leases(layout: RelayLayout | undefined, partitions: number): Promise<PartitionLease[]>;
   /**
-   * Switches to `partitions`, only if the stored layout is still `expected` (compare
-   * `generation`; undefined: none stored) and no lease of `expected` is valid at the server's
-   * time when the switch applies. A check by the caller before (`leases`) is not enough: a
-   * relay of `expected` can take or renew a lease between that check and the switch. So the
-   * switch itself closes every lease of `expected`, each only if it is expired, so that none can
-   * be taken or renewed any more; if one is valid, it reopens those it closed and gives up.
-   * The switch also closes the single relay lease to relays of older versions, which know
-   * nothing of layouts (unless `partitions` is 1, which opens it again, with a fencing number
-   * above every one given so far). Returns the new layout, or undefined when nothing changed:
-   * another instance switched (or is switching) first, or a lease of `expected` is valid (the
-   * caller tries again later).
+   * Switches to `partitions`, only if the stored layout is still `expected` (by `generation`;
+   * undefined: none stored) and no lease of `expected` is valid when the switch applies: a check
+   * by the caller before (`leases`) is not enough, so the switch closes every expired lease of
+   * `expected` itself and gives up when one is valid (MongoDB: `RelayLayoutSwitch`). It also
+   * closes the single relay lease to relays of older versions (reopens it, at a fencing number
+   * above every one given so far, for `partitions: 1`). The new layout, or undefined when
+   * nothing changed (another instance switches or switched first, or a lease is valid).
    */
   switchLayout(
     expected: RelayLayout | undefined,
@@ -84,9 +80,6 @@ export interface RelayPartitionPorts {
   membership: RelayMembershipStore;
   /** The ports of partition `partition` of `layout`. */
   scope(layout: RelayLayout, partition: number): PartitionScope;
-  /**
-   * Stamps `slot` on up to `limit` pending events that lack it (written by a version before
-   * slots), returns how many it found (see `OutboxRelayStore.stampMissingSlots`).
-   */
+  /** See `OutboxRelayStore.stampMissingSlots` (here for the whole outbox). */
   stampMissingSlots(limit: number): Promise<number>;
 }
