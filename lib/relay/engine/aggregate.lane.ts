@@ -15,7 +15,7 @@ export interface LaneItem {
 /**
  * - `live`: events arrive from the stream (or the drain) in commit order and are published in
  *   that order.
- * - `blocked`: the aggregate waits, for its own retry or for a held destination (`heldBy`). Its
+ * - `blocked`: the aggregate waits, for its own retry or for a held destination. Its
  *   events stay pending in the collection, each with a durable marker.
  * - `catchup`: the aggregate's pending events are read from the collection, page by page, in
  *   aggregate order; events the stream brings meanwhile are marked and read with a later page.
@@ -47,11 +47,6 @@ export class AggregateLane {
 
   get mode(): LaneMode {
     return this.current;
-  }
-
-  /** While blocked by a destination hold: which. */
-  get heldBy(): string | undefined {
-    return this.destination;
   }
 
   /** Blocked for its own retry (not by a destination). */

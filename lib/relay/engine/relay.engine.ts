@@ -169,7 +169,7 @@ export class RelayEngine {
       const key = aggregateKey(event);
       const tracked = this.lanes.get(key);
       if (!tracked && (event.nextAttemptAt || this.lanes.untracked.mayHave(key))) {
-        this.offerUntracked(event, settle);
+        this.offerMarked(event, settle);
         continue;
       }
       const lane = tracked ?? this.lanes.laneOf(event);
@@ -184,11 +184,7 @@ export class RelayEngine {
         continue;
       }
       if (event.nextAttemptAt) {
-        // Marked by an earlier term: read its aggregate from the collection, in order.
-        settle();
-        const retryAt = new Date(event.nextAttemptAt).getTime();
-        if (retryAt > this.deps.now()) this.steps.blockUntil(lane, retryAt);
-        else this.steps.startCatchUp(lane);
+        this.offerMarked(event, settle); // marked by an earlier term: its lane reads it in order
         continue;
       }
       const item: LaneItem = { event, id, bytes: this.sizeOf(event), settles: [settle] };
@@ -281,11 +277,11 @@ export class RelayEngine {
   // ---------------------------------------------------------------- lanes
 
   /**
-   * An event of an aggregate without a lane that has (or may have) marked events: left pending
-   * with a marker, and the aggregate read from the collection in order (now, when a lane fits;
-   * else by the sweep or the rescan of the marks).
+   * A marked event, or one of an aggregate without a lane that may have marked events: left
+   * pending (with a marker), and the aggregate read from the collection in order (now, or at the
+   * event's retry, when a lane fits; else by the sweep or the rescan of the marks).
    */
-  private offerUntracked(event: OutboxEventRecord, settle: Settle): void {
+  private offerMarked(event: OutboxEventRecord, settle: Settle): void {
     if (event.nextAttemptAt) settle();
     else {
       this.lanes.untracked.add(aggregateKey(event));

@@ -54,11 +54,6 @@ export class CheckpointTracker {
     if (token !== undefined && this.open.size === 0) this.idleToken = token;
   }
 
-  /** Changes (and barriers) tracked but not settled. */
-  get unsettled(): number {
-    return this.open.size;
-  }
-
   /** Settled changes not yet covered by a saved checkpoint. */
   get unsaved(): number {
     return this.safeSeq - this.savedSeq;
