@@ -110,7 +110,7 @@ export class RelayEngine {
       destinationsOf: deps.publisher.destinationsOf?.bind(deps.publisher),
     });
     this.catchUps = new CatchUpRequests({
-      ...{ lanes, holds, steps, closed, bound: () => budget.maxEvents },
+      ...{ lanes, holds, steps, closed },
       readsQueued: () => this.reader.waiting,
     });
     this.budget = budget;
@@ -274,8 +274,6 @@ export class RelayEngine {
     return finished;
   }
 
-  // ---------------------------------------------------------------- lanes
-
   /**
    * A marked event, or one of an aggregate without a lane that may have marked events: left
    * pending (with a marker), and the aggregate read from the collection in order (now, or at the
@@ -297,8 +295,6 @@ export class RelayEngine {
   private sizeOf(event: OutboxEventRecord): number {
     return this.deps.publisher.sizeOf?.(event) ?? eventSize(event);
   }
-
-  // ---------------------------------------------------------------- publishing
 
   private track(task: Promise<void>): void {
     const tracked = task
