@@ -41,7 +41,8 @@ export class RelayEngine {
   private readonly lanes: LaneTable;
   private readonly batches: BatchQueue;
   private readonly reader: CatchUpReader;
-  private readonly catchUps: CatchUpRequests;
+  /** The due reader's requests to read aggregates from the collection (`requestCatchUp`). */
+  readonly catchUps: CatchUpRequests;
   private readonly pause: BrokerPause;
   private readonly steps: LaneSteps;
   private readonly outcomes: OutcomeApplier;
@@ -126,20 +127,6 @@ export class RelayEngine {
   /** Aggregates tracked (publishing, blocked, catching up). */
   get trackedAggregates(): number {
     return this.lanes.size;
-  }
-
-  /** How many more aggregates `requestCatchUp` takes now (see `CatchUpRequests`). */
-  get catchUpRoom(): number {
-    return this.catchUps.room;
-  }
-
-  /** Aggregates tracked, or waiting for a lane to be read from the collection. */
-  get busyAggregates(): number {
-    return this.catchUps.busy;
-  }
-
-  isTracked(ref: AggregateRef): boolean {
-    return this.catchUps.isTracked(ref);
   }
 
   status() {
@@ -280,11 +267,8 @@ export class RelayEngine {
    * event's retry, when a lane fits; else by the sweep or the rescan of the marks).
    */
   private offerMarked(event: OutboxEventRecord, settle: Settle): void {
-    if (event.nextAttemptAt) settle();
-    else {
-      this.lanes.untracked.add(aggregateKey(event));
-      this.marker.holdBack(event, settle);
-    }
+    if (!event.nextAttemptAt) this.lanes.untracked.add(aggregateKey(event));
+    this.marker.holdBack(event, settle); // settled at once when marked already
     const lane = this.lanes.admit(event, true);
     if (!lane) return;
     const retryAt = event.nextAttemptAt ? new Date(event.nextAttemptAt).getTime() : 0;

@@ -61,8 +61,7 @@ export class CheckpointTracker {
 
   /** The newest safe position, saved or not (to reopen the stream from after a failure). */
   latest(): ResumeToken | undefined {
-    if (this.open.size === 0 && this.idleToken !== undefined) return this.idleToken;
-    return this.safe;
+    return this.pending()?.token ?? this.safe;
   }
 
   /** The position to save now, or undefined when nothing new is safe. */

@@ -51,9 +51,7 @@ export class RelayTerm {
   ) {
     const { clock, loggers, metrics, publisher, outbox } = deps;
     const random = deps.random ?? Math.random;
-    const canPublish = () => this.active && lease.isValid();
     const now = () => lease.serverNow();
-    const checkpointAllowed = () => (this.active || this.finalSave) && lease.isValid();
     const writes = new FencedWrites(outbox, fencing, () => this.settling && lease.isValid());
     this.engine = new RelayEngine(options, {
       outbox,
@@ -62,7 +60,7 @@ export class RelayTerm {
       clock,
       now,
       dueBy: () => this.due.dueBy(),
-      canPublish,
+      canPublish: () => this.active && lease.isValid(),
       leaseValid: () => lease.isValid(),
       random,
       logger: loggers('RelayEngine'),
@@ -82,7 +80,7 @@ export class RelayTerm {
       fencing: fencing ?? 0,
       clock,
       now,
-      leaseValid: checkpointAllowed,
+      leaseValid: () => (this.active || this.finalSave) && lease.isValid(),
       logger: loggers('RelayCheckpoint'),
       metrics,
       fencedOff: () => this.endItself('fenced-off'),
