@@ -151,15 +151,10 @@ export class ChangeStreamFollower {
       }
       const changes = batch.changes;
       caughtUp = changes.length < reservation.events;
-      if (changes.length === 0) {
-        engine.budget.settleReservation(reservation, 0, 0);
-        tracker.observeIdle(batch.position);
-        void checkpointer.maybeSave();
-        continue;
-      }
       const now = this.takeNow(changes);
       if (now.length === 0) {
         engine.budget.settleReservation(reservation, 0, 0);
+        if (changes.length === 0) tracker.observeIdle(batch.position);
         void checkpointer.maybeSave();
         continue;
       }
