@@ -49,12 +49,10 @@ export class AggregateLane {
     return this.current;
   }
 
-  /** Blocked for its own retry (not by a destination). */
   get waitsForRetry(): boolean {
     return this.current === 'blocked' && this.destination === undefined;
   }
 
-  /** Blocked by a destination hold. */
   get waitsForDestination(): boolean {
     return this.current === 'blocked' && this.destination !== undefined;
   }

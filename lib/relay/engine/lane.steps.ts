@@ -82,8 +82,7 @@ export class LaneSteps {
   dropQueue(lane: AggregateLane, items: readonly LaneItem[]): void {
     for (const item of lane.drop(items)) {
       this.deps.budget.release(1, item.bytes);
-      const settles = item.settles;
-      this.deps.marker.holdBack(item.event, () => settles.forEach((settle) => settle()));
+      this.deps.marker.holdBack(item.event, () => item.settles.forEach((settle) => settle()));
     }
   }
 
