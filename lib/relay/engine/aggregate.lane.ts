@@ -15,7 +15,7 @@ export interface LaneItem {
 /**
  * - `live`: events arrive from the stream (or the drain) in commit order and are published in
  *   that order.
- * - `blocked`: the aggregate waits, for its own retry or for a held destination (`heldBy`). Its
+ * - `blocked`: the aggregate waits, for its own retry or for a held destination. Its
  *   events stay pending in the collection, each with a durable marker.
  * - `catchup`: the aggregate's pending events are read from the collection, page by page, in
  *   aggregate order; events the stream brings meanwhile are marked and read with a later page.
@@ -49,17 +49,10 @@ export class AggregateLane {
     return this.current;
   }
 
-  /** While blocked by a destination hold: which. */
-  get heldBy(): string | undefined {
-    return this.destination;
-  }
-
-  /** Blocked for its own retry (not by a destination). */
   get waitsForRetry(): boolean {
     return this.current === 'blocked' && this.destination === undefined;
   }
 
-  /** Blocked by a destination hold. */
   get waitsForDestination(): boolean {
     return this.current === 'blocked' && this.destination !== undefined;
   }

@@ -1,3 +1,4 @@
+import type { ResolvedRelayOptions } from '../relay.options';
 import type { AggregateLane, LaneItem } from './aggregate.lane';
 
 export interface BatchEntry {
@@ -5,10 +6,7 @@ export interface BatchEntry {
   items: LaneItem[];
 }
 
-export interface BatchLimits {
-  batchSize: number;
-  maxBatchBytes: number;
-}
+export type BatchLimits = Pick<ResolvedRelayOptions, 'batchSize' | 'maxBatchBytes'>;
 
 /**
  * Batching: the lanes with events ready to publish, in the order they became ready, and the

@@ -27,7 +27,6 @@ function setup() {
       },
       startCatchUp: (lane) => started.push(lane.ref.aggregateId),
     },
-    bound: () => 1,
     readsQueued: () => 0,
     closed: () => false,
   });

@@ -8,8 +8,6 @@ export interface CatchUpRequestsDeps {
   lanes: LaneTable;
   holds: Pick<DestinationHolds, 'waitingLanes'>;
   steps: Pick<LaneSteps, 'evictWaiting' | 'startCatchUp'>;
-  /** The lane table's bound (`maxInFlight`). */
-  bound: () => number;
   /** Catch-up reads queued (the reader refuses more beyond `MAX_QUEUED_READS`). */
   readsQueued: () => number;
   closed: () => boolean;
@@ -36,8 +34,9 @@ export class CatchUpRequests {
 
   /** How many more `request` takes now (lanes, then places to wait for one). */
   get room(): number {
-    const { lanes, holds, bound } = this.deps;
-    return Math.max(0, bound() - lanes.size + holds.waitingLanes) + MAX_WAITING - this.waiting.size;
+    const { lanes, holds } = this.deps;
+    const lanesFree = Math.max(0, lanes.bound() - lanes.size + holds.waitingLanes);
+    return lanesFree + MAX_WAITING - this.waiting.size;
   }
 
   /** Aggregates tracked, or waiting for a lane. */

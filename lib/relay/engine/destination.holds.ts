@@ -142,16 +142,19 @@ export class DestinationHolds {
 
   /**
    * The probe of `lane` ended without an answer from the destination (nothing pending there any
-   * more, or its event was dead-lettered). Returns whether a hold needs a new probe.
+   * more, or its event was dead-lettered; with `parked`, see `park`). Returns whether a hold needs
+   * a new probe.
    */
-  probeEnded(lane: string): boolean {
+  probeEnded(lane: string, parked = false): boolean {
     let freed = false;
     for (const hold of this.holds.values()) {
-      if (hold.probe === lane) {
+      const probing = hold.probe === lane;
+      if (probing) {
         hold.probe = undefined;
         freed = true;
       }
-      hold.waiting.delete(lane);
+      const waited = hold.waiting.delete(lane);
+      if (parked && (waited || probing)) hold.parked++;
     }
     return freed;
   }
@@ -161,16 +164,7 @@ export class DestinationHolds {
    * whether it was a probe (a hold then needs a new one).
    */
   park(lane: string): boolean {
-    let freed = false;
-    for (const hold of this.holds.values()) {
-      const probing = hold.probe === lane;
-      if (probing) {
-        hold.probe = undefined;
-        freed = true;
-      }
-      if (hold.waiting.delete(lane) || probing) hold.parked++;
-    }
-    return freed;
+    return this.probeEnded(lane, true);
   }
 
   /** Holds whose backoff ran out and that have no probe yet: one waiting lane each, now the probe. */

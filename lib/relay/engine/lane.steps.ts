@@ -82,8 +82,7 @@ export class LaneSteps {
   dropQueue(lane: AggregateLane, items: readonly LaneItem[]): void {
     for (const item of lane.drop(items)) {
       this.deps.budget.release(1, item.bytes);
-      const settles = item.settles;
-      this.deps.marker.holdBack(item.event, () => settles.forEach((settle) => settle()));
+      this.deps.marker.holdBack(item.event, () => item.settles.forEach((settle) => settle()));
     }
   }
 
@@ -92,11 +91,15 @@ export class LaneSteps {
     this.deps.budget.release(1, item.bytes);
   }
 
-  /** A lane that waits leaves memory beyond the bound (see `LaneTable`); timers and holds forget it. */
-  parkIfOver(lane: AggregateLane): void {
-    if (!this.deps.lanes.park(lane)) return;
+  /**
+   * A lane that waits leaves memory beyond the bound (or, with `evict`, to make room; see
+   * `LaneTable`); timers and holds forget it. Returns whether it did.
+   */
+  parkIfOver(lane: AggregateLane, evict = false): boolean {
+    if (!this.deps.lanes.park(lane, evict)) return false;
     this.retries.delete(lane.key);
     if (this.deps.holds.park(lane.key)) this.armTimer();
+    return true;
   }
 
   /**
@@ -108,10 +111,7 @@ export class LaneSteps {
   evictWaiting(): boolean {
     const key = this.deps.holds.longestWaiting();
     const lane = key === undefined ? undefined : this.deps.lanes.get(key);
-    if (!lane?.waitsForDestination || !this.deps.lanes.park(lane, true)) return false;
-    this.retries.delete(lane.key);
-    if (this.deps.holds.park(lane.key)) this.armTimer();
-    return true;
+    return !!lane?.waitsForDestination && this.parkIfOver(lane, true);
   }
 
   /** One timer, at the earliest of: a lane's retry, a hold's probe, the end of the broker pause. */

@@ -18,7 +18,7 @@ export class LaneTable {
   readonly untracked = new UntrackedMarks();
   private roomWaiters: Array<() => void> = [];
 
-  constructor(private readonly bound: () => number) {}
+  constructor(readonly bound: () => number) {}
 
   get size(): number {
     return this.lanes.size;

@@ -4,7 +4,6 @@ import type { PublishOutcome } from '../../publisher/outbox-publisher.interface'
 import type { DeadLetterRecord } from '../ports/outbox-relay.store';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { OutboxRelayMetrics } from '../relay.metrics';
-import type { ResolvedRelayOptions } from '../relay.options';
 import type { RelayWrites } from '../term/fenced.writes';
 import type { AckedEvents } from './acked-events';
 import type { AggregateLane, LaneItem } from './aggregate.lane';
@@ -16,12 +15,9 @@ import type { LaneSteps } from './lane.steps';
 import type { LaneTable } from './lane.table';
 import type { MarksRescan } from './marks.rescan';
 import { judgeLane } from './outcome.judge';
-import type { LaneJudgement } from './outcome.judge';
+import type { JudgeContext, LaneJudgement } from './outcome.judge';
 
-export interface OutcomeApplierDeps {
-  maxAttempts: number;
-  backoff: ResolvedRelayOptions['backoff'];
-  random: () => number;
+export interface OutcomeApplierDeps extends Omit<JudgeContext, 'now'> {
   /** Server-time estimate, ms. */
   now: () => number;
   destinationsOf?: (event: LaneItem['event']) => readonly string[];
@@ -53,12 +49,7 @@ export class OutcomeApplier {
   /** Applies the outcomes of one publish call (also after `close`: what the broker acknowledged is settled and marked). */
   apply(entries: readonly BatchEntry[], outcomes: readonly PublishOutcome[]): void {
     const now = this.deps.now();
-    const context = {
-      now,
-      maxAttempts: this.deps.maxAttempts,
-      backoff: this.deps.backoff,
-      random: this.deps.random,
-    };
+    const context = { ...this.deps, now };
     let offset = 0;
     const accepted: LaneItem[] = [];
     const judged = entries.map((entry) => {

@@ -41,7 +41,8 @@ export class RelayEngine {
   private readonly lanes: LaneTable;
   private readonly batches: BatchQueue;
   private readonly reader: CatchUpReader;
-  private readonly catchUps: CatchUpRequests;
+  /** The due reader's requests to read aggregates from the collection (`requestCatchUp`). */
+  readonly catchUps: CatchUpRequests;
   private readonly pause: BrokerPause;
   private readonly steps: LaneSteps;
   private readonly outcomes: OutcomeApplier;
@@ -110,7 +111,7 @@ export class RelayEngine {
       destinationsOf: deps.publisher.destinationsOf?.bind(deps.publisher),
     });
     this.catchUps = new CatchUpRequests({
-      ...{ lanes, holds, steps, closed, bound: () => budget.maxEvents },
+      ...{ lanes, holds, steps, closed },
       readsQueued: () => this.reader.waiting,
     });
     this.budget = budget;
@@ -126,20 +127,6 @@ export class RelayEngine {
   /** Aggregates tracked (publishing, blocked, catching up). */
   get trackedAggregates(): number {
     return this.lanes.size;
-  }
-
-  /** How many more aggregates `requestCatchUp` takes now (see `CatchUpRequests`). */
-  get catchUpRoom(): number {
-    return this.catchUps.room;
-  }
-
-  /** Aggregates tracked, or waiting for a lane to be read from the collection. */
-  get busyAggregates(): number {
-    return this.catchUps.busy;
-  }
-
-  isTracked(ref: AggregateRef): boolean {
-    return this.catchUps.isTracked(ref);
   }
 
   status() {
@@ -169,7 +156,7 @@ export class RelayEngine {
       const key = aggregateKey(event);
       const tracked = this.lanes.get(key);
       if (!tracked && (event.nextAttemptAt || this.lanes.untracked.mayHave(key))) {
-        this.offerUntracked(event, settle);
+        this.offerMarked(event, settle);
         continue;
       }
       const lane = tracked ?? this.lanes.laneOf(event);
@@ -184,11 +171,7 @@ export class RelayEngine {
         continue;
       }
       if (event.nextAttemptAt) {
-        // Marked by an earlier term: read its aggregate from the collection, in order.
-        settle();
-        const retryAt = new Date(event.nextAttemptAt).getTime();
-        if (retryAt > this.deps.now()) this.steps.blockUntil(lane, retryAt);
-        else this.steps.startCatchUp(lane);
+        this.offerMarked(event, settle); // marked by an earlier term: its lane reads it in order
         continue;
       }
       const item: LaneItem = { event, id, bytes: this.sizeOf(event), settles: [settle] };
@@ -278,19 +261,14 @@ export class RelayEngine {
     return finished;
   }
 
-  // ---------------------------------------------------------------- lanes
-
   /**
-   * An event of an aggregate without a lane that has (or may have) marked events: left pending
-   * with a marker, and the aggregate read from the collection in order (now, when a lane fits;
-   * else by the sweep or the rescan of the marks).
+   * A marked event, or one of an aggregate without a lane that may have marked events: left
+   * pending (with a marker), and the aggregate read from the collection in order (now, or at the
+   * event's retry, when a lane fits; else by the sweep or the rescan of the marks).
    */
-  private offerUntracked(event: OutboxEventRecord, settle: Settle): void {
-    if (event.nextAttemptAt) settle();
-    else {
-      this.lanes.untracked.add(aggregateKey(event));
-      this.marker.holdBack(event, settle);
-    }
+  private offerMarked(event: OutboxEventRecord, settle: Settle): void {
+    if (!event.nextAttemptAt) this.lanes.untracked.add(aggregateKey(event));
+    this.marker.holdBack(event, settle); // settled at once when marked already
     const lane = this.lanes.admit(event, true);
     if (!lane) return;
     const retryAt = event.nextAttemptAt ? new Date(event.nextAttemptAt).getTime() : 0;
@@ -301,8 +279,6 @@ export class RelayEngine {
   private sizeOf(event: OutboxEventRecord): number {
     return this.deps.publisher.sizeOf?.(event) ?? eventSize(event);
   }
-
-  // ---------------------------------------------------------------- publishing
 
   private track(task: Promise<void>): void {
     const tracked = task

@@ -21,10 +21,6 @@ export class RetrySchedule<K> {
     this.due.delete(key);
   }
 
-  has(key: K): boolean {
-    return this.due.has(key);
-  }
-
   /** The earliest due time, or undefined. */
   next(): number | undefined {
     this.dropStale();
@@ -32,9 +28,9 @@ export class RetrySchedule<K> {
   }
 
   /** Removes and returns the keys due at or before `now`, earliest first. */
-  takeDue(now: number, limit = Infinity): K[] {
+  takeDue(now: number): K[] {
     const out: K[] = [];
-    while (out.length < limit) {
+    for (;;) {
       this.dropStale();
       const head = this.heap[0];
       if (!head || head.at > now) break;

@@ -6,7 +6,7 @@ import type { RelayLogger } from '../ports/relay-logger';
 
 export interface DueReaderDeps {
   outbox: Pick<OutboxRelayStore, 'majorityTime' | 'findDueAggregates' | 'nextDueAt'>;
-  engine: Pick<RelayEngine, 'requestCatchUp' | 'isTracked' | 'busyAggregates' | 'catchUpRoom'>;
+  engine: Pick<RelayEngine, 'catchUps'>;
   clock: RelayClock;
   /** False once the term ends. */
   active: () => boolean;
@@ -40,7 +40,7 @@ const STILL_MS = 200;
  * server's majority time (`majorityTime`: a time on the server's clock by which every write is
  * majority-committed), finds the aggregates with an event due by then (by `availableAt`, then
  * `_id`), and has the engine catch each one up from the collection in its aggregate order
- * (`requestCatchUp`), as many as the engine has room for; aggregates the engine already works
+ * (`CatchUpRequests`), as many as the engine has room for; aggregates the engine already works
  * on are left to it (a later pass looks again). The majority time read last is `dueBy`:
  * catch-up reads take scheduled events due by it and leave later ones out, so no event is
  * published before its `availableAt` on the server's clock, and every write committed by then
@@ -141,7 +141,8 @@ export class DueReader {
 
   /** One pass; returns how long until the next (ms). */
   private async readDue(): Promise<number> {
-    const { outbox, engine } = this.deps;
+    const { outbox } = this.deps;
+    const { catchUps } = this.deps.engine;
     // Not the primary's clock: a write it committed before a due time may still be replicating.
     const majorityNow = await outbox.majorityTime();
     const advanced = majorityNow.getTime() > this.majorityAt;
@@ -155,15 +156,15 @@ export class DueReader {
     let busy = 0;
     for (const marked of [false, true]) {
       // Room for new lanes (`requestCatchUp` also refuses when its queue of reads is full).
-      const room = engine.catchUpRoom;
+      const room = catchUps.room;
       if (room === 0) return BUSY_MS;
       // Ask beyond the room by the aggregates the engine works on: those may come first, and are skipped.
-      const limit = Math.min(PAGE, room + engine.busyAggregates);
+      const limit = Math.min(PAGE, room + catchUps.busy);
       const due = await outbox.findDueAggregates(majorityNow, limit, marked);
       for (const aggregate of due) {
         if (this.stopped || !this.deps.active()) return BUSY_MS;
-        if (engine.isTracked(aggregate)) busy++;
-        else if (engine.requestCatchUp(aggregate)) started++;
+        if (catchUps.isTracked(aggregate)) busy++;
+        else if (catchUps.request(aggregate)) started++;
         else busy++; // no room left: a later pass
       }
       if (due.length >= limit && started > 0) return MORE_MS;

@@ -128,7 +128,6 @@ export class ChangeStreamFollower {
   ): Promise<void> {
     const { engine, checkpointer } = this.deps;
     const tracker = checkpointer.tracker;
-    let first = true;
     // A read that may wait the idle time holds its reservation meanwhile: once the stream has
     // caught up (a batch came back short), it reserves at most half the events, and lets the
     // catch-up reads (the due reader's, the marks') go first (`reserveIdle`), so an idle stream
@@ -145,35 +144,24 @@ export class ChangeStreamFollower {
       let batch;
       try {
         batch = await cursor.next(reservation.events);
-        if (first) {
-          healthy();
-          first = false;
-        }
+        healthy();
       } catch (error) {
         engine.budget.settleReservation(reservation, 0, 0);
         throw error;
       }
       const changes = batch.changes;
       caughtUp = changes.length < reservation.events;
-      if (changes.length === 0) {
-        engine.budget.settleReservation(reservation, 0, 0);
-        tracker.observeIdle(batch.position);
-        void checkpointer.maybeSave();
-        continue;
-      }
-      const seqs = changes.map((change) => tracker.track(change.token));
-      const now = this.takeNow(changes, seqs);
+      const now = this.takeNow(changes);
       if (now.length === 0) {
         engine.budget.settleReservation(reservation, 0, 0);
+        if (changes.length === 0) tracker.observeIdle(batch.position);
         void checkpointer.maybeSave();
         continue;
       }
       const read = engine.openRead();
       let states;
       try {
-        states = await this.deps.outbox.findPendingState(
-          now.map((index) => changes[index].event._id),
-        );
+        states = await this.deps.outbox.findPendingState(now.map(({ change }) => change.event._id));
       } catch (error) {
         engine.closeRead(read);
         engine.budget.settleReservation(reservation, 0, 0);
@@ -183,13 +171,11 @@ export class ChangeStreamFollower {
       // current relay fields (attempts, markers, errors); the body comes from the change event.
       const byId = new Map(states.map((state) => [String(state._id), state]));
       const offers: Offer[] = [];
-      now.forEach((index) => {
-        const change = changes[index];
-        const seq = seqs[index];
+      for (const { change, seq } of now) {
         const state = byId.get(String(change.event._id));
         if (!state) {
           tracker.settle(seq);
-          return;
+          continue;
         }
         offers.push({
           event: { ...change.event, ...state },
@@ -198,7 +184,7 @@ export class ChangeStreamFollower {
             void checkpointer.maybeSave();
           },
         });
-      });
+      }
       engine.offer(offers, reservation, read);
       engine.closeRead(read);
       void checkpointer.maybeSave();
@@ -206,22 +192,25 @@ export class ChangeStreamFollower {
   }
 
   /**
-   * The indexes of `changes` to publish now. A scheduled event (with `availableAt`, due or not)
-   * is never taken from the stream: the due reader publishes it from the collection once due,
-   * in its aggregate's order. It is settled at once (nothing of it stays in memory, so the
-   * checkpoint passes it) and only its due time is noted.
+   * Tracks `changes` (in stream order) and returns those to publish now, with their sequence
+   * numbers. A scheduled event (with `availableAt`, due or not) is never taken from the stream:
+   * the due reader publishes it from the collection once due, in its aggregate's order. It is
+   * settled at once (nothing of it stays in memory, so the checkpoint passes it) and only its due
+   * time is noted.
    */
-  private takeNow(changes: readonly OutboxChange[], seqs: readonly number[]): number[] {
-    const now: number[] = [];
-    changes.forEach((change, index) => {
+  private takeNow(changes: readonly OutboxChange[]): Array<{ change: OutboxChange; seq: number }> {
+    const tracker = this.deps.checkpointer.tracker;
+    const now: Array<{ change: OutboxChange; seq: number }> = [];
+    for (const change of changes) {
+      const seq = tracker.track(change.token);
       const availableAt = change.event.availableAt;
       if (availableAt === undefined || availableAt === null) {
-        now.push(index);
-        return;
+        now.push({ change, seq });
+        continue;
       }
-      this.deps.checkpointer.tracker.settle(seqs[index]);
+      tracker.settle(seq);
       this.deps.scheduled(new Date(availableAt));
-    });
+    }
     return now;
   }
 }

@@ -54,11 +54,6 @@ export class CheckpointTracker {
     if (token !== undefined && this.open.size === 0) this.idleToken = token;
   }
 
-  /** Changes (and barriers) tracked but not settled. */
-  get unsettled(): number {
-    return this.open.size;
-  }
-
   /** Settled changes not yet covered by a saved checkpoint. */
   get unsaved(): number {
     return this.safeSeq - this.savedSeq;
@@ -66,8 +61,7 @@ export class CheckpointTracker {
 
   /** The newest safe position, saved or not (to reopen the stream from after a failure). */
   latest(): ResumeToken | undefined {
-    if (this.open.size === 0 && this.idleToken !== undefined) return this.idleToken;
-    return this.safe;
+    return this.pending()?.token ?? this.safe;
   }
 
   /** The position to save now, or undefined when nothing new is safe. */

@@ -9,14 +9,7 @@ import type {
 } from '../ports/outbox-relay.store';
 
 /** The writes of one leadership term (what the engine and the sweep may change). */
-export interface RelayWrites {
-  markPublished(ids: readonly unknown[], at: Date): Promise<void>;
-  markHeld(ids: readonly unknown[], retryAt: Date): Promise<void>;
-  recordFailure(event: OutboxEventRecord, failure: FailureRecord): Promise<void>;
-  markDead(event: OutboxEventRecord, record: DeadLetterRecord): Promise<void>;
-  copyToDeadLetters(event: MarkedDead): Promise<void>;
-  removeDead(id: unknown): Promise<void>;
-}
+export type RelayWrites = Pick<FencedWrites, keyof FencedWrites>;
 
 /**
  * Every write of a term carries its fencing number (the store conditions it on the document's
@@ -24,7 +17,7 @@ export interface RelayWrites {
  * ends before the lease expires on the server. A relay that lost its lease sends no write; one
  * it sent just before may still land, but never on a document a newer leader already wrote.
  */
-export class FencedWrites implements RelayWrites {
+export class FencedWrites {
   constructor(
     private readonly store: OutboxRelayStore,
     private readonly fence: RelayFence,

@@ -7,7 +7,6 @@ import { PendingSweeper } from '../recovery/pending.sweeper';
 import { loadRetryingAggregates } from '../recovery/retrying-aggregates.loader';
 import type { RelayNodeDeps } from '../relay-node.deps';
 import type { ResolvedRelayOptions } from '../relay.options';
-import type { RelayStatus } from '../relay.status';
 import { DueReader } from '../scheduled/due.reader';
 import { ChangeStreamFollower } from '../stream/change-stream.follower';
 import { Checkpointer } from '../stream/checkpointer';
@@ -52,9 +51,7 @@ export class RelayTerm {
   ) {
     const { clock, loggers, metrics, publisher, outbox } = deps;
     const random = deps.random ?? Math.random;
-    const canPublish = () => this.active && lease.isValid();
     const now = () => lease.serverNow();
-    const checkpointAllowed = () => (this.active || this.finalSave) && lease.isValid();
     const writes = new FencedWrites(outbox, fencing, () => this.settling && lease.isValid());
     this.engine = new RelayEngine(options, {
       outbox,
@@ -63,7 +60,7 @@ export class RelayTerm {
       clock,
       now,
       dueBy: () => this.due.dueBy(),
-      canPublish,
+      canPublish: () => this.active && lease.isValid(),
       leaseValid: () => lease.isValid(),
       random,
       logger: loggers('RelayEngine'),
@@ -83,7 +80,7 @@ export class RelayTerm {
       fencing: fencing ?? 0,
       clock,
       now,
-      leaseValid: checkpointAllowed,
+      leaseValid: () => (this.active || this.finalSave) && lease.isValid(),
       logger: loggers('RelayCheckpoint'),
       metrics,
       fencedOff: () => this.endItself('fenced-off'),
@@ -112,10 +109,6 @@ export class RelayTerm {
     });
   }
 
-  get isActive(): boolean {
-    return this.active;
-  }
-
   /** Starts the term's work in the background. */
   start(): void {
     this.running = this.run().catch((error: unknown) => {
@@ -135,10 +128,7 @@ export class RelayTerm {
       if (!this.lease.isValid()) return this.endItself('failed');
       const stored = await state.claimCheckpoint(this.fencing ?? 0);
       if (!this.active) return;
-      if (!stored) {
-        this.endItself('fenced-off');
-        return;
-      }
+      if (!stored) return this.endItself('fenced-off');
       this.checkpointer.started(stored.token, stored.savedAt);
       from = stored.token;
       const retrying = await loadRetryingAggregates(outbox, this.engine, activeNow);
@@ -212,20 +202,11 @@ export class RelayTerm {
     }
   }
 
-  status(): Pick<
-    RelayStatus,
-    | 'stream'
-    | 'streamError'
-    | 'heldDestinations'
-    | 'inFlight'
-    | 'trackedAggregates'
-    | 'brokerPausedUntil'
-  > {
-    const engine = this.engine.status();
+  status() {
     return {
       stream: this.follower.state,
       streamError: this.follower.error,
-      ...engine,
+      ...this.engine.status(),
     };
   }
 }
