@@ -2,11 +2,10 @@ import type { LoggerService } from '@nestjs/common';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import type { Admin, LogEntry, Producer, RecordMetadata } from 'kafkajs';
 import { asError } from '../../common/errors/describe-error';
+import { DEFAULT_CLIENT_ID, DEFAULT_RETRY } from './kafka-publisher.options';
 import type { KafkaPublisherOptions } from './kafka-publisher.options';
-import { throwIfSendAborted } from './kafka.sender';
+import { throwIfSendAborted, unknownPartitionError } from './kafka.sender';
 import type { KafkaSender, TopicBatch } from './kafka.sender';
-
-const DEFAULT_RETRY = { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 };
 
 /** `KafkaSender` over kafkajs: one producer (`acks: -1`) and an admin client for topic metadata. */
 export class KafkajsSender implements KafkaSender {
@@ -23,7 +22,7 @@ export class KafkajsSender implements KafkaSender {
     this.compression =
       options.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
     this.kafka = new Kafka({
-      clientId: options.clientId ?? 'nestjs-outbox-relay',
+      clientId: options.clientId ?? DEFAULT_CLIENT_ID,
       brokers: options.brokers,
       ssl: options.ssl,
       sasl: options.sasl,
@@ -43,12 +42,8 @@ export class KafkajsSender implements KafkaSender {
     const admin = await this.ensureAdmin();
     const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
     const count = metadata.topics.find((entry) => entry.name === topic)?.partitions.length ?? 0;
-    if (count === 0) {
-      throw Object.assign(new Error(`topic "${topic}" has no partitions in the cluster metadata`), {
-        name: 'KafkaJSProtocolError',
-        type: 'UNKNOWN_TOPIC_OR_PARTITION',
-      });
-    }
+    if (count === 0)
+      throw unknownPartitionError(`topic "${topic}" has no partitions in the cluster metadata`);
     return count;
   }
 
@@ -149,11 +144,8 @@ function throwIfUnanswered(batches: readonly TopicBatch[], stored: RecordMetadat
         checked = partition;
         continue;
       }
-      throw Object.assign(
-        new Error(
-          `partition ${partition} of topic "${topic}" is not in the cluster metadata: nothing was stored there`,
-        ),
-        { name: 'KafkaJSProtocolError', type: 'UNKNOWN_TOPIC_OR_PARTITION', retriable: true },
+      throw unknownPartitionError(
+        `partition ${partition} of topic "${topic}" is not in the cluster metadata: nothing was stored there`,
       );
     }
   }

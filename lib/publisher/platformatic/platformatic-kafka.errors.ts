@@ -79,12 +79,3 @@ function convert(error: ClientError & Error, depth: number): KafkajsShapedError 
   }
   return converted;
 }
-
-/** A partition (or topic) the cluster metadata does not have, as kafkajs reports it. */
-export function unknownPartitionError(message: string): KafkajsShapedError {
-  return Object.assign(new Error(message), {
-    name: 'KafkaJSProtocolError',
-    type: 'UNKNOWN_TOPIC_OR_PARTITION',
-    retriable: true,
-  });
-}

@@ -1,19 +1,16 @@
 import type { Producer, ProducerOptions, SASLOptions } from '@platformatic/kafka';
 import { OutboxOptionsError } from '../../common/errors/outbox-options.error';
+import { DEFAULT_CLIENT_ID, DEFAULT_RETRY } from '../kafka/kafka-publisher.options';
 import type { KafkaConnectionOptions } from '../kafka/kafka-publisher.options';
-import { throwIfSendAborted } from '../kafka/kafka.sender';
+import { throwIfSendAborted, unknownPartitionError } from '../kafka/kafka.sender';
 import type { KafkaSender, TopicBatch } from '../kafka/kafka.sender';
 import { loadPlatformaticKafka } from './platformatic-kafka.loader';
 import type { PlatformaticKafka } from './platformatic-kafka.loader';
-import { asKafkajsError, unknownPartitionError } from './platformatic-kafka.errors';
+import { asKafkajsError } from './platformatic-kafka.errors';
 import { rememberingHeaderNames } from './header-name.serializer';
 
 type StringProducer = Producer<string, string, string, string>;
 type StringProducerOptions = ProducerOptions<string, string, string, string>;
-
-/** The same defaults as `KafkajsSender`: a send gives up after about a second. */
-const DEFAULT_RETRIES = 2;
-const DEFAULT_RETRY_DELAY_MS = 100;
 
 /** The publisher's options this sender reads (its `KafkaPublisherOptions` has more). */
 export type PlatformaticKafkaSenderOptions = KafkaConnectionOptions & {
@@ -36,14 +33,14 @@ export class PlatformaticKafkaSender implements KafkaSender {
   ) {
     const idempotent = options.idempotent ?? false;
     this.producerOptions = {
-      clientId: options.clientId ?? 'nestjs-outbox-relay',
+      clientId: options.clientId ?? DEFAULT_CLIENT_ID,
       bootstrapBrokers: options.brokers,
       connectTimeout: options.connectionTimeout,
       requestTimeout: options.requestTimeout,
       tls: tlsOf(options.ssl),
       sasl: saslOf(options.sasl),
-      retries: options.retry?.retries ?? DEFAULT_RETRIES,
-      retryDelay: options.retry?.initialRetryTime ?? DEFAULT_RETRY_DELAY_MS,
+      retries: options.retry?.retries ?? DEFAULT_RETRY.retries,
+      retryDelay: options.retry?.initialRetryTime ?? DEFAULT_RETRY.initialRetryTime,
       autocreateTopics: options.allowAutoTopicCreation ?? false,
       acks: -1,
       idempotent,
