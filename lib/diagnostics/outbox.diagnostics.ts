@@ -12,9 +12,6 @@ import type {
   RelayRetryScheduledMessage,
 } from './diagnostic-channels';
 
-/** What the relay knows of an event: an outbox document, of which the message copies these fields. */
-type EventSource = RelayEventMessage;
-
 /** Where a consumed message came from. */
 type MessageSource = Pick<ConsumerEventMessage, 'topic' | 'partition' | 'offset'>;
 
@@ -23,7 +20,7 @@ type MessageSource = Pick<ConsumerEventMessage, 'topic' | 'partition' | 'offset'
  * test can spy on them).
  */
 export const diagnosticMessages = {
-  relayEvent(event: EventSource): RelayEventMessage {
+  relayEvent(event: RelayEventMessage): RelayEventMessage {
     return {
       eventId: event.eventId,
       eventType: event.eventType,
@@ -49,14 +46,14 @@ export const diagnosticMessages = {
  */
 export const outboxDiagnostics = {
   /** The broker acknowledged these events. */
-  relayPublished(items: readonly { event: EventSource }[]): void {
+  relayPublished(items: readonly { event: RelayEventMessage }[]): void {
     const channel = outboxChannels.relayPublished;
     if (!channel.hasSubscribers) return;
     for (const item of items) channel.publish(diagnosticMessages.relayEvent(item.event));
   },
 
   relayRetryScheduled(
-    event: EventSource,
+    event: RelayEventMessage,
     record: { attempts: number; nextAttemptAt: Date; error: string },
     maxAttempts: number,
   ): void {
@@ -72,7 +69,7 @@ export const outboxDiagnostics = {
   },
 
   relayDeadLettered(
-    event: EventSource,
+    event: RelayEventMessage,
     record: { reason: RelayDeadLetteredMessage['reason']; attempts: number; error: string },
   ): void {
     const channel = outboxChannels.relayDeadLettered;

@@ -67,13 +67,7 @@ export function kafkaErrorChain(error: unknown): { types: string[]; names: strin
   const visit = (value: unknown, depth: number): void => {
     if (value === null || typeof value !== 'object' || seen.has(value) || depth > 8) return;
     seen.add(value);
-    const candidate = value as {
-      type?: unknown;
-      name?: unknown;
-      originalError?: unknown;
-      cause?: unknown;
-      errors?: unknown;
-    };
+    const candidate = value as Record<string, unknown>;
     if (typeof candidate.type === 'string') types.push(candidate.type);
     if (typeof candidate.name === 'string') names.push(candidate.name);
     visit(candidate.originalError, depth + 1);

@@ -1,4 +1,4 @@
-import type { Attributes, BatchObservableResult, Observable } from '@opentelemetry/api';
+import type { Attributes, BatchObservableResult } from '@opentelemetry/api';
 import type { OutboxRelayMetrics } from '../../relay/relay.metrics';
 import type { RelayStatus } from '../../relay/relay.status';
 import { INSTRUMENTATION_SCOPE } from '../tracing/opentelemetry.loader';
@@ -14,6 +14,19 @@ export interface RelayMetricsSource {
 
 /** The attribute of the per-partition values (`relay.partitions` > 1). */
 export const PARTITION_ATTRIBUTE = 'outbox.relay.partition';
+
+const COUNTERS = [
+  ['outbox.relay.published', 'Events the broker acknowledged', '{event}', 'published'],
+  ['outbox.relay.retried', 'Failed publish attempts scheduled for a retry', '{event}', 'retried'],
+  ['outbox.relay.dead_lettered', 'Events moved to the dead letters', '{event}', 'deadLettered'],
+  [
+    'outbox.relay.recoveries',
+    'Times the stream position was lost and the relay recovered from the collection',
+    '{recovery}',
+    'recoveries',
+  ],
+  ['outbox.relay.outages', 'Times publishing paused: broker unavailable', '{outage}', 'outages'],
+] as const;
 
 /**
  * The relay's counters and gauges as OpenTelemetry instruments (names and units listed in the
@@ -32,37 +45,12 @@ export function registerRelayInstruments(
   source: RelayMetricsSource,
 ): () => void {
   const meter = api.metrics.getMeter(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
-  const counter = (name: string, description: string, unit: string) =>
-    meter.createObservableCounter(name, { description, unit });
   const gauge = (name: string, description: string, unit: string) =>
     meter.createObservableGauge(name, { description, unit });
-
-  const counters: Array<[Observable, (m: OutboxRelayMetrics) => number]> = [
-    [
-      counter('outbox.relay.published', 'Events the broker acknowledged', '{event}'),
-      (m) => m.published,
-    ],
-    [
-      counter('outbox.relay.retried', 'Failed publish attempts scheduled for a retry', '{event}'),
-      (m) => m.retried,
-    ],
-    [
-      counter('outbox.relay.dead_lettered', 'Events moved to the dead letters', '{event}'),
-      (m) => m.deadLettered,
-    ],
-    [
-      counter(
-        'outbox.relay.recoveries',
-        'Times the stream position was lost and the relay recovered from the collection',
-        '{recovery}',
-      ),
-      (m) => m.recoveries,
-    ],
-    [
-      counter('outbox.relay.outages', 'Times publishing paused: broker unavailable', '{outage}'),
-      (m) => m.outages,
-    ],
-  ];
+  const counters = COUNTERS.map(
+    ([name, description, unit, field]) =>
+      [meter.createObservableCounter(name, { description, unit }), field] as const,
+  );
   const pending = gauge('outbox.relay.pending', 'Pending events in the outbox', '{event}');
   const lag = gauge('outbox.relay.lag', 'Age of the oldest pending event', 's');
   const checkpointAge = gauge(
@@ -94,7 +82,7 @@ export function registerRelayInstruments(
   const callback = (result: BatchObservableResult) => {
     const m = source.metrics;
     const status = source.status();
-    for (const [instrument, read] of counters) result.observe(instrument, read(m), attributes);
+    for (const [instrument, field] of counters) result.observe(instrument, m[field], attributes);
     if (status.partitions) {
       // Per partition held, from its own sweep. A partition handed over reads 0 on this
       // instance from then on: cumulative readers would otherwise repeat its last figure.
