@@ -30,11 +30,7 @@ export function toKafkaMessage(
   headers[KAFKA_HEADERS.id] = event.eventId;
   headers[KAFKA_HEADERS.type] = event.eventType;
   headers[KAFKA_HEADERS.source] =
-    source === undefined
-      ? event.aggregateType
-      : typeof source === 'string'
-        ? source
-        : source(event);
+    typeof source === 'function' ? source(event) : (source ?? event.aggregateType);
   headers[KAFKA_HEADERS.subject] = event.aggregateId;
   const occurredAt = event.occurredAt;
   headers[KAFKA_HEADERS.time] = isoTime(

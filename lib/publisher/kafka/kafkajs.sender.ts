@@ -11,8 +11,7 @@ import type { KafkaSender, TopicBatch } from './kafka.sender';
 export class KafkajsSender implements KafkaSender {
   private readonly kafka: Kafka;
   private readonly compression: CompressionTypes;
-  private producer?: Producer;
-  private connecting?: Promise<Producer>;
+  private producer?: Promise<Producer>;
   private admin?: Promise<Admin>;
 
   constructor(
@@ -62,10 +61,9 @@ export class KafkajsSender implements KafkaSender {
   }
 
   async disconnect(): Promise<void> {
-    const producer = this.producer ?? (await this.connecting?.catch(() => undefined));
+    const producer = await this.producer?.catch(() => undefined);
     const admin = await this.admin?.catch(() => undefined);
     this.producer = undefined;
-    this.connecting = undefined;
     this.admin = undefined;
     for (const client of [producer, admin]) {
       try {
@@ -77,22 +75,12 @@ export class KafkajsSender implements KafkaSender {
   }
 
   private ensureAdmin(): Promise<Admin> {
-    if (!this.admin) {
-      const admin = this.kafka.admin();
-      this.admin = admin.connect().then(
-        () => admin,
-        (error: unknown) => {
-          this.admin = undefined;
-          throw error;
-        },
-      );
-    }
+    this.admin ??= connected(this.kafka.admin(), () => (this.admin = undefined));
     return this.admin;
   }
 
   private ensureProducer(): Promise<Producer> {
-    if (this.producer) return Promise.resolve(this.producer);
-    if (!this.connecting) {
+    if (!this.producer) {
       const idempotent = this.options.idempotent ?? false;
       const producer = this.kafka.producer({
         allowAutoTopicCreation: this.options.allowAutoTopicCreation ?? false,
@@ -100,18 +88,9 @@ export class KafkajsSender implements KafkaSender {
         maxInFlightRequests: idempotent ? 1 : undefined,
         retry: idempotent ? (this.options.retry ?? DEFAULT_RETRY) : undefined,
       });
-      this.connecting = producer.connect().then(
-        () => {
-          this.producer = producer;
-          return producer;
-        },
-        (error: unknown) => {
-          this.connecting = undefined;
-          throw error;
-        },
-      );
+      this.producer = connected(producer, () => (this.producer = undefined));
     }
-    return this.connecting;
+    return this.producer;
   }
 
   /**
@@ -124,6 +103,20 @@ export class KafkajsSender implements KafkaSender {
       `kafkajs ${entry.namespace}: ${message}${error ? ` (${String(error)})` : ''}`,
     );
   }
+}
+
+/** `client` once connected; a failed connect calls `forget`, so that the next use tries again. */
+function connected<T extends { connect(): Promise<void> }>(
+  client: T,
+  forget: () => void,
+): Promise<T> {
+  return client.connect().then(
+    () => client,
+    (error: unknown) => {
+      forget();
+      throw error;
+    },
+  );
 }
 
 /**
