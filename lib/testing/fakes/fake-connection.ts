@@ -203,9 +203,7 @@ export class FakeOutboxWriter implements OutboxEventWriter {
   async cancel(eventId: string, session: ClientSession): Promise<CancelScheduledResult> {
     const fake = fakeSessionOf(session, 'FakeOutboxWriter: cancel');
     await Promise.resolve();
-    const { result, apply } = cancelInMemory(this.rows, eventId, this.now());
-    if (apply) fake.onCommit(apply);
-    return result;
+    return cancelInMemory(this.rows, eventId, this.now(), fake);
   }
 
   async insert(events: NewOutboxEvent[], session: ClientSession): Promise<void> {
