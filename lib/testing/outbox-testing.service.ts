@@ -9,7 +9,6 @@ import type { EmittedEvent, EmittedEventFilter } from './emitted-event';
 import { OutboxDrainError, OutboxExpectationError } from './outbox-testing.errors';
 import { RecordingOutboxWriter } from './recording-outbox.writer';
 import { aggregateKey } from '../documents/outbox-event.document';
-import { dueInOrder } from './due-events';
 
 /** Injection token of the topic prefix `drain()` matches topic patterns with. */
 export const OUTBOX_TESTING_TOPIC_PREFIX = Symbol('outbox:testing_topic_prefix');
@@ -188,4 +187,21 @@ export class OutboxTesting {
     }
     return true;
   }
+}
+
+/**
+ * The events of `pending` due at `now`, in the order the relay publishes them: immediate events
+ * first, then scheduled ones by due time; ties (and each aggregate's events, whose due times never
+ * decrease in commit order unless one opted out of waiting) in commit order.
+ */
+function dueInOrder(pending: readonly EmittedEvent[], now: Date): EmittedEvent[] {
+  return pending
+    .map((event, index) => ({ event, index }))
+    .filter(({ event }) => !event.availableAt || event.availableAt <= now)
+    .sort(
+      (a, b) =>
+        (a.event.availableAt?.getTime() ?? -Infinity) -
+          (b.event.availableAt?.getTime() ?? -Infinity) || a.index - b.index,
+    )
+    .map(({ event }) => event);
 }

@@ -25,14 +25,7 @@ const NAMES: Record<string, string> = {
 /** The message of the client's own unknown-topic error. */
 const UNKNOWN_TOPIC = /^Unknown topic .*\.$/;
 
-interface ClientError {
-  code?: unknown;
-  message?: unknown;
-  apiId?: unknown;
-  canRetry?: unknown;
-  cause?: unknown;
-  errors?: unknown;
-}
+type ClientError = Partial<Record<'code' | 'apiId' | 'canRetry' | 'cause' | 'errors', unknown>>;
 
 export interface KafkajsShapedError extends Error {
   type?: string;

@@ -1,4 +1,4 @@
-import type { Producer, ProducerOptions, SASLOptions } from '@platformatic/kafka';
+import type { Producer, ProducerOptions, SASLOptions, Serializer } from '@platformatic/kafka';
 import { OutboxOptionsError } from '../../common/errors/outbox-options.error';
 import { DEFAULT_CLIENT_ID, DEFAULT_RETRY } from '../kafka/kafka-publisher.options';
 import type { KafkaConnectionOptions } from '../kafka/kafka-publisher.options';
@@ -7,7 +7,6 @@ import type { KafkaSender, TopicBatch } from '../kafka/kafka.sender';
 import { loadPlatformaticKafka } from './platformatic-kafka.loader';
 import type { PlatformaticKafka } from './platformatic-kafka.loader';
 import { asKafkajsError } from './platformatic-kafka.errors';
-import { rememberingHeaderNames } from './header-name.serializer';
 
 type StringProducer = Producer<string, string, string, string>;
 type StringProducerOptions = ProducerOptions<string, string, string, string>;
@@ -162,4 +161,26 @@ function saslOf(sasl: KafkaConnectionOptions['sasl']): SASLOptions | undefined {
     );
   }
   return { mechanism, username: sasl.username, password: sasl.password };
+}
+
+/** Names kept at most: the relay's are a handful; an application's own headers add a few. */
+const MAX_NAMES = 256;
+
+/**
+ * `serializer` for header names, remembering what it made: every message carries the same
+ * CloudEvents names, so each is encoded once rather than once per message (the same bytes; the
+ * producer only copies them into its request). Past `MAX_NAMES` distinct names, the others are
+ * encoded every time.
+ */
+function rememberingHeaderNames(serializer: Serializer<string>): Serializer<string> {
+  const encoded = new Map<string, Buffer | undefined>();
+  return (name) => {
+    if (typeof name !== 'string') return serializer(name);
+    let bytes = encoded.get(name);
+    if (bytes === undefined) {
+      bytes = serializer(name);
+      if (encoded.size < MAX_NAMES) encoded.set(name, bytes);
+    }
+    return bytes;
+  };
 }

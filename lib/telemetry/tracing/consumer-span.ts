@@ -30,15 +30,19 @@ export async function inConsumerSpan<T>(
   const parent = contextFromHeaders(api, message.headers) ?? api.context.active();
   const tracer = api.trace.getTracer(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
   const eventId = message.headers[KAFKA_HEADERS.id];
+  const metricAttributes: Record<string, string> = {
+    'messaging.system': 'kafka',
+    'messaging.operation.name': 'process',
+    'messaging.destination.name': message.topic,
+    'outbox.consumer': consumer,
+  };
   const span = tracer.startSpan(
     `process ${message.topic}`,
     {
       kind: api.SpanKind.CONSUMER,
       attributes: {
-        'messaging.system': 'kafka',
-        'messaging.operation.name': 'process',
+        ...metricAttributes,
         'messaging.operation.type': 'process',
-        'messaging.destination.name': message.topic,
         'messaging.destination.partition.id': String(message.partition),
         'messaging.kafka.offset': Number(message.offset),
         ...(message.key !== null ? { 'messaging.kafka.message.key': message.key } : {}),
@@ -46,18 +50,11 @@ export async function inConsumerSpan<T>(
         ...(message.headers[KAFKA_HEADERS.type]
           ? { 'cloudevents.event_type': message.headers[KAFKA_HEADERS.type] }
           : {}),
-        'outbox.consumer': consumer,
       },
     },
     parent,
   );
   const started = performance.now();
-  const metricAttributes: Record<string, string> = {
-    'messaging.system': 'kafka',
-    'messaging.operation.name': 'process',
-    'messaging.destination.name': message.topic,
-    'outbox.consumer': consumer,
-  };
   try {
     const result = await api.context.with(api.trace.setSpan(parent, span), fn);
     if (outcome) span.setAttribute('outbox.consume.outcome', outcome(result));
