@@ -1,15 +1,17 @@
 import type { Counter, Histogram } from '@opentelemetry/api';
-import type { ConsumedMessage } from '../../consumer/input/consumed-message';
 import { KAFKA_HEADERS } from '../../documents/outbox-event.envelope';
 import { INSTRUMENTATION_SCOPE, openTelemetry } from './opentelemetry.loader';
 import type { OpenTelemetryApi } from './opentelemetry.loader';
 import { contextFromHeaders } from './w3c-trace-context';
 
 /** The message a consumer span is about. */
-export type ConsumedMessageRef = Pick<
-  ConsumedMessage,
-  'topic' | 'partition' | 'offset' | 'key' | 'headers'
->;
+export interface ConsumedMessageRef {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+  headers: Readonly<Record<string, string>>;
+}
 
 /**
  * Runs `fn` (an `@IdempotentHandler` delivery) in a `process <topic>` span of kind CONSUMER
