@@ -82,7 +82,7 @@ export class KafkaPublisher implements OutboxPublisher {
     private readonly now: () => number = Date.now,
   ) {
     this.route = createTopicRouter({ route: options.topic, prefix: options.topicPrefix });
-    // `@platformatic/kafka` is loaded only when chosen (`KafkaClientUnavailableError` when it cannot run here).
+    // Loads `@platformatic/kafka` only when chosen; `KafkaClientUnavailableError` if it cannot run.
     sender ??=
       options.client === 'platformatic'
         ? new PlatformaticKafkaSender(options)
@@ -154,8 +154,6 @@ export class KafkaPublisher implements OutboxPublisher {
     return outcomes;
   }
 
-  // ------------------------------------------------------------------ preparation
-
   private prepare(event: OutboxEventRecord): Prepared | Error {
     let prepared = this.prepared.get(event);
     if (prepared === undefined) {
@@ -205,8 +203,6 @@ export class KafkaPublisher implements OutboxPublisher {
     }
     return fetching;
   }
-
-  // ------------------------------------------------------------------ sending
 
   private batchOf(groups: readonly Group[]): TopicBatch[] {
     const entries = groups.flatMap((group) => group.entries);
@@ -286,7 +282,6 @@ export class KafkaPublisher implements OutboxPublisher {
     }
   }
 
-  /** The outcome of `entries` after `error`. */
   private settle(
     outcomes: PublishOutcome[],
     entries: readonly Entry[],

@@ -43,7 +43,6 @@ export class SendAbortedError extends Error {
   }
 }
 
-/** Throws `SendAbortedError` when `signal` is aborted. */
 export function throwIfSendAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new SendAbortedError();
 }

@@ -49,8 +49,7 @@ export class KafkajsSender implements KafkaSender {
   async send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
     throwIfSendAborted(signal);
     const producer = await this.ensureProducer();
-    // kafkajs' own retries of a request already sent (about a second, `retry`) cannot be
-    // stopped from here.
+    // kafkajs' own retries of a request already sent (`retry`, about a second) cannot be stopped.
     throwIfSendAborted(signal);
     const stored = await producer.sendBatch({
       acks: -1,

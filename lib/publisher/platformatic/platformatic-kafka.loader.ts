@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 import type * as PlatformaticKafkaModule from '@platformatic/kafka';
 import { OutboxError } from '../../common/errors/outbox.error';
 
-/** The `@platformatic/kafka` module, as the relay uses it. */
 export type PlatformaticKafka = typeof PlatformaticKafkaModule;
 
 /** The versions of `@platformatic/kafka` the relay is written against (its peer range). */

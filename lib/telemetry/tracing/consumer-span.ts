@@ -4,7 +4,6 @@ import { INSTRUMENTATION_SCOPE, openTelemetry } from './opentelemetry.loader';
 import type { OpenTelemetryApi } from './opentelemetry.loader';
 import { contextFromHeaders } from './w3c-trace-context';
 
-/** The message a consumer span is about. */
 export interface ConsumedMessageRef {
   topic: string;
   partition: number;

@@ -163,7 +163,6 @@ export class FakeConnection {
     }
   }
 
-  /** Committed docs of one collection. */
   docs(collection: string): Record<string, unknown>[] {
     return this.committed.filter((w) => w.collection === collection).map((w) => w.doc);
   }

@@ -106,7 +106,6 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     return doc;
   }
 
-  /** Checks `failNext`, then records the write call. */
   private write(method: string, ids: readonly unknown[], fence: RelayFence): void {
     this.check();
     this.writes.push({ method, ids: ids.map(String), fence });
