@@ -21,11 +21,8 @@ export function toKafkaMessage(
   source?: CloudEventSource,
 ): OutboxKafkaMessage {
   const headers: Record<string, string> = {};
-  if (event.headers) {
-    for (const [name, value] of Object.entries(event.headers)) {
-      if (typeof value === 'string') headers[name] = value;
-    }
-  }
+  for (const [name, value] of Object.entries(event.headers ?? {}))
+    if (typeof value === 'string') headers[name] = value;
   headers[KAFKA_HEADERS.specVersion] = '1.0';
   headers[KAFKA_HEADERS.id] = event.eventId;
   headers[KAFKA_HEADERS.type] = event.eventType;

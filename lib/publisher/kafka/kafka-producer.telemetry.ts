@@ -76,17 +76,9 @@ class TracingKafkaSender implements KafkaSender {
     });
   }
 
-  connect(): Promise<void> {
-    return this.inner.connect();
-  }
-
-  partitionCount(topic: string): Promise<number> {
-    return this.inner.partitionCount(topic);
-  }
-
-  disconnect(): Promise<void> {
-    return this.inner.disconnect();
-  }
+  readonly connect = (): Promise<void> => this.inner.connect();
+  readonly partitionCount = (topic: string): Promise<number> => this.inner.partitionCount(topic);
+  readonly disconnect = (): Promise<void> => this.inner.disconnect();
 
   async send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
     const { api } = this;
