@@ -20,22 +20,12 @@ type MessageSource = Pick<ConsumerEventMessage, 'topic' | 'partition' | 'offset'
  * test can spy on them).
  */
 export const diagnosticMessages = {
-  relayEvent(event: RelayEventMessage): RelayEventMessage {
-    return {
-      eventId: event.eventId,
-      eventType: event.eventType,
-      aggregateType: event.aggregateType,
-      aggregateId: event.aggregateId,
-    };
+  /** Copies the fields (the event is the outbox document). */
+  relayEvent({ eventId, eventType, aggregateType, aggregateId }: RelayEventMessage) {
+    return { eventId, eventType, aggregateType, aggregateId } satisfies RelayEventMessage;
   },
-  consumerEvent(consumer: string, eventId: string, message: MessageSource): ConsumerEventMessage {
-    return {
-      consumer,
-      eventId,
-      topic: message.topic,
-      partition: message.partition,
-      offset: message.offset,
-    };
+  consumerEvent(consumer: string, eventId: string, { topic, partition, offset }: MessageSource) {
+    return { consumer, eventId, topic, partition, offset } satisfies ConsumerEventMessage;
   },
 };
 

@@ -6,12 +6,10 @@ import type { OpenTelemetryApi } from '../../telemetry/tracing/opentelemetry.loa
 import { contextFromHeaders, injectTraceHeaders } from '../../telemetry/tracing/w3c-trace-context';
 
 /**
- * The relay's producer telemetry: `sender` itself when OpenTelemetry is not installed, else a
- * sender that, for every message it sends, starts a `send <topic>` span (kind PRODUCER,
- * OpenTelemetry messaging conventions), a child of the trace context stored with the event when
- * it was emitted, writes that span's context into the message's `traceparent`/`tracestate`
- * headers, and ends it with the broker's answer. One trace then runs from the emitting call
- * through the relay to the consumer. It also records the conventions' client metrics:
+ * `sender` itself without OpenTelemetry, else a sender that gives every message a `send <topic>`
+ * span (kind PRODUCER, messaging conventions), child of the trace context stored at emit, written
+ * into its `traceparent`/`tracestate` and ended with the broker's answer: one trace runs from the
+ * emitting call through the relay to the consumer. It also records the conventions'
  * `messaging.client.sent.messages` (per topic) and `messaging.client.operation.duration`.
  */
 export function instrumentKafkaSender(

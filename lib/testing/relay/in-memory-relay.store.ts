@@ -24,13 +24,10 @@ import type {
  * store port the relay uses, not a database. `_id`s are zero-padded counters, so their order is
  * insert order. Writes honour the owner stamp like the MongoDB store.
  *
- * Why the simulation has a store of its own (test/simulation/mongo/sim-outbox.store.ts) and
- * does not use this one: there every call is an operation on the simulated network and replica
- * set (delayed on simulated time, failing before or after it is applied, reads at the majority
- * commit point, writes a failover rolls back, a partition's slot range), recorded as a fact the
- * invariants check; here a call applies at once to one Map, with `failNext` and `writes` for the
- * specs. One store would bring the simulated world (clock, faults, history) into lib/, which
- * ships in the package, or make every unit spec of the relay build that world.
+ * The simulation has its own (test/simulation/mongo/sim-outbox.store.ts): there every call is an
+ * operation on the simulated network and replica set (delayed, faulty, rolled back by failovers),
+ * recorded as a fact the invariants check; here a call applies at once to one Map. One store
+ * would bring the simulated world into lib/, which ships, or into every unit spec of the relay.
  */
 export class InMemoryRelayStore implements OutboxRelayStore {
   readonly docs = new Map<string, OutboxDoc>();
