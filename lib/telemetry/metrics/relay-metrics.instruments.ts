@@ -29,16 +29,12 @@ const COUNTERS = [
 ] as const;
 
 /**
- * The relay's counters and gauges as OpenTelemetry instruments (names and units listed in the
- * README, "Metrics"). Observable instruments, read from `OutboxRelayMetrics` and the relay's
- * status when the application's reader collects: nothing is recorded between collections.
- * Returns the function that removes them.
- *
- * With several partitions (the status lists them), `outbox.relay.pending` and
+ * The relay's counters and gauges as observable OpenTelemetry instruments (README, "Metrics"),
+ * read from `OutboxRelayMetrics` and the relay's status when the application's reader collects.
+ * Returns the function that removes them. With several partitions, `outbox.relay.pending` and
  * `outbox.relay.lag` are one value per partition this instance holds (attribute
- * `outbox.relay.partition`), and `outbox.relay.partitions.owned` counts them; counters and the
- * other gauges stay the instance's. With one partition nothing changes (no such attribute,
- * no `partitions.owned`).
+ * `outbox.relay.partition`) and `outbox.relay.partitions.owned` counts them; the rest stays the
+ * instance's. With one partition: no such attribute, no `partitions.owned`.
  */
 export function registerRelayInstruments(
   api: OpenTelemetryApi,
