@@ -133,7 +133,7 @@ export class KafkaPublisher implements OutboxPublisher {
         } catch (error) {
           const cls = classifyKafkaError(error);
           if (!(cls.scope === 'topic' && this.options.allowAutoTopicCreation)) {
-            this.settle(outcomes, entries, error, cls, topic);
+            this.settle(outcomes, { topic, entries }, error, cls);
             return;
           }
           // Unknown, but the broker may create it: let the producer pick partitions.
@@ -226,7 +226,7 @@ export class KafkaPublisher implements OutboxPublisher {
       const cls = classifyKafkaError(error);
       if (groups.length === 1) return this.failed(groups[0], error, cls, outcomes, call);
       if (cls.scope === 'broker') {
-        for (const group of groups) this.settle(outcomes, group.entries, error, cls, group.topic);
+        for (const group of groups) this.settle(outcomes, group, error, cls);
         return;
       }
     }
@@ -265,7 +265,7 @@ export class KafkaPublisher implements OutboxPublisher {
     call: PublishCall,
   ): Promise<void> {
     if ((cls.scope !== 'size' && cls.scope !== 'event') || group.entries.length < 2) {
-      this.settle(outcomes, group.entries, error, cls, group.topic, group.partition);
+      this.settle(outcomes, group, error, cls);
       return;
     }
     const held = new Map<string, PublishOutcome>();
@@ -282,17 +282,10 @@ export class KafkaPublisher implements OutboxPublisher {
     }
   }
 
-  private settle(
-    outcomes: PublishOutcome[],
-    entries: readonly Entry[],
-    error: unknown,
-    cls: KafkaErrorClass,
-    topic: string,
-    partition?: number,
-  ): void {
-    if (cls.scope === 'topic') this.partitionCounts.delete(topic);
-    const outcome = failedSendOutcome(error, cls, topic, partition);
-    for (const entry of entries) outcomes[entry.index] = outcome;
+  private settle(outcomes: PublishOutcome[], group: Group, error: unknown, cls: KafkaErrorClass) {
+    if (cls.scope === 'topic') this.partitionCounts.delete(group.topic);
+    const outcome = failedSendOutcome(error, cls, group.topic, group.partition);
+    for (const entry of group.entries) outcomes[entry.index] = outcome;
   }
 }
 
