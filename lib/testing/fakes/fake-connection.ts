@@ -225,11 +225,7 @@ export class FakeOutboxWriter implements OutboxEventWriter {
 }
 
 /** A `TransactionRunner` over a `FakeConnection` and a `FakeOutboxWriter`, for unit specs. */
-export function fakeTransactionRunner(): {
-  connection: FakeConnection;
-  writer: FakeOutboxWriter;
-  runner: TransactionRunner;
-} {
+export function fakeTransactionRunner() {
   const connection = new FakeConnection();
   const writer = new FakeOutboxWriter();
   const runner = new TransactionRunner({
