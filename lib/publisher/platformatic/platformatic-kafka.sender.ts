@@ -17,10 +17,8 @@ export type PlatformaticKafkaSenderOptions = KafkaConnectionOptions & {
 };
 
 /**
- * `KafkaSender` over `@platformatic/kafka` (`relay.kafka.client: 'platformatic'`): one
- * producer, `acks: -1`, string serializers. Its errors are given the shape of kafkajs' (`name`,
- * protocol `type`), so `classifyKafkaError` and the relay's simulation model classify both
- * clients alike.
+ * `KafkaSender` over `@platformatic/kafka` (`relay.kafka.client: 'platformatic'`): one producer,
+ * `acks: -1`, string serializers; its errors in kafkajs' shape (`asKafkajsError`).
  */
 export class PlatformaticKafkaSender implements KafkaSender {
   private readonly producerOptions: StringProducerOptions;

@@ -13,12 +13,11 @@ export interface ConsumedMessageRef {
 }
 
 /**
- * Runs `fn` (an `@IdempotentHandler` delivery) in a `process <topic>` span of kind CONSUMER
- * (OpenTelemetry messaging conventions), a child of the trace context in the message's headers
- * (the relay's producer span), so the handler, and what it emits, joins the emitting call's
- * trace. `outcome` names how the delivery ended (attribute `outbox.consume.outcome`). It also
- * records the conventions' `messaging.process.duration` and `messaging.client.consumed.messages`.
- * Without `@opentelemetry/api`, just `fn()`.
+ * Runs `fn` (an `@IdempotentHandler` delivery) in a `process <topic>` CONSUMER span, child of the
+ * message's trace context (the relay's producer span), so the handler and what it emits join the
+ * emitting call's trace; `outcome` names how it ended (`outbox.consume.outcome`). Also records
+ * `messaging.process.duration` and `messaging.client.consumed.messages`. Without
+ * `@opentelemetry/api`, just `fn()`.
  */
 export async function inConsumerSpan<T>(
   message: ConsumedMessageRef,
