@@ -18,7 +18,8 @@ export type PlatformaticKafkaSenderOptions = KafkaConnectionOptions & {
 
 /**
  * `KafkaSender` over `@platformatic/kafka` (`relay.kafka.client: 'platformatic'`): one producer,
- * `acks: -1`, string serializers; its errors in kafkajs' shape (`asKafkajsError`).
+ * `acks: -1`, string serializers; its errors in kafkajs' shape (`asKafkajsError`), so that
+ * `classifyKafkaError` and the relay's simulation model classify both clients alike.
  */
 export class PlatformaticKafkaSender implements KafkaSender {
   private readonly producerOptions: StringProducerOptions;
