@@ -12,9 +12,6 @@ import type {
   RelayRetryScheduledMessage,
 } from './diagnostic-channels';
 
-/** What the relay knows of an event: an outbox document, of which the message copies these fields. */
-type EventSource = RelayEventMessage;
-
 /** Where a consumed message came from. */
 type MessageSource = Pick<ConsumerEventMessage, 'topic' | 'partition' | 'offset'>;
 
@@ -23,22 +20,12 @@ type MessageSource = Pick<ConsumerEventMessage, 'topic' | 'partition' | 'offset'
  * test can spy on them).
  */
 export const diagnosticMessages = {
-  relayEvent(event: EventSource): RelayEventMessage {
-    return {
-      eventId: event.eventId,
-      eventType: event.eventType,
-      aggregateType: event.aggregateType,
-      aggregateId: event.aggregateId,
-    };
+  /** Copies the fields (the event is the outbox document). */
+  relayEvent({ eventId, eventType, aggregateType, aggregateId }: RelayEventMessage) {
+    return { eventId, eventType, aggregateType, aggregateId } satisfies RelayEventMessage;
   },
-  consumerEvent(consumer: string, eventId: string, message: MessageSource): ConsumerEventMessage {
-    return {
-      consumer,
-      eventId,
-      topic: message.topic,
-      partition: message.partition,
-      offset: message.offset,
-    };
+  consumerEvent(consumer: string, eventId: string, { topic, partition, offset }: MessageSource) {
+    return { consumer, eventId, topic, partition, offset } satisfies ConsumerEventMessage;
   },
 };
 
@@ -49,14 +36,14 @@ export const diagnosticMessages = {
  */
 export const outboxDiagnostics = {
   /** The broker acknowledged these events. */
-  relayPublished(items: readonly { event: EventSource }[]): void {
+  relayPublished(items: readonly { event: RelayEventMessage }[]): void {
     const channel = outboxChannels.relayPublished;
     if (!channel.hasSubscribers) return;
     for (const item of items) channel.publish(diagnosticMessages.relayEvent(item.event));
   },
 
   relayRetryScheduled(
-    event: EventSource,
+    event: RelayEventMessage,
     record: { attempts: number; nextAttemptAt: Date; error: string },
     maxAttempts: number,
   ): void {
@@ -72,7 +59,7 @@ export const outboxDiagnostics = {
   },
 
   relayDeadLettered(
-    event: EventSource,
+    event: RelayEventMessage,
     record: { reason: RelayDeadLetteredMessage['reason']; attempts: number; error: string },
   ): void {
     const channel = outboxChannels.relayDeadLettered;

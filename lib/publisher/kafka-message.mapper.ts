@@ -21,20 +21,13 @@ export function toKafkaMessage(
   source?: CloudEventSource,
 ): OutboxKafkaMessage {
   const headers: Record<string, string> = {};
-  if (event.headers) {
-    for (const [name, value] of Object.entries(event.headers)) {
-      if (typeof value === 'string') headers[name] = value;
-    }
-  }
+  for (const [name, value] of Object.entries(event.headers ?? {}))
+    if (typeof value === 'string') headers[name] = value;
   headers[KAFKA_HEADERS.specVersion] = '1.0';
   headers[KAFKA_HEADERS.id] = event.eventId;
   headers[KAFKA_HEADERS.type] = event.eventType;
   headers[KAFKA_HEADERS.source] =
-    source === undefined
-      ? event.aggregateType
-      : typeof source === 'string'
-        ? source
-        : source(event);
+    typeof source === 'function' ? source(event) : (source ?? event.aggregateType);
   headers[KAFKA_HEADERS.subject] = event.aggregateId;
   const occurredAt = event.occurredAt;
   headers[KAFKA_HEADERS.time] = isoTime(

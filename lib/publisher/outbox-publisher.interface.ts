@@ -41,17 +41,15 @@ export type PublishOutcome = PublishOk | PublishRetriable | PublishFatal;
 /** What the relay tells the publisher about one `publish` call. */
 export interface PublishContext {
   /**
-   * Aborted once the relay gave up on this call (its term ended: the lease ran out, or a stop
-   * timed out). From then on the publisher must send nothing more for the call (no retry, no
-   * fallback send) and report what it did not send `retriable`: another instance may already
-   * publish these aggregates, and a late send would break their order.
+   * Aborted once the relay gave up on this call (its lease ran out, or a stop timed out): send
+   * nothing more for it (no retry, no fallback) and report the rest `retriable`. Another instance
+   * may already publish these aggregates; a late send would break their order.
    */
   signal?: AbortSignal;
   /**
    * Whether the relay may still send for this call (its lease is valid on its own clock). Read
-   * right before each produce request: a relay paused between its own check and the send (a GC
-   * pause, a stalled event loop) sends nothing once it returns with its lease run out, and the
-   * call is abandoned as if `signal` were aborted.
+   * right before each produce request, so a relay paused meanwhile (GC, a stalled event loop)
+   * sends nothing once its lease ran out: the call is abandoned as if `signal` were aborted.
    */
   mayStillSend?: () => boolean;
 }

@@ -1,7 +1,6 @@
 import type { OutboxEventInput } from '../documents/outbox-event.envelope';
 import { InvalidTopicError } from './errors/invalid-topic.error';
 
-/** Kafka's limit on topic name length. */
 export const MAX_TOPIC_LENGTH = 249;
 const LEGAL_TOPIC = /^[a-zA-Z0-9._-]+$/;
 
@@ -20,7 +19,6 @@ export function topicNameProblem(name: unknown): string | undefined {
   return undefined;
 }
 
-/** Throws `InvalidTopicError` unless `name` is a legal Kafka topic name. */
 export function assertValidTopicName(name: unknown): asserts name is string {
   const problem = topicNameProblem(name);
   if (problem !== undefined) throw new InvalidTopicError(String(name), problem);

@@ -25,30 +25,23 @@ export function scheduleSnapshotOf(
 }
 
 /**
- * `cancelScheduledEvent` over committed rows in memory: the result now, and the change to apply
- * to the row once the cancelling transaction commits (none when nothing is cancelled).
+ * `cancelScheduledEvent` over committed rows in memory: the result now; the row changes once the
+ * cancelling transaction (`session`) commits.
  */
 export function cancelInMemory(
   rows: readonly NewOutboxEvent[],
   eventId: string,
   now: Date,
-): { result: CancelScheduledResult; apply?: () => void } {
+  session: { onCommit(hook: () => void): void },
+): CancelScheduledResult {
   const row = rows.find((candidate) => candidate.eventId === eventId);
-  if (row?.status === 'pending' && row.availableAt && row.availableAt > now) {
-    const cancelledAt = new Date(now.getTime());
-    return {
-      result: {
-        outcome: 'cancelled',
-        eventId,
-        availableAt: row.availableAt,
-        cancelledAt,
-        alreadyCancelled: false,
-      },
-      apply: () => {
-        row.status = 'cancelled';
-        row.cancelledAt = cancelledAt;
-      },
-    };
-  }
-  return { result: cancelResultOf(eventId, row) };
+  if (row?.status !== 'pending' || !row.availableAt || !(row.availableAt > now))
+    return cancelResultOf(eventId, row);
+  const { availableAt } = row;
+  const cancelledAt = new Date(now.getTime());
+  session.onCommit(() => {
+    row.status = 'cancelled';
+    row.cancelledAt = cancelledAt;
+  });
+  return { outcome: 'cancelled', eventId, availableAt, cancelledAt, alreadyCancelled: false };
 }

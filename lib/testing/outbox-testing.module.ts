@@ -42,13 +42,12 @@ export interface OutboxTestingOptions extends Pick<
 }
 
 /**
- * `OutboxModule` for your unit tests, with neither MongoDB nor Kafka: import it instead of
- * `OutboxModule` (and instead of `MongooseModule`; provide your models' test doubles yourself).
- * `@Transactional()` and `@EmitsEvent()` methods and `OutboxEmitter` work as in production, on
- * in-memory transactions: a method that throws rolls back and its events are not recorded.
- * Inject `OutboxTesting` to read and assert what was emitted, and `drain()` the events to the
- * app's `@IdempotentHandler` methods in process. There is no relay and no broker. `init()` refuses
- * the handlers `OutboxModule`'s bootstrap refuses, through the same checks.
+ * `OutboxModule` for unit tests, without MongoDB or Kafka: import it instead of `OutboxModule` and
+ * `MongooseModule` (provide your models' test doubles). `@Transactional()`, `@EmitsEvent()` and
+ * `OutboxEmitter` work as in production on in-memory transactions (a method that throws rolls
+ * back, its events unrecorded). Inject `OutboxTesting` to assert what was emitted and `drain()`
+ * it to the `@IdempotentHandler` methods in process. `init()` refuses the handlers `OutboxModule`
+ * refuses.
  *
  * ```ts
  * const moduleRef = await Test.createTestingModule({

@@ -9,7 +9,6 @@ import type { EmittedEvent, EmittedEventFilter } from './emitted-event';
 import { OutboxDrainError, OutboxExpectationError } from './outbox-testing.errors';
 import { RecordingOutboxWriter } from './recording-outbox.writer';
 import { aggregateKey } from '../documents/outbox-event.document';
-import { dueInOrder } from './due-events';
 
 /** Injection token of the topic prefix `drain()` matches topic patterns with. */
 export const OUTBOX_TESTING_TOPIC_PREFIX = Symbol('outbox:testing_topic_prefix');
@@ -70,18 +69,14 @@ export class OutboxTesting {
     return this.writer.events.filter((event) => event.status === 'cancelled');
   }
 
-  /**
-   * The testing clock: the "server" time `delayMs` counts from and due times are compared with.
-   * It follows the real clock; `drain({ until })` moves it forward.
-   */
+  /** The testing clock: the "server" time of `delayMs` and due times; `drain({ until })` moves it. */
   now(): Date {
     return this.writer.clock.now();
   }
 
   /**
    * Asserts that a committed transaction emitted `eventType` (matching `filter`, e.g. a part of
-   * its payload) and returns the event; `times` asserts how many. Throws
-   * `OutboxExpectationError` listing what was emitted otherwise.
+   * its payload; `times` times) and returns it; else throws `OutboxExpectationError`.
    */
   expectEmitted(
     eventType: string,
@@ -113,17 +108,14 @@ export class OutboxTesting {
   }
 
   /**
-   * Delivers the pending events, in commit order, to the app's `@IdempotentHandler` methods whose
-   * `@EventPattern` is the event type (as `OutboxKafkaServer` routes) or its topic
-   * (`${topicPrefix}${aggregateType}`), in process, as the relay and the Kafka transport would,
-   * through the production consume flow: same headers, dedupe by `(consumer, eventId)`, a failing
-   * handler retried in the same delivery (without waiting), dead-lettered after `maxFailures`
-   * (see `consumerDeadLetters()`). Events the handlers emit are delivered too, until none is left.
-   * A delivery that ends unacknowledged (the handler's database unavailable, ...) leaves its event
-   * pending, and the later ones of its aggregate; `drain()` then throws `OutboxDrainError`, unless
-   * `{ throwOnFailure: false }`. Call it again to deliver them again.
-   * Scheduled events are delivered once due by the testing clock (`now()`); `{ until }` moves the
-   * clock forward first. Cancelled events are never delivered.
+   * Delivers the pending events in commit order, in process, to the `@IdempotentHandler` methods
+   * whose `@EventPattern` is the event type (as `OutboxKafkaServer` routes) or its topic
+   * (`${topicPrefix}${aggregateType}`), through the production consume flow (same headers, dedupe,
+   * retries without waiting, dead letters: `consumerDeadLetters()`); then what handlers emitted,
+   * until none is left. An unacknowledged delivery leaves its event and the later ones of its
+   * aggregate pending, and throws `OutboxDrainError` unless `{ throwOnFailure: false }`.
+   * Scheduled events are delivered once due by `now()` (`{ until }` moves it first); cancelled
+   * ones never.
    */
   async drain(options: DrainOptions = {}): Promise<DrainReport> {
     if (options.until !== undefined) {
@@ -183,20 +175,33 @@ export class OutboxTesting {
     const listening = inProcessCalls(this.explorer.handlers()).filter((h) =>
       h.patterns.some((p) => p === event.eventType || p === topic),
     );
+    const { eventId, eventType } = event;
     for (const handler of listening) {
       const { data, context } = inProcessDelivery(event, topic, this.offset++);
       try {
         await handler.call(data, context);
       } catch (error) {
-        report.failures.push({
-          eventId: event.eventId,
-          eventType: event.eventType,
-          handler: handler.name,
-          error,
-        });
+        report.failures.push({ eventId, eventType, handler: handler.name, error });
         return false;
       }
     }
     return true;
   }
+}
+
+/**
+ * The events of `pending` due at `now`, in the order the relay publishes them: immediate events
+ * first, then scheduled ones by due time; ties (and each aggregate's events, whose due times never
+ * decrease in commit order unless one opted out of waiting) in commit order.
+ */
+function dueInOrder(pending: readonly EmittedEvent[], now: Date): EmittedEvent[] {
+  return pending
+    .map((event, index) => ({ event, index }))
+    .filter(({ event }) => !event.availableAt || event.availableAt <= now)
+    .sort(
+      (a, b) =>
+        (a.event.availableAt?.getTime() ?? -Infinity) -
+          (b.event.availableAt?.getTime() ?? -Infinity) || a.index - b.index,
+    )
+    .map(({ event }) => event);
 }

@@ -40,9 +40,7 @@ export class RecordingOutboxWriter implements OutboxEventWriter {
 
   async cancel(eventId: string, session: ClientSession): Promise<CancelScheduledResult> {
     const fake = fakeSessionOf(session, 'RecordingOutboxWriter: cancel');
-    const { result, apply } = cancelInMemory(this.events, eventId, this.clock.now());
-    if (apply) fake.onCommit(apply);
-    return result;
+    return cancelInMemory(this.events, eventId, this.clock.now(), fake);
   }
 
   async ensureIndexes(): Promise<void> {}

@@ -1,2 +1,1 @@
-export * from './event-type.deserializer';
 export * from './outbox-kafka.server';

@@ -67,13 +67,7 @@ export function kafkaErrorChain(error: unknown): { types: string[]; names: strin
   const visit = (value: unknown, depth: number): void => {
     if (value === null || typeof value !== 'object' || seen.has(value) || depth > 8) return;
     seen.add(value);
-    const candidate = value as {
-      type?: unknown;
-      name?: unknown;
-      originalError?: unknown;
-      cause?: unknown;
-      errors?: unknown;
-    };
+    const candidate = value as Record<string, unknown>;
     if (typeof candidate.type === 'string') types.push(candidate.type);
     if (typeof candidate.name === 'string') names.push(candidate.name);
     visit(candidate.originalError, depth + 1);
@@ -86,19 +80,21 @@ export function kafkaErrorChain(error: unknown): { types: string[]; names: strin
   return { types, names };
 }
 
+/** The scopes of protocol types, the first that matches any type of the chain winning. */
+const SCOPES: ReadonlyArray<[KafkaErrorScope, ReadonlySet<string>]> = [
+  ['size', SIZE_TYPES],
+  ['invalid-topic', new Set(['INVALID_TOPIC_EXCEPTION'])],
+  ['topic', TOPIC_TYPES],
+  ['partition', PARTITION_TYPES],
+  ['broker', BROKER_TYPES],
+];
+
 export function classifyKafkaError(error: unknown): KafkaErrorClass {
   const { types, names } = kafkaErrorChain(error);
-  const find = (set: ReadonlySet<string>) => types.find((type) => set.has(type));
-  const size = find(SIZE_TYPES);
-  if (size) return { scope: 'size', type: size };
-  if (types.includes('INVALID_TOPIC_EXCEPTION'))
-    return { scope: 'invalid-topic', type: 'INVALID_TOPIC_EXCEPTION' };
-  const topic = find(TOPIC_TYPES);
-  if (topic) return { scope: 'topic', type: topic };
-  const partition = find(PARTITION_TYPES);
-  if (partition) return { scope: 'partition', type: partition };
-  const broker = find(BROKER_TYPES);
-  if (broker) return { scope: 'broker', type: broker };
+  for (const [scope, set] of SCOPES) {
+    const type = types.find((candidate) => set.has(candidate));
+    if (type) return { scope, type };
+  }
   if (types.length === 0 || names.some((name) => BROKER_NAMES.has(name))) {
     return { scope: 'broker', type: types[0] };
   }

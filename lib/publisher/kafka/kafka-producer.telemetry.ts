@@ -6,12 +6,10 @@ import type { OpenTelemetryApi } from '../../telemetry/tracing/opentelemetry.loa
 import { contextFromHeaders, injectTraceHeaders } from '../../telemetry/tracing/w3c-trace-context';
 
 /**
- * The relay's producer telemetry: `sender` itself when OpenTelemetry is not installed, else a
- * sender that, for every message it sends, starts a `send <topic>` span (kind PRODUCER,
- * OpenTelemetry messaging conventions), a child of the trace context stored with the event when
- * it was emitted, writes that span's context into the message's `traceparent`/`tracestate`
- * headers, and ends it with the broker's answer. One trace then runs from the emitting call
- * through the relay to the consumer. It also records the conventions' client metrics:
+ * `sender` itself without OpenTelemetry, else a sender that gives every message a `send <topic>`
+ * span (kind PRODUCER, messaging conventions), child of the trace context stored at emit, written
+ * into its `traceparent`/`tracestate` and ended with the broker's answer: one trace runs from the
+ * emitting call through the relay to the consumer. It also records the conventions'
  * `messaging.client.sent.messages` (per topic) and `messaging.client.operation.duration`.
  */
 export function instrumentKafkaSender(
@@ -76,47 +74,42 @@ class TracingKafkaSender implements KafkaSender {
     });
   }
 
-  connect(): Promise<void> {
-    return this.inner.connect();
-  }
-
-  partitionCount(topic: string): Promise<number> {
-    return this.inner.partitionCount(topic);
-  }
-
-  disconnect(): Promise<void> {
-    return this.inner.disconnect();
-  }
+  readonly connect = (): Promise<void> => this.inner.connect();
+  readonly partitionCount = (topic: string): Promise<number> => this.inner.partitionCount(topic);
+  readonly disconnect = (): Promise<void> => this.inner.disconnect();
 
   async send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
-    if (!this.tracerRegistered()) return this.sendUntraced(batches, signal);
     const { api } = this;
-    const tracer = api.trace.getTracer(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
     const spans: Span[] = [];
-    const traced = batches.map((batch) => ({
-      topic: batch.topic,
-      messages: batch.messages.map((message) => {
-        const parent = contextFromHeaders(api, message.headers) ?? api.ROOT_CONTEXT;
-        const span = tracer.startSpan(
-          `send ${batch.topic}`,
-          { kind: api.SpanKind.PRODUCER, attributes: attributesOf(batch.topic, message) },
-          parent,
-        );
-        spans.push(span);
-        // A span that is not sampled may carry an invalid context: the headers stay as they are.
-        if (!api.trace.isSpanContextValid(span.spanContext())) return message;
-        return withTraceHeaders(api, message, api.trace.setSpan(parent, span));
-      }),
-    }));
+    let sent: readonly TopicBatch[];
+    if (this.tracerRegistered()) {
+      const tracer = api.trace.getTracer(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
+      sent = batches.map((batch) => ({
+        topic: batch.topic,
+        messages: batch.messages.map((message) => {
+          const parent = contextFromHeaders(api, message.headers) ?? api.ROOT_CONTEXT;
+          const span = tracer.startSpan(
+            `send ${batch.topic}`,
+            { kind: api.SpanKind.PRODUCER, attributes: attributesOf(batch.topic, message) },
+            parent,
+          );
+          spans.push(span);
+          // A span that is not sampled may carry an invalid context: the headers stay as they are.
+          if (!api.trace.isSpanContextValid(span.spanContext())) return message;
+          return withTraceHeaders(api, message, api.trace.setSpan(parent, span));
+        }),
+      }));
+    } else sent = this.withValidTraceHeaders(batches);
     const started = this.now();
     try {
-      await this.inner.send(traced, signal);
+      await this.inner.send(sent, signal);
     } catch (error) {
-      this.record(batches, started, (error as Error)?.name ?? 'Error');
+      const errorType = (error as Error)?.name ?? 'Error';
+      this.record(batches, started, errorType);
       for (const span of spans) {
         span.recordException(error as Error);
         span.setStatus({ code: api.SpanStatusCode.ERROR, message: (error as Error)?.message });
-        span.setAttribute('error.type', (error as Error)?.name ?? 'Error');
+        span.setAttribute('error.type', errorType);
         span.end();
       }
       throw error;
@@ -140,13 +133,13 @@ class TracingKafkaSender implements KafkaSender {
   }
 
   /**
-   * `send` with no tracer provider registered: what the no-op tracer would do, without its
+   * The messages with no tracer provider registered: what the no-op tracer would do, without its
    * per-message span objects. Its span for a message is a non-recording one carrying the context
    * of the event's trace headers when they hold a valid one (the headers are then written again
    * from it, as with a real tracer), else an invalid one (the message is sent as it is); ending
    * such spans, or recording an error on them, does nothing. The metrics are recorded the same.
    */
-  private async sendUntraced(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
+  private withValidTraceHeaders(batches: readonly TopicBatch[]): readonly TopicBatch[] {
     const { api } = this;
     let sent: readonly TopicBatch[] = batches;
     for (let b = 0; b < batches.length; b++) {
@@ -161,14 +154,7 @@ class TracingKafkaSender implements KafkaSender {
         sent[b].messages[i] = withTraceHeaders(api, messages[i], parent);
       }
     }
-    const started = this.now();
-    try {
-      await this.inner.send(sent, signal);
-    } catch (error) {
-      this.record(batches, started, (error as Error)?.name ?? 'Error');
-      throw error;
-    }
-    this.record(batches, started, undefined);
+    return sent;
   }
 
   private record(batches: readonly TopicBatch[], started: number, errorType?: string): void {

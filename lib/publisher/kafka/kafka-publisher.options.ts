@@ -3,6 +3,10 @@ import type { CloudEventSource } from '../kafka-message.mapper';
 import type { KafkaClientName } from './kafka.sender';
 import type { TopicRouter } from '../topic-name';
 
+export const DEFAULT_CLIENT_ID = 'nestjs-outbox-relay';
+/** `retry`'s default, for both clients: a send gives up after about a second. */
+export const DEFAULT_RETRY = { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 };
+
 /** Connection settings of the default publisher (a subset of kafkajs' `KafkaConfig`). */
 export interface KafkaConnectionOptions {
   /** `host:port` of at least one broker. Use `127.0.0.1` rather than `localhost`. */

@@ -15,13 +15,18 @@ export function failedSendOutcome(
   partition?: number,
 ): PublishOutcome {
   const fatal = cls.scope === 'size' || cls.scope === 'invalid-topic';
-  const failure = rejected(error, cls.type, topic, fatal);
+  const cause = asError(error);
+  const failure = new PublishRejectedError(
+    `Kafka ${fatal ? 'rejected' : 'did not accept'} the event for topic "${topic}"` +
+      `${cls.type ? ` (${cls.type})` : ''}: ${cause.message}`,
+    fatal,
+    { topic, kafkaError: cls.type },
+  );
+  (failure as Error & { cause?: unknown }).cause = cause;
   if (fatal) return { status: 'fatal', error: failure };
-  if (cls.scope === 'topic') {
-    return { status: 'retriable', error: failure, scope: 'destination', destination: topic };
-  }
-  if (cls.scope === 'partition') {
-    const destination = partition !== undefined ? `${topic}#${partition}` : topic;
+  if (cls.scope === 'topic' || cls.scope === 'partition') {
+    const destination =
+      cls.scope === 'partition' && partition !== undefined ? `${topic}#${partition}` : topic;
     return { status: 'retriable', error: failure, scope: 'destination', destination };
   }
   return {
@@ -29,16 +34,4 @@ export function failedSendOutcome(
     error: failure,
     scope: cls.scope === 'broker' ? 'broker' : 'event',
   };
-}
-
-function rejected(error: unknown, type: string | undefined, topic: string, fatal: boolean): Error {
-  const cause = asError(error);
-  const result = new PublishRejectedError(
-    `Kafka ${fatal ? 'rejected' : 'did not accept'} the event for topic "${topic}"` +
-      `${type ? ` (${type})` : ''}: ${cause.message}`,
-    fatal,
-    { topic, kafkaError: type },
-  );
-  (result as Error & { cause?: unknown }).cause = cause;
-  return result;
 }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { asError } from '../../common/errors/describe-error';
+import { groupBy } from '../../common/group-by';
 import { toKafkaMessage } from '../kafka-message.mapper';
 import type { OutboxKafkaMessage } from '../kafka-message.mapper';
 import type {
@@ -17,7 +18,8 @@ import { instrumentKafkaSender } from './kafka-producer.telemetry';
 import { partitionOfKey } from './key.partitioner';
 import { SendAbortedError } from './kafka.sender';
 import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
-import { createKafkaSender } from './kafka-sender.factory';
+import { KafkajsSender } from './kafkajs.sender';
+import { PlatformaticKafkaSender } from '../platformatic/platformatic-kafka.sender';
 import { failedSendOutcome } from './kafka-send.outcome';
 import type { KafkaPublisherOptions } from './kafka-publisher.options';
 import { PublishCall } from './publish.call';
@@ -38,7 +40,6 @@ interface Prepared {
 
 interface Entry {
   index: number;
-  event: OutboxEventRecord;
   prepared: Prepared;
   partition?: number;
 }
@@ -81,7 +82,12 @@ export class KafkaPublisher implements OutboxPublisher {
     private readonly now: () => number = Date.now,
   ) {
     this.route = createTopicRouter({ route: options.topic, prefix: options.topicPrefix });
-    this.sender = instrumentKafkaSender(sender ?? createKafkaSender(options, this.logger), now);
+    // Loads `@platformatic/kafka` only when chosen; `KafkaClientUnavailableError` if it cannot run.
+    sender ??=
+      options.client === 'platformatic'
+        ? new PlatformaticKafkaSender(options)
+        : new KafkajsSender(options, this.logger);
+    this.sender = instrumentKafkaSender(sender, now);
     this.outageLog = new BrokerOutageLog(this.logger, now);
   }
 
@@ -112,28 +118,22 @@ export class KafkaPublisher implements OutboxPublisher {
   ): Promise<PublishOutcome[]> {
     const call = new PublishCall(context);
     const outcomes = new Array<PublishOutcome>(events.length);
-    const byTopic = new Map<string, Entry[]>();
+    const ready: Entry[] = [];
     for (let index = 0; index < events.length; index++) {
-      const event = events[index];
-      const prepared = this.prepare(event);
-      if (prepared instanceof Error) {
-        outcomes[index] = { status: 'fatal', error: prepared };
-        continue;
-      }
-      const list = byTopic.get(prepared.topic);
-      if (list) list.push({ index, event, prepared });
-      else byTopic.set(prepared.topic, [{ index, event, prepared }]);
+      const prepared = this.prepare(events[index]);
+      if (prepared instanceof Error) outcomes[index] = { status: 'fatal', error: prepared };
+      else ready.push({ index, prepared });
     }
     const groups: Group[] = [];
     await Promise.all(
-      [...byTopic].map(async ([topic, entries]) => {
+      [...groupBy(ready, (entry) => entry.prepared.topic)].map(async ([topic, entries]) => {
         let count: number | undefined;
         try {
           count = await this.partitionCount(topic);
         } catch (error) {
           const cls = classifyKafkaError(error);
           if (!(cls.scope === 'topic' && this.options.allowAutoTopicCreation)) {
-            this.settle(outcomes, entries, error, cls, topic);
+            this.settle(outcomes, { topic, entries }, error, cls);
             return;
           }
           // Unknown, but the broker may create it: let the producer pick partitions.
@@ -153,8 +153,6 @@ export class KafkaPublisher implements OutboxPublisher {
     }
     return outcomes;
   }
-
-  // ------------------------------------------------------------------ preparation
 
   private prepare(event: OutboxEventRecord): Prepared | Error {
     let prepared = this.prepared.get(event);
@@ -182,18 +180,11 @@ export class KafkaPublisher implements OutboxPublisher {
 
   private partitioned(topic: string, entries: Entry[], count: number | undefined): Group[] {
     if (count === undefined) return [{ topic, entries }];
-    const groups = new Map<number, Group>();
-    for (const entry of entries) {
-      const partition = this.partitionOf(entry.prepared, count);
-      entry.partition = partition;
-      let group = groups.get(partition);
-      if (!group) {
-        group = { topic, partition, entries: [] };
-        groups.set(partition, group);
-      }
-      group.entries.push(entry);
-    }
-    return [...groups.values()];
+    const byPartition = groupBy(
+      entries,
+      (entry) => (entry.partition = this.partitionOf(entry.prepared, count)),
+    );
+    return [...byPartition].map(([partition, list]) => ({ topic, partition, entries: list }));
   }
 
   private partitionCount(topic: string): Promise<number> {
@@ -213,15 +204,9 @@ export class KafkaPublisher implements OutboxPublisher {
     return fetching;
   }
 
-  // ------------------------------------------------------------------ sending
-
   private batchOf(groups: readonly Group[]): TopicBatch[] {
-    const byTopic = new Map<string, PartitionedMessage[]>();
-    for (const group of groups) {
-      const list = byTopic.get(group.topic) ?? [];
-      for (const entry of group.entries) list.push(sentMessage(entry));
-      byTopic.set(group.topic, list);
-    }
+    const entries = groups.flatMap((group) => group.entries);
+    const byTopic = groupBy(entries, (entry) => entry.prepared.topic, sentMessage);
     return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
   }
 
@@ -239,30 +224,14 @@ export class KafkaPublisher implements OutboxPublisher {
     } catch (error) {
       if (this.abandoned(groups, outcomes, call)) return;
       const cls = classifyKafkaError(error);
-      if (groups.length === 1 || cls.scope === 'broker') {
-        if (groups.length === 1) await this.failed(groups[0], error, cls, outcomes, call);
-        else
-          for (const group of groups) this.settle(outcomes, group.entries, error, cls, group.topic);
+      if (groups.length === 1) return this.failed(groups[0], error, cls, outcomes, call);
+      if (cls.scope === 'broker') {
+        for (const group of groups) this.settle(outcomes, group, error, cls);
         return;
       }
     }
     // Some groups failed, maybe not all: each on its own, so each gets its own answer.
-    await Promise.all(groups.map((group) => this.sendGroup(group, outcomes, call)));
-  }
-
-  private async sendGroup(
-    group: Group,
-    outcomes: PublishOutcome[],
-    call: PublishCall,
-  ): Promise<void> {
-    if (this.abandoned([group], outcomes, call)) return;
-    try {
-      await this.sender.send(this.batchOf([group]), call.signal);
-      for (const entry of group.entries) outcomes[entry.index] = { status: 'ok' };
-    } catch (error) {
-      if (this.abandoned([group], outcomes, call)) return;
-      await this.failed(group, error, classifyKafkaError(error), outcomes, call);
-    }
+    await Promise.all(groups.map((group) => this.sendGroups([group], outcomes, call)));
   }
 
   /**
@@ -270,11 +239,7 @@ export class KafkaPublisher implements OutboxPublisher {
    * (`PublishContext.mayStillSend`, read right before each send), nothing more is sent: the
    * groups' events are reported `retriable` (what an earlier send stored is a duplicate later).
    */
-  private abandoned(
-    groups: readonly Group[],
-    outcomes: PublishOutcome[],
-    call: PublishCall,
-  ): boolean {
+  private abandoned(groups: Group[], outcomes: PublishOutcome[], call: PublishCall): boolean {
     if (!call.stopped()) return false;
     const error = new SendAbortedError();
     for (const group of groups)
@@ -283,6 +248,11 @@ export class KafkaPublisher implements OutboxPublisher {
     return true;
   }
 
+  /**
+   * An error about the records (too large, malformed, or one the broker cannot place) that
+   * refused a whole group: its messages are sent one by one, in order, to find the guilty ones
+   * (innocent ones count no attempt); after a failure, the rest of that aggregate is held back.
+   */
   private async failed(
     group: Group,
     error: unknown,
@@ -290,68 +260,28 @@ export class KafkaPublisher implements OutboxPublisher {
     outcomes: PublishOutcome[],
     call: PublishCall,
   ): Promise<void> {
-    // An error about the records (too large, malformed, or one the broker cannot place) that
-    // refused a whole group: find the guilty messages, so innocent ones count no attempt.
-    if ((cls.scope === 'size' || cls.scope === 'event') && group.entries.length > 1) {
-      await this.sendOneByOne(group, outcomes, call);
+    if ((cls.scope !== 'size' && cls.scope !== 'event') || group.entries.length < 2) {
+      this.settle(outcomes, group, error, cls);
       return;
     }
-    this.settle(outcomes, group.entries, error, cls, group.topic, group.partition);
-  }
-
-  /** Record errors: find the guilty messages, in order; after a failure, hold back the rest of that aggregate. */
-  private async sendOneByOne(
-    group: Group,
-    outcomes: PublishOutcome[],
-    call: PublishCall,
-  ): Promise<void> {
     const held = new Map<string, PublishOutcome>();
     for (const entry of group.entries) {
       const aggregate = entry.prepared.message.key;
       const blocking = held.get(aggregate);
-      if (blocking) {
-        outcomes[entry.index] = blocking;
-        continue;
-      }
-      const single = { ...group, entries: [entry] };
-      if (this.abandoned([single], outcomes, call)) {
-        held.set(aggregate, outcomes[entry.index]);
-        continue;
-      }
-      try {
-        await this.sender.send(this.batchOf([single]), call.signal);
-        outcomes[entry.index] = { status: 'ok' };
-      } catch (error) {
-        if (this.abandoned([single], outcomes, call)) {
-          held.set(aggregate, outcomes[entry.index]);
-          continue;
-        }
-        this.settle(
-          outcomes,
-          [entry],
-          error,
-          classifyKafkaError(error),
-          group.topic,
-          group.partition,
-        );
+      if (blocking) outcomes[entry.index] = blocking;
+      else {
+        // One message: its failure is settled on it alone (`failed` does not split it again).
+        await this.sendGroups([{ ...group, entries: [entry] }], outcomes, call);
         const outcome = outcomes[entry.index];
         if (outcome.status === 'retriable') held.set(aggregate, outcome);
       }
     }
   }
 
-  /** The outcome of `entries` after `error`. */
-  private settle(
-    outcomes: PublishOutcome[],
-    entries: readonly Entry[],
-    error: unknown,
-    cls: KafkaErrorClass,
-    topic: string,
-    partition?: number,
-  ): void {
-    if (cls.scope === 'topic') this.partitionCounts.delete(topic);
-    const outcome = failedSendOutcome(error, cls, topic, partition);
-    for (const entry of entries) outcomes[entry.index] = outcome;
+  private settle(outcomes: PublishOutcome[], group: Group, error: unknown, cls: KafkaErrorClass) {
+    if (cls.scope === 'topic') this.partitionCounts.delete(group.topic);
+    const outcome = failedSendOutcome(error, cls, group.topic, group.partition);
+    for (const entry of group.entries) outcomes[entry.index] = outcome;
   }
 }
 

@@ -43,7 +43,15 @@ export class SendAbortedError extends Error {
   }
 }
 
-/** Throws `SendAbortedError` when `signal` is aborted. */
 export function throwIfSendAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new SendAbortedError();
+}
+
+/** A partition (or topic) the cluster metadata does not have, as kafkajs reports it. */
+export function unknownPartitionError(message: string): Error {
+  return Object.assign(new Error(message), {
+    name: 'KafkaJSProtocolError',
+    type: 'UNKNOWN_TOPIC_OR_PARTITION',
+    retriable: true,
+  });
 }

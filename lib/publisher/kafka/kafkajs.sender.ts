@@ -2,18 +2,16 @@ import type { LoggerService } from '@nestjs/common';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import type { Admin, LogEntry, Producer, RecordMetadata } from 'kafkajs';
 import { asError } from '../../common/errors/describe-error';
+import { DEFAULT_CLIENT_ID, DEFAULT_RETRY } from './kafka-publisher.options';
 import type { KafkaPublisherOptions } from './kafka-publisher.options';
-import { throwIfSendAborted } from './kafka.sender';
+import { throwIfSendAborted, unknownPartitionError } from './kafka.sender';
 import type { KafkaSender, TopicBatch } from './kafka.sender';
-
-const DEFAULT_RETRY = { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 };
 
 /** `KafkaSender` over kafkajs: one producer (`acks: -1`) and an admin client for topic metadata. */
 export class KafkajsSender implements KafkaSender {
   private readonly kafka: Kafka;
   private readonly compression: CompressionTypes;
-  private producer?: Producer;
-  private connecting?: Promise<Producer>;
+  private producer?: Promise<Producer>;
   private admin?: Promise<Admin>;
 
   constructor(
@@ -23,7 +21,7 @@ export class KafkajsSender implements KafkaSender {
     this.compression =
       options.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
     this.kafka = new Kafka({
-      clientId: options.clientId ?? 'nestjs-outbox-relay',
+      clientId: options.clientId ?? DEFAULT_CLIENT_ID,
       brokers: options.brokers,
       ssl: options.ssl,
       sasl: options.sasl,
@@ -43,20 +41,15 @@ export class KafkajsSender implements KafkaSender {
     const admin = await this.ensureAdmin();
     const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
     const count = metadata.topics.find((entry) => entry.name === topic)?.partitions.length ?? 0;
-    if (count === 0) {
-      throw Object.assign(new Error(`topic "${topic}" has no partitions in the cluster metadata`), {
-        name: 'KafkaJSProtocolError',
-        type: 'UNKNOWN_TOPIC_OR_PARTITION',
-      });
-    }
+    if (count === 0)
+      throw unknownPartitionError(`topic "${topic}" has no partitions in the cluster metadata`);
     return count;
   }
 
   async send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
     throwIfSendAborted(signal);
     const producer = await this.ensureProducer();
-    // kafkajs' own retries of a request already sent (about a second, `retry`) cannot be
-    // stopped from here.
+    // kafkajs' own retries of a request already sent (`retry`, about a second) cannot be stopped.
     throwIfSendAborted(signal);
     const stored = await producer.sendBatch({
       acks: -1,
@@ -67,10 +60,9 @@ export class KafkajsSender implements KafkaSender {
   }
 
   async disconnect(): Promise<void> {
-    const producer = this.producer ?? (await this.connecting?.catch(() => undefined));
+    const producer = await this.producer?.catch(() => undefined);
     const admin = await this.admin?.catch(() => undefined);
     this.producer = undefined;
-    this.connecting = undefined;
     this.admin = undefined;
     for (const client of [producer, admin]) {
       try {
@@ -82,22 +74,12 @@ export class KafkajsSender implements KafkaSender {
   }
 
   private ensureAdmin(): Promise<Admin> {
-    if (!this.admin) {
-      const admin = this.kafka.admin();
-      this.admin = admin.connect().then(
-        () => admin,
-        (error: unknown) => {
-          this.admin = undefined;
-          throw error;
-        },
-      );
-    }
+    this.admin ??= connected(this.kafka.admin(), () => (this.admin = undefined));
     return this.admin;
   }
 
   private ensureProducer(): Promise<Producer> {
-    if (this.producer) return Promise.resolve(this.producer);
-    if (!this.connecting) {
+    if (!this.producer) {
       const idempotent = this.options.idempotent ?? false;
       const producer = this.kafka.producer({
         allowAutoTopicCreation: this.options.allowAutoTopicCreation ?? false,
@@ -105,18 +87,9 @@ export class KafkajsSender implements KafkaSender {
         maxInFlightRequests: idempotent ? 1 : undefined,
         retry: idempotent ? (this.options.retry ?? DEFAULT_RETRY) : undefined,
       });
-      this.connecting = producer.connect().then(
-        () => {
-          this.producer = producer;
-          return producer;
-        },
-        (error: unknown) => {
-          this.connecting = undefined;
-          throw error;
-        },
-      );
+      this.producer = connected(producer, () => (this.producer = undefined));
     }
-    return this.connecting;
+    return this.producer;
   }
 
   /**
@@ -129,6 +102,20 @@ export class KafkajsSender implements KafkaSender {
       `kafkajs ${entry.namespace}: ${message}${error ? ` (${String(error)})` : ''}`,
     );
   }
+}
+
+/** `client` once connected; a failed connect calls `forget`, so that the next use tries again. */
+function connected<T extends { connect(): Promise<void> }>(
+  client: T,
+  forget: () => void,
+): Promise<T> {
+  return client.connect().then(
+    () => client,
+    (error: unknown) => {
+      forget();
+      throw error;
+    },
+  );
 }
 
 /**
@@ -149,11 +136,8 @@ function throwIfUnanswered(batches: readonly TopicBatch[], stored: RecordMetadat
         checked = partition;
         continue;
       }
-      throw Object.assign(
-        new Error(
-          `partition ${partition} of topic "${topic}" is not in the cluster metadata: nothing was stored there`,
-        ),
-        { name: 'KafkaJSProtocolError', type: 'UNKNOWN_TOPIC_OR_PARTITION', retriable: true },
+      throw unknownPartitionError(
+        `partition ${partition} of topic "${topic}" is not in the cluster metadata: nothing was stored there`,
       );
     }
   }

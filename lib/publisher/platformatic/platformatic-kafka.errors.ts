@@ -1,17 +1,12 @@
 /**
  * `@platformatic/kafka`'s errors in the shape of kafkajs' (see `KafkaSender`), so that
- * `classifyKafkaError` sorts both clients' errors into the same scopes:
- * - `PLT_KFK_PROTOCOL` (a broker error code): `KafkaJSProtocolError` with `type` = its id
- *   (`UNKNOWN_TOPIC_OR_PARTITION`, `MESSAGE_TOO_LARGE`, `NOT_ENOUGH_REPLICAS`...);
- * - `PLT_KFK_RESPONSE` / `PLT_KFK_MULTIPLE` (per-partition or per-broker errors): an aggregate
- *   whose `errors` are the inner ones, converted;
- * - `PLT_KFK_NETWORK`, `PLT_KFK_TIMEOUT`, `PLT_KFK_AUTHENTICATION`: kafkajs' connection,
- *   request-timeout and SASL errors (the broker is out of reach);
- * - `PLT_KFK_USER` "Unknown topic <name>.": the client's metadata call turns the broker's
- *   UNKNOWN_TOPIC_OR_PARTITION into this error and drops the original (1.35: base.js), so it is
- *   read back from the message (the contract suite pins it);
- * - anything else keeps no protocol type (like kafkajs' own client errors).
- * The client's error stays on `clientError` (not walked by the classifier).
+ * `classifyKafkaError` sorts both clients' errors into the same scopes: by code, a protocol
+ * error keeps its broker error id as `type`, per-partition or per-broker errors (`RESPONSE`,
+ * `MULTIPLE`) become an aggregate of the inner ones, converted, and anything else keeps no
+ * protocol type (like kafkajs' own client errors). `PLT_KFK_USER` "Unknown topic <name>.": the
+ * client's metadata call turns the broker's UNKNOWN_TOPIC_OR_PARTITION into this error and drops
+ * the original (1.35: base.js), so it is read back from the message (the contract suite pins
+ * it). The client's error stays on `clientError` (not walked by the classifier).
  */
 const NAMES: Record<string, string> = {
   PLT_KFK_PROTOCOL: 'KafkaJSProtocolError',
@@ -25,14 +20,7 @@ const NAMES: Record<string, string> = {
 /** The message of the client's own unknown-topic error. */
 const UNKNOWN_TOPIC = /^Unknown topic .*\.$/;
 
-interface ClientError {
-  code?: unknown;
-  message?: unknown;
-  apiId?: unknown;
-  canRetry?: unknown;
-  cause?: unknown;
-  errors?: unknown;
-}
+type ClientError = Partial<Record<'code' | 'apiId' | 'canRetry' | 'cause' | 'errors', unknown>>;
 
 export interface KafkajsShapedError extends Error {
   type?: string;
@@ -78,13 +66,4 @@ function convert(error: ClientError & Error, depth: number): KafkajsShapedError 
     converted.cause = isClientError(error.cause) ? convert(error.cause, depth + 1) : error.cause;
   }
   return converted;
-}
-
-/** A partition (or topic) the cluster metadata does not have, as kafkajs reports it. */
-export function unknownPartitionError(message: string): KafkajsShapedError {
-  return Object.assign(new Error(message), {
-    name: 'KafkaJSProtocolError',
-    type: 'UNKNOWN_TOPIC_OR_PARTITION',
-    retriable: true,
-  });
 }

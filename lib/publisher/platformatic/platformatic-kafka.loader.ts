@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 import type * as PlatformaticKafkaModule from '@platformatic/kafka';
 import { OutboxError } from '../../common/errors/outbox.error';
 
-/** The `@platformatic/kafka` module, as the relay uses it. */
 export type PlatformaticKafka = typeof PlatformaticKafkaModule;
 
 /** The versions of `@platformatic/kafka` the relay is written against (its peer range). */
@@ -158,25 +157,20 @@ export function satisfies(version: string, range: string): boolean {
   );
 }
 
+/** Each operator's test, from `order` (`compare(v, bound)`); a bare version or `=`: equal. */
+const OPERATORS: Record<string, (order: number, v: Version, bound: Version) => boolean> = {
+  '>=': (order) => order >= 0,
+  '>': (order) => order > 0,
+  '<=': (order) => order <= 0,
+  '<': (order) => order < 0,
+  '^': (order, v, bound) => order >= 0 && (bound[0] > 0 ? v[0] === bound[0] : v[1] === bound[1]),
+  '~': (order, v, bound) => order >= 0 && v[0] === bound[0] && v[1] === bound[1],
+};
+
 function holds(v: Version, comparator: string): boolean {
   const match = /^(>=|<=|>|<|=|\^|~)?(.*)$/.exec(comparator);
   const bound = match ? parse(match[2]) : undefined;
   if (!match || !bound) return true;
-  const order = compare(v, bound);
-  switch (match[1]) {
-    case '>=':
-      return order >= 0;
-    case '>':
-      return order > 0;
-    case '<=':
-      return order <= 0;
-    case '<':
-      return order < 0;
-    case '^':
-      return order >= 0 && (bound[0] > 0 ? v[0] === bound[0] : v[1] === bound[1]);
-    case '~':
-      return order >= 0 && v[0] === bound[0] && v[1] === bound[1];
-    default:
-      return order === 0;
-  }
+  const test = OPERATORS[match[1]] ?? ((order: number) => order === 0);
+  return test(compare(v, bound), v, bound);
 }

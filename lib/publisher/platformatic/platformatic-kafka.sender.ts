@@ -1,19 +1,15 @@
-import type { Producer, ProducerOptions, SASLOptions } from '@platformatic/kafka';
+import type { Producer, ProducerOptions, SASLOptions, Serializer } from '@platformatic/kafka';
 import { OutboxOptionsError } from '../../common/errors/outbox-options.error';
+import { DEFAULT_CLIENT_ID, DEFAULT_RETRY } from '../kafka/kafka-publisher.options';
 import type { KafkaConnectionOptions } from '../kafka/kafka-publisher.options';
-import { throwIfSendAborted } from '../kafka/kafka.sender';
+import { throwIfSendAborted, unknownPartitionError } from '../kafka/kafka.sender';
 import type { KafkaSender, TopicBatch } from '../kafka/kafka.sender';
 import { loadPlatformaticKafka } from './platformatic-kafka.loader';
 import type { PlatformaticKafka } from './platformatic-kafka.loader';
-import { asKafkajsError, unknownPartitionError } from './platformatic-kafka.errors';
-import { rememberingHeaderNames } from './header-name.serializer';
+import { asKafkajsError } from './platformatic-kafka.errors';
 
 type StringProducer = Producer<string, string, string, string>;
 type StringProducerOptions = ProducerOptions<string, string, string, string>;
-
-/** The same defaults as `KafkajsSender`: a send gives up after about a second. */
-const DEFAULT_RETRIES = 2;
-const DEFAULT_RETRY_DELAY_MS = 100;
 
 /** The publisher's options this sender reads (its `KafkaPublisherOptions` has more). */
 export type PlatformaticKafkaSenderOptions = KafkaConnectionOptions & {
@@ -21,10 +17,9 @@ export type PlatformaticKafkaSenderOptions = KafkaConnectionOptions & {
 };
 
 /**
- * `KafkaSender` over `@platformatic/kafka` (`relay.kafka.client: 'platformatic'`): one
- * producer, `acks: -1`, string serializers. Its errors are given the shape of kafkajs' (`name`,
- * protocol `type`), so `classifyKafkaError` and the relay's simulation model classify both
- * clients alike.
+ * `KafkaSender` over `@platformatic/kafka` (`relay.kafka.client: 'platformatic'`): one producer,
+ * `acks: -1`, string serializers; its errors in kafkajs' shape (`asKafkajsError`), so that
+ * `classifyKafkaError` and the relay's simulation model classify both clients alike.
  */
 export class PlatformaticKafkaSender implements KafkaSender {
   private readonly producerOptions: StringProducerOptions;
@@ -36,14 +31,14 @@ export class PlatformaticKafkaSender implements KafkaSender {
   ) {
     const idempotent = options.idempotent ?? false;
     this.producerOptions = {
-      clientId: options.clientId ?? 'nestjs-outbox-relay',
+      clientId: options.clientId ?? DEFAULT_CLIENT_ID,
       bootstrapBrokers: options.brokers,
       connectTimeout: options.connectionTimeout,
       requestTimeout: options.requestTimeout,
       tls: tlsOf(options.ssl),
       sasl: saslOf(options.sasl),
-      retries: options.retry?.retries ?? DEFAULT_RETRIES,
-      retryDelay: options.retry?.initialRetryTime ?? DEFAULT_RETRY_DELAY_MS,
+      retries: options.retry?.retries ?? DEFAULT_RETRY.retries,
+      retryDelay: options.retry?.initialRetryTime ?? DEFAULT_RETRY.initialRetryTime,
       autocreateTopics: options.allowAutoTopicCreation ?? false,
       acks: -1,
       idempotent,
@@ -165,4 +160,26 @@ function saslOf(sasl: KafkaConnectionOptions['sasl']): SASLOptions | undefined {
     );
   }
   return { mechanism, username: sasl.username, password: sasl.password };
+}
+
+/** Names kept at most: the relay's are a handful; an application's own headers add a few. */
+const MAX_NAMES = 256;
+
+/**
+ * `serializer` for header names, remembering what it made: every message carries the same
+ * CloudEvents names, so each is encoded once rather than once per message (the same bytes; the
+ * producer only copies them into its request). Past `MAX_NAMES` distinct names, the others are
+ * encoded every time.
+ */
+function rememberingHeaderNames(serializer: Serializer<string>): Serializer<string> {
+  const encoded = new Map<string, Buffer | undefined>();
+  return (name) => {
+    if (typeof name !== 'string') return serializer(name);
+    let bytes = encoded.get(name);
+    if (bytes === undefined) {
+      bytes = serializer(name);
+      if (encoded.size < MAX_NAMES) encoded.set(name, bytes);
+    }
+    return bytes;
+  };
 }

@@ -1,4 +1,4 @@
-import type { Attributes, BatchObservableResult, Observable } from '@opentelemetry/api';
+import type { Attributes, BatchObservableResult } from '@opentelemetry/api';
 import type { OutboxRelayMetrics } from '../../relay/relay.metrics';
 import type { RelayStatus } from '../../relay/relay.status';
 import { INSTRUMENTATION_SCOPE } from '../tracing/opentelemetry.loader';
@@ -15,54 +15,38 @@ export interface RelayMetricsSource {
 /** The attribute of the per-partition values (`relay.partitions` > 1). */
 export const PARTITION_ATTRIBUTE = 'outbox.relay.partition';
 
+const COUNTERS = [
+  ['outbox.relay.published', 'Events the broker acknowledged', '{event}', 'published'],
+  ['outbox.relay.retried', 'Failed publish attempts scheduled for a retry', '{event}', 'retried'],
+  ['outbox.relay.dead_lettered', 'Events moved to the dead letters', '{event}', 'deadLettered'],
+  [
+    'outbox.relay.recoveries',
+    'Times the stream position was lost and the relay recovered from the collection',
+    '{recovery}',
+    'recoveries',
+  ],
+  ['outbox.relay.outages', 'Times publishing paused: broker unavailable', '{outage}', 'outages'],
+] as const;
+
 /**
- * The relay's counters and gauges as OpenTelemetry instruments (names and units listed in the
- * README, "Metrics"). Observable instruments, read from `OutboxRelayMetrics` and the relay's
- * status when the application's reader collects: nothing is recorded between collections.
- * Returns the function that removes them.
- *
- * With several partitions (the status lists them), `outbox.relay.pending` and
+ * The relay's counters and gauges as observable OpenTelemetry instruments (README, "Metrics"),
+ * read from `OutboxRelayMetrics` and the relay's status when the application's reader collects.
+ * Returns the function that removes them. With several partitions, `outbox.relay.pending` and
  * `outbox.relay.lag` are one value per partition this instance holds (attribute
- * `outbox.relay.partition`), and `outbox.relay.partitions.owned` counts them; counters and the
- * other gauges stay the instance's. With one partition nothing changes (no such attribute,
- * no `partitions.owned`).
+ * `outbox.relay.partition`) and `outbox.relay.partitions.owned` counts them; the rest stays the
+ * instance's. With one partition: no such attribute, no `partitions.owned`.
  */
 export function registerRelayInstruments(
   api: OpenTelemetryApi,
   source: RelayMetricsSource,
 ): () => void {
   const meter = api.metrics.getMeter(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
-  const counter = (name: string, description: string, unit: string) =>
-    meter.createObservableCounter(name, { description, unit });
   const gauge = (name: string, description: string, unit: string) =>
     meter.createObservableGauge(name, { description, unit });
-
-  const counters: Array<[Observable, (m: OutboxRelayMetrics) => number]> = [
-    [
-      counter('outbox.relay.published', 'Events the broker acknowledged', '{event}'),
-      (m) => m.published,
-    ],
-    [
-      counter('outbox.relay.retried', 'Failed publish attempts scheduled for a retry', '{event}'),
-      (m) => m.retried,
-    ],
-    [
-      counter('outbox.relay.dead_lettered', 'Events moved to the dead letters', '{event}'),
-      (m) => m.deadLettered,
-    ],
-    [
-      counter(
-        'outbox.relay.recoveries',
-        'Times the stream position was lost and the relay recovered from the collection',
-        '{recovery}',
-      ),
-      (m) => m.recoveries,
-    ],
-    [
-      counter('outbox.relay.outages', 'Times publishing paused: broker unavailable', '{outage}'),
-      (m) => m.outages,
-    ],
-  ];
+  const counters = COUNTERS.map(
+    ([name, description, unit, field]) =>
+      [meter.createObservableCounter(name, { description, unit }), field] as const,
+  );
   const pending = gauge('outbox.relay.pending', 'Pending events in the outbox', '{event}');
   const lag = gauge('outbox.relay.lag', 'Age of the oldest pending event', 's');
   const checkpointAge = gauge(
@@ -94,7 +78,7 @@ export function registerRelayInstruments(
   const callback = (result: BatchObservableResult) => {
     const m = source.metrics;
     const status = source.status();
-    for (const [instrument, read] of counters) result.observe(instrument, read(m), attributes);
+    for (const [instrument, field] of counters) result.observe(instrument, m[field], attributes);
     if (status.partitions) {
       // Per partition held, from its own sweep. A partition handed over reads 0 on this
       // instance from then on: cumulative readers would otherwise repeat its last figure.

@@ -4,7 +4,6 @@ import { INSTRUMENTATION_SCOPE, openTelemetry } from './opentelemetry.loader';
 import type { OpenTelemetryApi } from './opentelemetry.loader';
 import { contextFromHeaders } from './w3c-trace-context';
 
-/** The message a consumer span is about. */
 export interface ConsumedMessageRef {
   topic: string;
   partition: number;
@@ -14,12 +13,11 @@ export interface ConsumedMessageRef {
 }
 
 /**
- * Runs `fn` (an `@IdempotentHandler` delivery) in a `process <topic>` span of kind CONSUMER
- * (OpenTelemetry messaging conventions), a child of the trace context in the message's headers
- * (the relay's producer span), so the handler, and what it emits, joins the emitting call's
- * trace. `outcome` names how the delivery ended (attribute `outbox.consume.outcome`). It also
- * records the conventions' `messaging.process.duration` and `messaging.client.consumed.messages`.
- * Without `@opentelemetry/api`, just `fn()`.
+ * Runs `fn` (an `@IdempotentHandler` delivery) in a `process <topic>` CONSUMER span, child of the
+ * message's trace context (the relay's producer span), so the handler and what it emits join the
+ * emitting call's trace; `outcome` names how it ended (`outbox.consume.outcome`). Also records
+ * `messaging.process.duration` and `messaging.client.consumed.messages`. Without
+ * `@opentelemetry/api`, just `fn()`.
  */
 export async function inConsumerSpan<T>(
   message: ConsumedMessageRef,
@@ -32,15 +30,19 @@ export async function inConsumerSpan<T>(
   const parent = contextFromHeaders(api, message.headers) ?? api.context.active();
   const tracer = api.trace.getTracer(INSTRUMENTATION_SCOPE.name, INSTRUMENTATION_SCOPE.version);
   const eventId = message.headers[KAFKA_HEADERS.id];
+  const metricAttributes: Record<string, string> = {
+    'messaging.system': 'kafka',
+    'messaging.operation.name': 'process',
+    'messaging.destination.name': message.topic,
+    'outbox.consumer': consumer,
+  };
   const span = tracer.startSpan(
     `process ${message.topic}`,
     {
       kind: api.SpanKind.CONSUMER,
       attributes: {
-        'messaging.system': 'kafka',
-        'messaging.operation.name': 'process',
+        ...metricAttributes,
         'messaging.operation.type': 'process',
-        'messaging.destination.name': message.topic,
         'messaging.destination.partition.id': String(message.partition),
         'messaging.kafka.offset': Number(message.offset),
         ...(message.key !== null ? { 'messaging.kafka.message.key': message.key } : {}),
@@ -48,18 +50,11 @@ export async function inConsumerSpan<T>(
         ...(message.headers[KAFKA_HEADERS.type]
           ? { 'cloudevents.event_type': message.headers[KAFKA_HEADERS.type] }
           : {}),
-        'outbox.consumer': consumer,
       },
     },
     parent,
   );
   const started = performance.now();
-  const metricAttributes: Record<string, string> = {
-    'messaging.system': 'kafka',
-    'messaging.operation.name': 'process',
-    'messaging.destination.name': message.topic,
-    'outbox.consumer': consumer,
-  };
   try {
     const result = await api.context.with(api.trace.setSpan(parent, span), fn);
     if (outcome) span.setAttribute('outbox.consume.outcome', outcome(result));

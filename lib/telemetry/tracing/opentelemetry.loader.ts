@@ -1,6 +1,5 @@
 import type * as OpenTelemetryApiModule from '@opentelemetry/api';
 
-/** The `@opentelemetry/api` module, as this library uses it. */
 export type OpenTelemetryApi = typeof OpenTelemetryApiModule;
 
 let loaded: OpenTelemetryApi | null | undefined;

@@ -145,14 +145,8 @@ export class InMemoryConsumerRuntime implements HandlerServingRuntime {
       clearFailures: async (consumer, eventId) => {
         this.failures.delete(`${consumer}\u0000${eventId}`);
       },
-      deadLetter: async (letter) => {
-        this.deadLetters.push({
-          consumer: letter.consumer,
-          eventId: letter.eventId,
-          reason: letter.reason,
-          attempts: letter.attempts,
-          lastError: letter.lastError,
-        });
+      deadLetter: async ({ consumer, eventId, reason, attempts, lastError }) => {
+        this.deadLetters.push({ consumer, eventId, reason, attempts, lastError });
       },
     };
   }

@@ -163,7 +163,6 @@ export class FakeConnection {
     }
   }
 
-  /** Committed docs of one collection. */
   docs(collection: string): Record<string, unknown>[] {
     return this.committed.filter((w) => w.collection === collection).map((w) => w.doc);
   }
@@ -203,9 +202,7 @@ export class FakeOutboxWriter implements OutboxEventWriter {
   async cancel(eventId: string, session: ClientSession): Promise<CancelScheduledResult> {
     const fake = fakeSessionOf(session, 'FakeOutboxWriter: cancel');
     await Promise.resolve();
-    const { result, apply } = cancelInMemory(this.rows, eventId, this.now());
-    if (apply) fake.onCommit(apply);
-    return result;
+    return cancelInMemory(this.rows, eventId, this.now(), fake);
   }
 
   async insert(events: NewOutboxEvent[], session: ClientSession): Promise<void> {
@@ -228,11 +225,7 @@ export class FakeOutboxWriter implements OutboxEventWriter {
 }
 
 /** A `TransactionRunner` over a `FakeConnection` and a `FakeOutboxWriter`, for unit specs. */
-export function fakeTransactionRunner(): {
-  connection: FakeConnection;
-  writer: FakeOutboxWriter;
-  runner: TransactionRunner;
-} {
+export function fakeTransactionRunner() {
   const connection = new FakeConnection();
   const writer = new FakeOutboxWriter();
   const runner = new TransactionRunner({

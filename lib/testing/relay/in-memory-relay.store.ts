@@ -19,23 +19,18 @@ import type {
   StaleEvent,
 } from '../../relay/ports/outbox-relay.store';
 
-type Doc = OutboxDoc;
-
 /**
  * An in-memory outbox for unit tests of the relay's parts and for the relay-core bench: the
  * store port the relay uses, not a database. `_id`s are zero-padded counters, so their order is
  * insert order. Writes honour the owner stamp like the MongoDB store.
  *
- * Why the simulation has a store of its own (test/simulation/mongo/sim-outbox.store.ts) and
- * does not use this one: there every call is an operation on the simulated network and replica
- * set (delayed on simulated time, failing before or after it is applied, reads at the majority
- * commit point, writes a failover rolls back, a partition's slot range), recorded as a fact the
- * invariants check; here a call applies at once to one Map, with `failNext` and `writes` for the
- * specs. One store would bring the simulated world (clock, faults, history) into lib/, which
- * ships in the package, or make every unit spec of the relay build that world.
+ * The simulation has its own (test/simulation/mongo/sim-outbox.store.ts): there every call is an
+ * operation on the simulated network and replica set (delayed, faulty, rolled back by failovers),
+ * recorded as a fact the invariants check; here a call applies at once to one Map. One store
+ * would bring the simulated world into lib/, which ships, or into every unit spec of the relay.
  */
 export class InMemoryRelayStore implements OutboxRelayStore {
-  readonly docs = new Map<string, Doc>();
+  readonly docs = new Map<string, OutboxDoc>();
   readonly deadLetters: Array<{
     event: MarkedDead;
     errors: Array<{ at: Date; attempt: number; error: string }>;
@@ -56,11 +51,11 @@ export class InMemoryRelayStore implements OutboxRelayStore {
 
   insert(
     input: Partial<OutboxEventInput> & { aggregateId: string },
-    extra: Partial<Doc> = {},
+    extra: Partial<OutboxDoc> = {},
   ): OutboxEventRecord {
     const n = ++this.counter;
-    const doc: Doc = {
-      _id: String(n).padStart(12, '0') as unknown as Doc['_id'],
+    const doc: OutboxDoc = {
+      _id: String(n).padStart(12, '0') as unknown as OutboxDoc['_id'],
       eventId: `evt-${String(n).padStart(6, '0')}`,
       aggregateType: input.aggregateType ?? 'Order',
       aggregateId: input.aggregateId,
@@ -75,11 +70,11 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     return this.copy(doc) as OutboxEventRecord;
   }
 
-  doc(id: unknown): Doc | undefined {
+  doc(id: unknown): OutboxDoc | undefined {
     return this.docs.get(String(id));
   }
 
-  pending(): Doc[] {
+  pending(): OutboxDoc[] {
     return [...this.docs.values()].filter((doc) => doc.status === 'pending');
   }
 
@@ -90,15 +85,15 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     }
   }
 
-  private copy(doc: Doc): Doc {
+  private copy(doc: OutboxDoc): OutboxDoc {
     return { ...doc, errorHistory: doc.errorHistory ? [...doc.errorHistory] : undefined };
   }
 
   private writable(
     id: unknown,
     fence: RelayFence,
-    status: Doc['status'] = 'pending',
-  ): Doc | undefined {
+    status: OutboxDoc['status'] = 'pending',
+  ): OutboxDoc | undefined {
     const doc = this.docs.get(String(id));
     if (!doc || doc.status !== status) return undefined;
     if (fence !== null) {
@@ -108,7 +103,8 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     return doc;
   }
 
-  private record(method: string, ids: readonly unknown[], fence: RelayFence): void {
+  private write(method: string, ids: readonly unknown[], fence: RelayFence): void {
+    this.check();
     this.writes.push({ method, ids: ids.map(String), fence });
   }
 
@@ -116,7 +112,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     this.check();
     return ids
       .map((id) => this.docs.get(String(id)))
-      .filter((doc): doc is Doc => doc?.status === 'pending')
+      .filter((doc): doc is OutboxDoc => doc?.status === 'pending')
       .map((doc) => {
         const { payload: _payload, headers: _headers, ...state } = this.copy(doc);
         return state as PendingState;
@@ -152,7 +148,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
   }
 
   /** Pending scheduled events by (availableAt, _id). */
-  private scheduled(): Doc[] {
+  private scheduled(): OutboxDoc[] {
     return this.pending()
       .filter((doc) => doc.availableAt !== undefined)
       .sort(
@@ -199,7 +195,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     this.check();
     return this.pending()
       .filter((doc) => doc.availableAt === undefined)
-      .filter((doc) => after === undefined || inDrainOrder(after as Doc, doc) < 0)
+      .filter((doc) => after === undefined || inDrainOrder(after as OutboxDoc, doc) < 0)
       .sort(inDrainOrder)
       .slice(0, limit)
       .map((doc) => this.copy(doc) as OutboxEventRecord);
@@ -217,11 +213,8 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       const key = aggregateKey(doc);
       const existing = out.get(key);
       if (!existing || existing.retryAt > doc.nextAttemptAt) {
-        out.set(key, {
-          aggregateType: doc.aggregateType,
-          aggregateId: doc.aggregateId,
-          retryAt: doc.nextAttemptAt,
-        });
+        const { aggregateType, aggregateId, nextAttemptAt: retryAt } = doc;
+        out.set(key, { aggregateType, aggregateId, retryAt });
       }
     }
     return [...out.values()].slice(0, limit);
@@ -242,11 +235,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       )
       .sort((a, b) => (String(a._id) < String(b._id) ? -1 : 1))
       .slice(0, limit)
-      .map((doc) => ({
-        _id: doc._id,
-        aggregateType: doc.aggregateType,
-        aggregateId: doc.aggregateId,
-      }));
+      .map(({ _id, aggregateType, aggregateId }) => ({ _id, aggregateType, aggregateId }));
   }
 
   async pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }> {
@@ -263,8 +252,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
   }
 
   async markPublished(ids: readonly unknown[], at: Date, fence: RelayFence): Promise<void> {
-    this.check();
-    this.record('markPublished', ids, fence);
+    this.write('markPublished', ids, fence);
     for (const id of ids) {
       const doc = this.writable(id, fence);
       if (!doc) continue;
@@ -275,8 +263,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
   }
 
   async markHeld(ids: readonly unknown[], retryAt: Date, fence: RelayFence): Promise<void> {
-    this.check();
-    this.record('markHeld', ids, fence);
+    this.write('markHeld', ids, fence);
     for (const id of ids) {
       const doc = this.docs.get(String(id));
       if (doc?.status !== 'pending' || doc.nextAttemptAt) continue;
@@ -290,8 +277,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     failure: FailureRecord,
     fence: RelayFence,
   ): Promise<void> {
-    this.check();
-    this.record('recordFailure', [event._id], fence);
+    this.write('recordFailure', [event._id], fence);
     const doc = this.writable(event._id, fence);
     if (!doc) return;
     doc.attempts = failure.attempts;
@@ -308,8 +294,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     record: DeadLetterRecord,
     fence: RelayFence,
   ): Promise<void> {
-    this.check();
-    this.record('markDead', [event._id], fence);
+    this.write('markDead', [event._id], fence);
     const doc = this.writable(event._id, fence);
     if (!doc) return;
     doc.status = 'dead';
@@ -318,8 +303,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
   }
 
   async copyToDeadLetters(event: MarkedDead): Promise<void> {
-    this.check();
-    this.record('copyToDeadLetters', [event._id], null);
+    this.write('copyToDeadLetters', [event._id], null);
     if (this.deadLetters.some((letter) => letter.event.eventId === event.eventId)) return;
     const { deadLetter } = event;
     const errors = [
@@ -330,8 +314,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
   }
 
   async removeDead(id: unknown, fence: RelayFence): Promise<void> {
-    this.check();
-    this.record('removeDead', [id], fence);
+    this.write('removeDead', [id], fence);
     if (this.writable(id, fence, 'dead')) this.docs.delete(String(id));
   }
 }

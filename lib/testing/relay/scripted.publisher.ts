@@ -1,3 +1,5 @@
+import { groupBy } from '../../common/group-by';
+import { aggregateKey } from '../../documents/outbox-event.document';
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import type { OutboxPublisher, PublishOutcome } from '../../publisher/outbox-publisher.interface';
 
@@ -21,9 +23,7 @@ export class ScriptedPublisher implements OutboxPublisher {
 
   async publish(events: readonly OutboxEventRecord[]): Promise<PublishOutcome[]> {
     this.calls.push([...events]);
-    const aggregates = [
-      ...new Set(events.map((event) => `${event.aggregateType}/${event.aggregateId}`)),
-    ];
+    const aggregates = [...new Set(events.map(aggregateKey))];
     for (const key of aggregates) {
       const count = (this.inFlight.get(key) ?? 0) + 1;
       this.inFlight.set(key, count);
@@ -33,7 +33,7 @@ export class ScriptedPublisher implements OutboxPublisher {
       if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
       const held = new Map<string, PublishOutcome>();
       return events.map((event) => {
-        const key = `${event.aggregateType}/${event.aggregateId}`;
+        const key = aggregateKey(event);
         const blocking = held.get(key);
         if (blocking) return blocking;
         const outcome = this.script(event);
@@ -50,12 +50,10 @@ export class ScriptedPublisher implements OutboxPublisher {
 
   /** eventIds accepted, per aggregate, in acceptance order. */
   acceptedByAggregate(): Map<string, string[]> {
-    const out = new Map<string, string[]>();
-    for (const event of this.accepted) {
-      const list = out.get(event.aggregateId) ?? [];
-      list.push(event.eventId);
-      out.set(event.aggregateId, list);
-    }
-    return out;
+    return groupBy(
+      this.accepted,
+      (event) => event.aggregateId,
+      (event) => event.eventId,
+    );
   }
 }

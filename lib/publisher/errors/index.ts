@@ -1,2 +1,0 @@
-export * from './invalid-topic.error';
-export * from './publish-rejected.error';
