@@ -239,7 +239,11 @@ export class KafkaPublisher implements OutboxPublisher {
    * (`PublishContext.mayStillSend`, read right before each send), nothing more is sent: the
    * groups' events are reported `retriable` (what an earlier send stored is a duplicate later).
    */
-  private abandoned(groups: Group[], outcomes: PublishOutcome[], call: PublishCall): boolean {
+  private abandoned(
+    groups: readonly Group[],
+    outcomes: PublishOutcome[],
+    call: PublishCall,
+  ): boolean {
     if (!call.stopped()) return false;
     const error = new SendAbortedError();
     for (const group of groups)

@@ -225,7 +225,11 @@ export class FakeOutboxWriter implements OutboxEventWriter {
 }
 
 /** A `TransactionRunner` over a `FakeConnection` and a `FakeOutboxWriter`, for unit specs. */
-export function fakeTransactionRunner() {
+export function fakeTransactionRunner(): {
+  connection: FakeConnection;
+  writer: FakeOutboxWriter;
+  runner: TransactionRunner;
+} {
   const connection = new FakeConnection();
   const writer = new FakeOutboxWriter();
   const runner = new TransactionRunner({
