@@ -5,7 +5,7 @@ import { OutboxDeadLetters } from '../operations/outbox-dead-letters.service';
 import type { OutboxDeadLetter } from '../documents/dead-letter.document';
 import type { DeadLettersCommand } from './dead-letters.args';
 import { openCliApp } from './cli-app';
-import type { CliIo } from './run-cli';
+import type { CliIo } from './cli-io';
 
 function describeFilter(command: DeadLettersCommand): string {
   const text = JSON.stringify(command.filter);

@@ -1,18 +1,11 @@
 import { describeError } from '../common/errors/describe-error';
 import { DeadLetterFilterError } from '../operations/dead-letter.filter';
 import { parseCommandLine } from './cli-flags';
+import type { CliIo } from './cli-io';
 import { DEAD_LETTERS_USAGE, deadLettersCommand } from './dead-letters.args';
 import { runDeadLettersCommand } from './dead-letters.command';
 import { SCHEDULED_USAGE, scheduledCommand } from './scheduled.args';
 import { runScheduledCommand } from './scheduled.command';
-
-/** Where the CLI writes, and how it asks (replaced in tests). */
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-  /** Asks `question` and resolves the answer line. */
-  ask(question: string): Promise<string>;
-}
 
 const USAGE = `${DEAD_LETTERS_USAGE}\n${SCHEDULED_USAGE}`;
 

@@ -10,7 +10,7 @@ import type { CancelScheduledResult, CancelView } from '../events/schedule/cance
 import { serverTime } from '../relay/mongo/relay-collections';
 import { openCliApp } from './cli-app';
 import { duration } from './duration';
-import type { CliIo } from './run-cli';
+import type { CliIo } from './cli-io';
 import type { ScheduledCommand } from './scheduled.args';
 
 const ROW_FIELDS = ['eventId', 'eventType', 'aggregateType', 'aggregateId', 'availableAt'] as const;
