@@ -180,10 +180,8 @@ export class KafkaPublisher implements OutboxPublisher {
 
   private partitioned(topic: string, entries: Entry[], count: number | undefined): Group[] {
     if (count === undefined) return [{ topic, entries }];
-    const byPartition = groupBy(
-      entries,
-      (entry) => (entry.partition = this.partitionOf(entry.prepared, count)),
-    );
+    for (const entry of entries) entry.partition = this.partitionOf(entry.prepared, count);
+    const byPartition = groupBy(entries, (entry) => entry.partition);
     return [...byPartition].map(([partition, list]) => ({ topic, partition, entries: list }));
   }
 
