@@ -6,7 +6,7 @@ import {
 } from '../transaction/outbox-method.wrapper';
 import type { TransactionalOptions } from '../transaction/transactional-options.interface';
 import type { DeclaredEvent, EmitsEventOptions } from './emits-event.interface';
-import { EVENT_NAME_PATTERN } from './event.validator';
+import { EVENT_NAME_PATTERN, EVENT_NAME_RULE } from './event.validator';
 import { InvalidOutboxEventError } from './errors/invalid-outbox-event.error';
 import { checkStaticSchedule } from './schedule/schedule.validator';
 
@@ -63,8 +63,7 @@ function checkStaticName(label: string, field: string, value: unknown): void {
   if (typeof value !== 'string' || !EVENT_NAME_PATTERN.test(value)) {
     throw new InvalidOutboxEventError(
       field,
-      `of @EmitsEvent on ${label} must be a string of 1 to 128 characters: a letter, then letters,` +
-        ` digits, '.', '_' or '-', got ${JSON.stringify(value)}`,
+      `of @EmitsEvent on ${label} must be ${EVENT_NAME_RULE}, got ${JSON.stringify(value)}`,
       { method: label },
     );
   }

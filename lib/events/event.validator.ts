@@ -9,6 +9,8 @@ import { UnserializablePayloadError } from './errors/unserializable-payload.erro
  * characters. These are the characters of a Kafka topic name, so either can become part of one.
  */
 export const EVENT_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9._-]{0,127}$/;
+/** `EVENT_NAME_PATTERN` in words, for the errors. */
+export const EVENT_NAME_RULE = `a string of 1 to 128 characters: a letter, then letters, digits, '.', '_' or '-'`;
 /** `aggregateId` (the Kafka key): 1 to 256 printable ASCII characters, no spaces. */
 export const AGGREGATE_ID_PATTERN = /^[\x21-\x7e]{1,256}$/;
 /** Header names: 1 to 128 letters, digits, `.`, `_` or `-`. */
@@ -79,8 +81,7 @@ function describe(value: unknown): string {
 }
 
 const NAME_RULE = (got: string) =>
-  `must be a string of 1 to 128 characters: a letter, then letters, digits, '.', '_' or '-'` +
-  ` (it may become part of a Kafka topic name), got ${got}`;
+  `must be ${EVENT_NAME_RULE} (it may become part of a Kafka topic name), got ${got}`;
 const AGGREGATE_ID_RULE = (got: string) =>
   'must be a string of 1 to 256 printable ASCII characters without spaces (it is the Kafka key),' +
   ` got ${got}. Convert ids with String(id) or id.toHexString()`;

@@ -15,7 +15,14 @@ import type {
   ScheduledHealth,
 } from './outbox-health.report';
 import { probeOplogWindow } from './oplog-window.probe';
-import { checkpointReport, judgePartitions, oplogVerdict, seconds } from './partition-health';
+import {
+  checkpointReport,
+  judgePartitions,
+  lagProblem,
+  msSince,
+  oplogVerdict,
+  seconds,
+} from './partition-health';
 
 /**
  * The outbox's health: this process's relay (leader or standby, stream following or recovering,
@@ -90,9 +97,7 @@ export class OutboxHealthIndicator {
     }
 
     const oldest = await stored.oldestPendingAt();
-    const oldestPendingAgeMs = oldest
-      ? Math.max(0, serverNow.getTime() - oldest.getTime())
-      : undefined;
+    const oldestPendingAgeMs = oldest ? msSince(oldest, serverNow) : undefined;
     const scheduled = await this.scheduledHealth(stored, serverNow, maxLagMs, problems);
     const window = await probeOplogWindow(this.host.connection.getClient(), serverNow);
     const oplog: OutboxHealthReport['oplog'] = { ...window, maxUse };
@@ -123,9 +128,7 @@ export class OutboxHealthIndicator {
       partitionsReport = { partitions: verdict.partitions, degraded: verdict.degraded };
     } else {
       if (oldestPendingAgeMs !== undefined && oldestPendingAgeMs > maxLagMs) {
-        problems.push(
-          `The oldest pending event is ${seconds(oldestPendingAgeMs)} old (limit ${seconds(maxLagMs)}).`,
-        );
+        problems.push(lagProblem(oldestPendingAgeMs, maxLagMs));
       }
       checkpoint = checkpointReport(await stored.checkpoint(relayName), serverNow);
       const verdict = oplogVerdict(checkpoint, window, maxUse);
@@ -157,9 +160,7 @@ export class OutboxHealthIndicator {
     problems: string[],
   ): Promise<ScheduledHealth> {
     const stats = await stored.scheduledStats(serverNow);
-    const overdue = stats.oldestOverdueAt
-      ? Math.max(0, serverNow.getTime() - stats.oldestOverdueAt.getTime())
-      : undefined;
+    const overdue = stats.oldestOverdueAt ? msSince(stats.oldestOverdueAt, serverNow) : undefined;
     if (overdue !== undefined && overdue > maxLagMs) {
       problems.push(
         `The oldest due scheduled event has waited ${seconds(overdue)} since it was due (limit ${seconds(maxLagMs)}).`,

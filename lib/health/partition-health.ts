@@ -7,6 +7,14 @@ import { resumeTokenTime } from './resume-token.time';
 
 export const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
+/** The lag sentence: of the whole outbox, or of `partition` (its number and holder). */
+export const lagProblem = (ageMs: number, maxLagMs: number, partition?: string) =>
+  `${partition ? `Partition ${partition}: the` : 'The'} oldest pending event is ${seconds(ageMs)} old (limit ${seconds(maxLagMs)}).`;
+
+/** How long before `serverNow` the time `at` was, ms (0 for a time after it). */
+export const msSince = (at: Date, serverNow: Date) =>
+  Math.max(0, serverNow.getTime() - at.getTime());
+
 /** A stored checkpoint as reported: its position's time (token, else save time) and age. */
 export function checkpointReport(
   stored: StoredCheckpoint | undefined,
@@ -21,7 +29,7 @@ export function checkpointReport(
       ? {
           positionAt,
           positionTimeFrom: tokenTime ? ('resume-token' as const) : ('saved-at' as const),
-          ageMs: Math.max(0, serverNow.getTime() - positionAt.getTime()),
+          ageMs: msSince(positionAt, serverNow),
         }
       : {}),
   };
@@ -83,6 +91,8 @@ export interface PartitionsVerdict {
 }
 
 const list = (numbers: readonly number[]) => numbers.join(', ');
+const heldBy = (part: PartitionHealth) =>
+  part.owner !== undefined ? `held by ${part.owner}` : 'held by nobody';
 
 /**
  * The health of a partitioned deployment as one instance judges it.
@@ -121,7 +131,7 @@ export function judgePartitions(input: PartitionsInput): PartitionsVerdict {
       ...(own?.inFlight ? { inFlightEvents: own.inFlight.events } : {}),
       ...(own?.pendingCount !== undefined ? { pendingCount: own.pendingCount } : {}),
       ...(part.oldestPendingAt
-        ? { oldestPendingAgeMs: Math.max(0, now - part.oldestPendingAt.getTime()) }
+        ? { oldestPendingAgeMs: msSince(part.oldestPendingAt, serverNow) }
         : {}),
       checkpoint: checkpointReport(part.checkpoint, serverNow),
     };
@@ -149,14 +159,12 @@ export function judgePartitions(input: PartitionsInput): PartitionsVerdict {
   const oldest = input.oldestPendingAgeMs;
   if (relay) {
     for (const part of judged.filter(overLimit)) {
-      problems.push(
-        `Partition ${part.partition} (held by this instance): the oldest pending event is ${seconds(part.oldestPendingAgeMs!)} old (limit ${seconds(maxLagMs)}).`,
-      );
+      const partition = `${part.partition} (held by this instance)`;
+      problems.push(lagProblem(part.oldestPendingAgeMs!, maxLagMs, partition));
     }
     for (const part of others.filter(overLimit)) {
-      degraded.push(
-        `Partition ${part.partition} (${part.owner !== undefined ? `held by ${part.owner}` : 'held by nobody'}): the oldest pending event is ${seconds(part.oldestPendingAgeMs!)} old (limit ${seconds(maxLagMs)}).`,
-      );
+      const partition = `${part.partition} (${heldBy(part)})`;
+      degraded.push(lagProblem(part.oldestPendingAgeMs!, maxLagMs, partition));
     }
     const inPartitions = Math.max(-1, ...each.map((part) => part.oldestPendingAgeMs ?? -1));
     if (oldest !== undefined && oldest > maxLagMs && oldest > inPartitions) {
@@ -165,9 +173,7 @@ export function judgePartitions(input: PartitionsInput): PartitionsVerdict {
       );
     }
   } else if (oldest !== undefined && oldest > maxLagMs) {
-    problems.push(
-      `The oldest pending event is ${seconds(oldest)} old (limit ${seconds(maxLagMs)}).`,
-    );
+    problems.push(lagProblem(oldest, maxLagMs));
   }
 
   // Saved positions against the oplog window: the oldest of the judged partitions decides.
@@ -197,7 +203,7 @@ export function judgePartitions(input: PartitionsInput): PartitionsVerdict {
       part.checkpoint,
       window,
       maxUse,
-      `The saved stream position of partition ${part.partition} (${part.owner !== undefined ? `held by ${part.owner}` : 'held by nobody'})`,
+      `The saved stream position of partition ${part.partition} (${heldBy(part)})`,
     );
     if (problem) degraded.push(problem);
   }

@@ -1,7 +1,7 @@
 import type { OutboxEventInput } from '../documents/outbox-event.envelope';
 import { InvalidTopicError } from './errors/invalid-topic.error';
 
-export const MAX_TOPIC_LENGTH = 249;
+const MAX_TOPIC_LENGTH = 249;
 const LEGAL_TOPIC = /^[a-zA-Z0-9._-]+$/;
 
 /** Chooses the topic of an event. Must be a pure function of the event (same event, same topic). */
@@ -17,11 +17,6 @@ export function topicNameProblem(name: unknown): string | undefined {
     return `is ${name.length} characters long (max ${MAX_TOPIC_LENGTH})`;
   if (!LEGAL_TOPIC.test(name)) return 'contains characters other than [a-zA-Z0-9._-]';
   return undefined;
-}
-
-export function assertValidTopicName(name: unknown): asserts name is string {
-  const problem = topicNameProblem(name);
-  if (problem !== undefined) throw new InvalidTopicError(String(name), problem);
 }
 
 /**
@@ -44,8 +39,9 @@ export function createTopicRouter(options: { route?: TopicRouter; prefix?: strin
     }
     // Most events go to the topic of the event before: checked once while it stays the same.
     if (topic !== lastValid) {
-      assertValidTopicName(topic);
-      lastValid = topic;
+      const problem = topicNameProblem(topic);
+      if (problem !== undefined) throw new InvalidTopicError(String(topic), problem);
+      lastValid = topic as string;
     }
     return topic as string;
   };

@@ -41,7 +41,6 @@ interface Prepared {
 interface Entry {
   index: number;
   prepared: Prepared;
-  partition?: number;
 }
 
 interface Group {
@@ -180,10 +179,7 @@ export class KafkaPublisher implements OutboxPublisher {
 
   private partitioned(topic: string, entries: Entry[], count: number | undefined): Group[] {
     if (count === undefined) return [{ topic, entries }];
-    const byPartition = groupBy(
-      entries,
-      (entry) => (entry.partition = this.partitionOf(entry.prepared, count)),
-    );
+    const byPartition = groupBy(entries, (entry) => this.partitionOf(entry.prepared, count));
     return [...byPartition].map(([partition, list]) => ({ topic, partition, entries: list }));
   }
 
@@ -204,9 +200,14 @@ export class KafkaPublisher implements OutboxPublisher {
     return fetching;
   }
 
+  /** The groups' messages by topic, in the groups' order (no list of all entries is built). */
   private batchOf(groups: readonly Group[]): TopicBatch[] {
-    const entries = groups.flatMap((group) => group.entries);
-    const byTopic = groupBy(entries, (entry) => entry.prepared.topic, sentMessage);
+    const byTopic = new Map<string, PartitionedMessage[]>();
+    for (const { topic, partition, entries } of groups) {
+      let messages = byTopic.get(topic);
+      if (!messages) byTopic.set(topic, (messages = []));
+      for (const entry of entries) messages.push(sentMessage(entry.prepared, partition));
+    }
     return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
   }
 
@@ -300,12 +301,11 @@ function wireBytes(message: OutboxKafkaMessage): number {
   return bytes;
 }
 
-/** The entry's message for its partition, made once per (event, partition): a send never changes it. */
-function sentMessage(entry: Entry): PartitionedMessage {
-  const prepared = entry.prepared;
+/** The event's message for `partition`, made once per (event, partition): a send never changes it. */
+function sentMessage(prepared: Prepared, partition: number | undefined): PartitionedMessage {
   const sent = prepared.sent;
-  if (sent !== undefined && sent.partition === entry.partition) return sent;
+  if (sent !== undefined && sent.partition === partition) return sent;
   const { key, value, headers } = prepared.message;
-  prepared.sent = { key, value, headers, partition: entry.partition };
+  prepared.sent = { key, value, headers, partition };
   return prepared.sent;
 }
