@@ -32,10 +32,6 @@ export class RelayNode {
     this.logger = deps.loggers('RelayLease');
   }
 
-  get owner(): string {
-    return this.deps.owner;
-  }
-
   get isLeader(): boolean {
     return this.term !== undefined && this.lease.isValid();
   }

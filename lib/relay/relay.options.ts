@@ -36,32 +36,17 @@ export const RELAY_DEFAULTS = {
   shutdownTimeoutMs: 10_000,
   name: 'default',
   partitions: 1,
-} as const;
+} as const satisfies RelayOptions;
 
-const RELAY_KEYS = {
-  autoStart: true,
-  kafka: true,
-  publisher: true,
-  topic: true,
-  topicPrefix: true,
-  source: true,
-  allowAutoTopicCreation: true,
-  batchSize: true,
-  maxBatchBytes: true,
-  maxInFlight: true,
-  maxInFlightBytes: true,
-  maxAttempts: true,
-  backoff: true,
-  sweepIntervalMs: true,
-  sweepGraceMs: true,
-  checkpointEvery: true,
-  lease: true,
-  retentionSeconds: true,
-  idleMs: true,
-  shutdownTimeoutMs: true,
-  name: true,
-  partitions: true,
-} as const satisfies OptionKeys<RelayOptions>;
+/**
+ * The known keys: those without a default, then those of the defaults. `autoStart` and
+ * `topicPrefix` are listed here too only to keep the order the "not a known option" message
+ * shows them in.
+ */
+const RELAY_KEYS: Record<keyof RelayOptions, unknown> = Object.assign(
+  { autoStart: true, kafka: true, publisher: true, topic: true, topicPrefix: true, source: true },
+  RELAY_DEFAULTS,
+);
 const KAFKA_KEYS = {
   brokers: true,
   clientId: true,

@@ -101,7 +101,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
   constructor(
     private readonly db: mongo.Db,
     names: { outbox: string; deadLetters: string },
-    readonly range?: SlotRange,
+    range?: SlotRange,
   ) {
     this.outbox = relayCollection<OutboxDoc>(db, names.outbox);
     this.deadLetters = relayCollection<OutboxDeadLetter>(db, names.deadLetters);

@@ -113,7 +113,6 @@ async function readStoredCheckpoints(
   collection: string,
   checkpointIds: readonly string[],
 ): Promise<Map<string, StoredCheckpoint>> {
-  if (checkpointIds.length === 0) return new Map();
   const docs = await relayCollection<RelayCheckpointDoc>(db, collection)
     .find({ _id: { $in: [...checkpointIds] } }, { projection: { token: 1, savedAt: 1 } })
     .toArray();

@@ -38,9 +38,7 @@ export class PartitionRelay {
       { ...options, name: `${options.name}.p${partition}of${layout.partitions}` },
       {
         ...base,
-        outbox: scope.outbox,
-        state: scope.state,
-        changes: scope.changes,
+        ...scope, // its outbox, stream and state in place of the instance's
         loggers: labelled(base.loggers, label),
         metrics,
         budget: () => budget.share(),

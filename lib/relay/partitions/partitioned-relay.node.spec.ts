@@ -1,7 +1,7 @@
+import { InMemoryRelayStateStore } from '../../testing/relay/in-memory-relay-state.store';
 import { InMemoryRelayStore } from '../../testing/relay/in-memory-relay.store';
 import { ScriptedChangeSource } from '../../testing/relay/scripted-change.source';
 import { ScriptedPublisher } from '../../testing/relay/scripted.publisher';
-import type { ResumeToken } from '../ports/change-source';
 import { systemClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import type {
@@ -12,67 +12,28 @@ import type {
   RelayMembershipStore,
   RelayPartitionPorts,
 } from '../ports/relay-partitions.store';
-import type { LeaseGrant, RelayStateStore, StoredCheckpoint } from '../ports/relay-state.store';
 import { OutboxRelayMetrics } from '../relay.metrics';
 import { resolveRelayOptions } from '../relay.options';
 import { PartitionedRelayNode } from './partitioned-relay.node';
 
 const silent: RelayLogger = { log() {}, warn() {}, error() {}, debug() {} };
 
-/** One lease and checkpoint in memory; fencing numbers from a counter shared by all. */
-class MemoryState implements RelayStateStore {
-  lease?: LeaseGrant;
-  checkpoint: StoredCheckpoint & { fencing?: number } = {};
-  constructor(private readonly counter: { next: number }) {}
-  async serverTime(): Promise<Date> {
-    return new Date();
-  }
-  async acquireLease(owner: string, serverNow: Date, expiresAt: Date) {
-    const current = this.lease;
-    if (current && current.owner !== owner && current.expiresAt > serverNow) return undefined;
-    this.lease = { owner, expiresAt, fencing: ++this.counter.next };
-    return { ...this.lease };
-  }
-  async renewLease(owner: string, fencing: number, expiresAt: Date) {
-    if (this.lease?.owner !== owner || this.lease.fencing !== fencing) return false;
-    this.lease = { ...this.lease, expiresAt };
-    return true;
-  }
-  async releaseLease(owner: string, fencing: number) {
-    if (this.lease?.owner === owner && this.lease.fencing === fencing)
-      this.lease = { ...this.lease, expiresAt: new Date(0) };
-  }
-  async claimCheckpoint(fencing: number) {
-    if ((this.checkpoint.fencing ?? 0) > fencing) return undefined;
-    this.checkpoint.fencing = fencing;
-    return { token: this.checkpoint.token, savedAt: this.checkpoint.savedAt };
-  }
-  async saveCheckpoint(token: ResumeToken, fencing: number, at: Date) {
-    if ((this.checkpoint.fencing ?? 0) > fencing) return false;
-    this.checkpoint = { token, savedAt: at, fencing };
-    return true;
-  }
-  async clearCheckpoint(fencing: number, at: Date) {
-    return this.saveCheckpoint(undefined, fencing, at);
-  }
-}
-
 /** The partition ports in memory (no events: these specs look at who holds what). */
 class MemoryPartitions implements RelayPartitionPorts, RelayMembershipStore {
   readonly counter = { next: 0 };
-  readonly single = new MemoryState(this.counter);
-  readonly states = new Map<string, MemoryState>();
+  readonly single = new InMemoryRelayStateStore(this.counter);
+  readonly states = new Map<string, InMemoryRelayStateStore>();
   readonly outbox = new InMemoryRelayStore();
   stored?: RelayLayout;
   members = new Map<string, RelayMember>();
   get membership(): RelayMembershipStore {
     return this;
   }
-  state(layout: RelayLayout | undefined, partition: number): MemoryState {
+  state(layout: RelayLayout | undefined, partition: number): InMemoryRelayStateStore {
     if (!layout || layout.partitions === 1) return this.single;
     const key = `${layout.generation}:${partition}`;
     let state = this.states.get(key);
-    if (!state) this.states.set(key, (state = new MemoryState(this.counter)));
+    if (!state) this.states.set(key, (state = new InMemoryRelayStateStore(this.counter)));
     return state;
   }
   scope(layout: RelayLayout, partition: number): PartitionScope {

@@ -72,10 +72,6 @@ export class PartitionedRelayNode {
     this.budget = new SharedInFlight(options.maxInFlight, options.maxInFlightBytes);
   }
 
-  get owner(): string {
-    return this.deps.owner;
-  }
-
   /** Whether this instance publishes (holds the single lease, or at least one partition). */
   get isLeader(): boolean {
     if (this.single) return this.single.isLeader;

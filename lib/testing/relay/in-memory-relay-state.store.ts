@@ -13,6 +13,9 @@ export class InMemoryRelayStateStore implements RelayStateStore {
   failNext = 0;
   readonly saves: Array<{ token: ResumeToken; fencing: number }> = [];
 
+  /** `counter`: fencing numbers from a counter shared by several leases (default: this one's own). */
+  constructor(private readonly counter?: { next: number }) {}
+
   private check(): void {
     if (this.failNext > 0) {
       this.failNext--;
@@ -33,7 +36,8 @@ export class InMemoryRelayStateStore implements RelayStateStore {
     this.check();
     const current = this.lease;
     if (current && current.owner !== owner && current.expiresAt > serverNow) return undefined;
-    this.lease = { owner, expiresAt, fencing: (current?.fencing ?? 0) + 1 };
+    const fencing = this.counter ? ++this.counter.next : (current?.fencing ?? 0) + 1;
+    this.lease = { owner, expiresAt, fencing };
     return { ...this.lease };
   }
 

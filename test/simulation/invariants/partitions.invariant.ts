@@ -22,7 +22,6 @@ export class PartitionsInvariant implements InvariantChecker {
   readonly name = 'partitions';
   private readonly violations: string[] = [];
   private checked = 0;
-  private spread?: string;
 
   beforeStop(world: SimWorld): void {
     // Judged only when everything was out and the run went on quietly for `settle`.
@@ -53,10 +52,8 @@ export class PartitionsInvariant implements InvariantChecker {
     if (stored === 1) return; // the single leader: (h) judges it
     const layout = world.db.layout as RelayLayout;
     const holders = new Map<number, string[]>();
-    const counts: string[] = [];
     for (const { node, status } of live) {
       const owned = (status.partitions ?? []).filter((partition) => partition.owned);
-      counts.push(`${node.process.name}: ${owned.length}`);
       for (const partition of owned) {
         holders.set(partition.partition, [
           ...(holders.get(partition.partition) ?? []),
@@ -90,7 +87,6 @@ export class PartitionsInvariant implements InvariantChecker {
         );
       }
     }
-    this.spread = `${stored} partitions over ${live.length} relays: ${counts.join(', ')}`;
   }
 
   finish(world: SimWorld, outcome: SimRunOutcome): InvariantResult {
@@ -118,10 +114,5 @@ export class PartitionsInvariant implements InvariantChecker {
       checked,
       violations: capped(violations),
     };
-  }
-
-  /** The spread at the end of the run (for reports). */
-  get lastSpread(): string | undefined {
-    return this.spread;
   }
 }

@@ -807,13 +807,6 @@ export class SimDatabase {
     );
   }
 
-  /** The scopes whose lease `owner` holds now. */
-  heldScopes(owner: string): string[] {
-    return [SINGLE_SCOPE, ...this.scopes.keys()].filter((key) =>
-      this.holdsLease(owner, undefined, key),
-    );
-  }
-
   claimCheckpoint(fencing: number, scope?: string): StoredCheckpoint | undefined {
     const state = this.scopeState(scope);
     if ((state.checkpoint.fencing ?? 0) > fencing) return undefined;

@@ -56,10 +56,6 @@ export class SimProcess {
     return this.generation;
   }
 
-  get isPaused(): boolean {
-    return this.scheduler.now < this.pausedUntil;
-  }
-
   get portCalls(): number {
     return this.calls;
   }

@@ -39,13 +39,6 @@ export function simOutboxOptions(ports: SimRelayPorts): ResolvedOutboxOptions {
   });
 }
 
-/** The relay options of a schedule, resolved as the module would (validation included). */
-export function simRelayOptions(ports: SimRelayPorts): ResolvedRelayOptions {
-  const { relay } = simOutboxOptions(ports);
-  if (relay === false) throw new Error('the simulation always runs a relay');
-  return relay;
-}
-
 /**
  * lib/'s `OutboxRelay` (the class the Nest module starts and stops) with the simulated ports in
  * place of the MongoDB adapters: its `wirePorts` seam is the only thing replaced. So the
