@@ -279,8 +279,9 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'lib/relay/term/fenced.writes.ts',
     edits: [
       {
-        find: '    await this.store.markPublished(ids, at, this.fence);\n',
-        replace: '    await this.store.markPublished(ids, at, null); // published is final\n',
+        find: '    return this.send(() => this.store.markPublished(ids, at, this.fence));\n',
+        replace:
+          '    return this.send(() => this.store.markPublished(ids, at, null)); // published is final\n',
       },
     ],
     checks: ['simulation'],
