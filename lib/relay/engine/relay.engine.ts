@@ -105,7 +105,7 @@ export class RelayEngine {
       read: (lane) => this.reader.request(lane),
     });
     this.outcomes = new OutcomeApplier({
-      ...{ lanes, holds, pause, durable, rescans, acked, closed, steps, track, pump, rescanMarks },
+      ...{ lanes, holds, pause, durable, rescans, acked, closed, steps, track, pump },
       ...{ maxAttempts: options.maxAttempts, backoff: options.backoff, random: deps.random },
       ...{ now, writes: deps.writes, metrics: deps.metrics, logger },
       destinationsOf: deps.publisher.destinationsOf?.bind(deps.publisher),
