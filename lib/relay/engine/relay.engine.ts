@@ -140,7 +140,7 @@ export class RelayEngine {
 
   /**
    * Takes events read under `reservation` (change stream or drain; commit order per aggregate),
-   * by the read of `read` (see `openRead`). Events of an aggregate that waits or catches up are
+   * by the read of `read` (see `offerRead`). Events of an aggregate that waits or catches up are
    * left pending with a marker.
    */
   offer(offers: readonly Offer[], reservation: Reservation, read?: ReadTicket): void {
@@ -185,15 +185,26 @@ export class RelayEngine {
   }
 
   /**
-   * Call before reading events from the collection that will be offered, and `closeRead` once
-   * they are: an event whose published mark lands meanwhile is not taken as pending.
+   * Offers what `read` finds in the collection, under `reservation` (see `offer`): an event whose
+   * published mark lands during the read is not taken as pending. Returns the offers; a failed
+   * read gives the reservation back and rejects.
    */
-  openRead(): ReadTicket {
-    return this.acked.openRead();
-  }
-
-  closeRead(read: ReadTicket): void {
-    this.acked.closeRead(read);
+  async offerRead(
+    reservation: Reservation,
+    read: () => Promise<readonly Offer[]>,
+  ): Promise<readonly Offer[]> {
+    const ticket = this.acked.openRead();
+    let offers: readonly Offer[];
+    try {
+      offers = await read();
+    } catch (error) {
+      this.acked.closeRead(ticket);
+      this.budget.settleReservation(reservation, 0, 0);
+      throw error;
+    }
+    this.offer(offers, reservation, ticket);
+    this.acked.closeRead(ticket);
+    return offers;
   }
 
   /**
