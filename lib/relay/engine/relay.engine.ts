@@ -13,7 +13,6 @@ import { BrokerPause } from './broker.pause';
 import { CatchUpReader } from './catchup.reader';
 import { DestinationHolds } from './destination.holds';
 import { DurableWrites } from './durable.writes';
-import { eventSize } from './event-size';
 import { HeldBackMarker } from './held-back.marker';
 import { InFlightBudget } from './in-flight.budget';
 import type { Reservation } from './in-flight.budget';
@@ -354,4 +353,14 @@ export class RelayEngine {
     }
     this.outcomes.apply(entries, outcomes);
   }
+}
+
+/** Rough wire size of an event for a publisher that does not say (`sizeOf`): key, JSON payload, headers. */
+function eventSize(event: OutboxEventRecord): number {
+  let size = 64 + event.aggregateId.length + event.eventType.length + event.aggregateType.length;
+  size += Buffer.byteLength(JSON.stringify(event.payload ?? null));
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    size += name.length + String(value).length;
+  }
+  return size;
 }
