@@ -189,15 +189,10 @@ export const MUTATIONS: readonly Mutation[] = [
     edits: [
       {
         find:
-          '    hold.retryAt = now + backoffDelay(hold.failures, this.backoff, this.random);\n' +
-          '    this.stopProbing(lane);\n',
-        replace:
-          '    hold.retryAt = now + backoffDelay(hold.failures, this.backoff, this.random);\n' +
-          '    if (hold.probe === lane) hold.probe = undefined;\n',
-      },
-      {
-        find: '    if (!hold) return undefined;\n    this.stopProbing(lane);\n',
-        replace: '    if (!hold) return undefined;\n',
+          '    for (const other of this.holds.values()) {\n' +
+          '      if (other.probe === lane) other.probe = undefined;\n' +
+          '    }\n',
+        replace: '    if (hold.probe === lane) hold.probe = undefined;\n',
       },
     ],
     checks: ['simulation'],
@@ -284,8 +279,9 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'lib/relay/term/fenced.writes.ts',
     edits: [
       {
-        find: '    await this.store.markPublished(ids, at, this.fence);\n',
-        replace: '    await this.store.markPublished(ids, at, null); // published is final\n',
+        find: '    return this.send(() => this.store.markPublished(ids, at, this.fence));\n',
+        replace:
+          '    return this.send(() => this.store.markPublished(ids, at, null)); // published is final\n',
       },
     ],
     checks: ['simulation'],

@@ -12,7 +12,7 @@ export interface ReadTicket {
 export class AckedEvents {
   private readonly marking = new Map<string, Promise<void>>();
   private readonly landedAt = new Map<string, number>();
-  private readonly open = new Map<ReadTicket, true>();
+  private readonly open = new Set<ReadTicket>();
   private seq = 0;
 
   /** `ids` were acknowledged; `mark` settles once their mark landed (or failed). */
@@ -29,7 +29,7 @@ export class AckedEvents {
 
   openRead(): ReadTicket {
     const ticket = { since: this.seq };
-    this.open.set(ticket, true);
+    this.open.add(ticket);
     return ticket;
   }
 
@@ -39,7 +39,7 @@ export class AckedEvents {
       this.landedAt.clear();
       return;
     }
-    const oldest = Math.min(...[...this.open.keys()].map((open) => open.since));
+    const oldest = Math.min(...[...this.open].map((open) => open.since));
     for (const [id, at] of this.landedAt) if (at <= oldest) this.landedAt.delete(id);
   }
 

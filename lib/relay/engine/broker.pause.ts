@@ -1,3 +1,4 @@
+import { backoffDelay } from '../../common/backoff';
 import { describeError } from '../../common/errors/describe-error';
 import type { RelayClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
@@ -34,11 +35,10 @@ export class BrokerPause {
   /** A send failed for the whole broker: pause (longer each time). */
   failed(error: Error): void {
     this.failures++;
-    const first = Math.min(this.backoff.initialMs, 1000);
-    const delay = Math.min(
-      Math.min(this.backoff.maxMs, 30_000),
-      first * 2 ** Math.min(this.failures - 1, 20),
-    );
+    const delay = backoffDelay(this.failures, {
+      initialMs: Math.min(this.backoff.initialMs, 1000),
+      maxMs: Math.min(this.backoff.maxMs, 30_000),
+    });
     this.until = this.clock.monotonic() + delay;
     if (this.failures === 1) {
       this.metrics.outages++;

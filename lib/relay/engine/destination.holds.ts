@@ -97,29 +97,26 @@ export class DestinationHolds {
     hold.failures++;
     hold.lastError = error;
     hold.retryAt = now + backoffDelay(hold.failures, this.backoff, this.random);
-    this.stopProbing(lane);
-    hold.waiting.add(lane);
-    return hold.retryAt;
+    return this.join(hold, lane);
   }
 
   /** `lane` waits for `destination` (its events were found bound there while it is held). */
   wait(destination: string, lane: string): number | undefined {
     const hold = this.holds.get(destination);
-    if (!hold) return undefined;
-    this.stopProbing(lane);
-    hold.waiting.add(lane);
-    return hold.retryAt;
+    return hold ? this.join(hold, lane) : undefined;
   }
 
   /**
-   * A lane that waits for a destination probes no hold: a probe that waits never answers, and a
-   * hold with a probe never retries (a topic and its partition, each probed by a lane waiting for
-   * the other, would wait for each other forever). Each freed hold retries with its next lane.
+   * `lane` waits for `hold`, and probes no hold: a probe that waits never answers, and a hold
+   * with a probe never retries (a topic and its partition, each probed by a lane waiting for the
+   * other, would wait for each other forever). Each freed hold retries with its next lane.
    */
-  private stopProbing(lane: string): void {
-    for (const hold of this.holds.values()) {
-      if (hold.probe === lane) hold.probe = undefined;
+  private join(hold: Hold, lane: string): number {
+    for (const other of this.holds.values()) {
+      if (other.probe === lane) other.probe = undefined;
     }
+    hold.waiting.add(lane);
+    return hold.retryAt;
   }
 
   /** Something was accepted by these destinations: release their holds; returns the lanes to resume. */

@@ -31,7 +31,6 @@ export interface OutcomeApplierDeps extends Omit<JudgeContext, 'now'> {
   rescans: MarksRescan;
   closed: () => boolean;
   track: (task: Promise<void>) => void;
-  rescanMarks: () => void;
   pump: () => void;
   metrics: OutboxRelayMetrics;
   logger: RelayLogger;
@@ -75,7 +74,7 @@ export class OutcomeApplier {
           if (lane?.waitsForDestination) this.deps.steps.startCatchUp(lane);
         }
       }
-      if (this.deps.holds.size < held) this.deps.rescanMarks();
+      if (this.deps.holds.size < held) this.deps.rescans.start();
     }
     const ids = items.map((item) => item.event._id);
     const keys = items.map((item) => item.id);

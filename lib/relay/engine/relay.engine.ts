@@ -13,7 +13,6 @@ import { BrokerPause } from './broker.pause';
 import { CatchUpReader } from './catchup.reader';
 import { DestinationHolds } from './destination.holds';
 import { DurableWrites } from './durable.writes';
-import { eventSize } from './event-size';
 import { HeldBackMarker } from './held-back.marker';
 import { InFlightBudget } from './in-flight.budget';
 import type { Reservation } from './in-flight.budget';
@@ -105,7 +104,7 @@ export class RelayEngine {
       read: (lane) => this.reader.request(lane),
     });
     this.outcomes = new OutcomeApplier({
-      ...{ lanes, holds, pause, durable, rescans, acked, closed, steps, track, pump, rescanMarks },
+      ...{ lanes, holds, pause, durable, rescans, acked, closed, steps, track, pump },
       ...{ maxAttempts: options.maxAttempts, backoff: options.backoff, random: deps.random },
       ...{ now, writes: deps.writes, metrics: deps.metrics, logger },
       destinationsOf: deps.publisher.destinationsOf?.bind(deps.publisher),
@@ -140,7 +139,7 @@ export class RelayEngine {
 
   /**
    * Takes events read under `reservation` (change stream or drain; commit order per aggregate),
-   * by the read of `read` (see `openRead`). Events of an aggregate that waits or catches up are
+   * by the read of `read` (see `offerRead`). Events of an aggregate that waits or catches up are
    * left pending with a marker.
    */
   offer(offers: readonly Offer[], reservation: Reservation, read?: ReadTicket): void {
@@ -185,15 +184,26 @@ export class RelayEngine {
   }
 
   /**
-   * Call before reading events from the collection that will be offered, and `closeRead` once
-   * they are: an event whose published mark lands meanwhile is not taken as pending.
+   * Offers what `read` finds in the collection, under `reservation` (see `offer`): an event whose
+   * published mark lands during the read is not taken as pending. Returns the offers; a failed
+   * read gives the reservation back and rejects.
    */
-  openRead(): ReadTicket {
-    return this.acked.openRead();
-  }
-
-  closeRead(read: ReadTicket): void {
-    this.acked.closeRead(read);
+  async offerRead(
+    reservation: Reservation,
+    read: () => Promise<readonly Offer[]>,
+  ): Promise<readonly Offer[]> {
+    const ticket = this.acked.openRead();
+    let offers: readonly Offer[];
+    try {
+      offers = await read();
+    } catch (error) {
+      this.acked.closeRead(ticket);
+      this.budget.settleReservation(reservation, 0, 0);
+      throw error;
+    }
+    this.offer(offers, reservation, ticket);
+    this.acked.closeRead(ticket);
+    return offers;
   }
 
   /**
@@ -343,4 +353,14 @@ export class RelayEngine {
     }
     this.outcomes.apply(entries, outcomes);
   }
+}
+
+/** Rough wire size of an event for a publisher that does not say (`sizeOf`): key, JSON payload, headers. */
+function eventSize(event: OutboxEventRecord): number {
+  let size = 64 + event.aggregateId.length + event.eventType.length + event.aggregateType.length;
+  size += Buffer.byteLength(JSON.stringify(event.payload ?? null));
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    size += name.length + String(value).length;
+  }
+  return size;
 }

@@ -42,25 +42,14 @@ export class CollectionDrain {
         this.engine.budget.settleReservation(reservation, 0, 0);
         return total;
       }
-      let page: OutboxEventRecord[];
-      const read = this.engine.openRead();
-      try {
-        page = await this.outbox.findPendingPage(after, reservation.events);
-      } catch (error) {
-        this.engine.closeRead(read);
-        this.engine.budget.settleReservation(reservation, 0, 0);
-        throw error;
-      }
-      outstanding += page.length;
-      this.engine.offer(
-        page.map((event) => ({ event, settle: settleOne })),
-        reservation,
-        read,
-      );
-      this.engine.closeRead(read);
+      const page = await this.engine.offerRead(reservation, async () => {
+        const events = await this.outbox.findPendingPage(after, reservation.events);
+        outstanding += events.length;
+        return events.map((event) => ({ event, settle: settleOne }));
+      });
       total += page.length;
       if (page.length < reservation.events) break;
-      after = page[page.length - 1];
+      after = page[page.length - 1].event;
     }
     settleOne();
     if (total > 0) this.logger.log(`Drained ${total} pending events from the outbox collection.`);

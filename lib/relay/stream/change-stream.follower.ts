@@ -158,35 +158,29 @@ export class ChangeStreamFollower {
         void checkpointer.maybeSave();
         continue;
       }
-      const read = engine.openRead();
-      let states;
-      try {
-        states = await this.deps.outbox.findPendingState(now.map(({ change }) => change.event._id));
-      } catch (error) {
-        engine.closeRead(read);
-        engine.budget.settleReservation(reservation, 0, 0);
-        throw error;
-      }
-      // The collection is the source of truth: only what is still pending is published, with its
-      // current relay fields (attempts, markers, errors); the body comes from the change event.
-      const byId = new Map(states.map((state) => [String(state._id), state]));
-      const offers: Offer[] = [];
-      for (const { change, seq } of now) {
-        const state = byId.get(String(change.event._id));
-        if (!state) {
-          tracker.settle(seq);
-          continue;
-        }
-        offers.push({
-          event: { ...change.event, ...state },
-          settle: () => {
+      await engine.offerRead(reservation, async () => {
+        const ids = now.map(({ change }) => change.event._id);
+        const states = await this.deps.outbox.findPendingState(ids);
+        // The collection is the source of truth: only what is still pending is published, with
+        // its current relay fields (attempts, markers, errors); the body comes from the change event.
+        const byId = new Map(states.map((state) => [String(state._id), state]));
+        const offers: Offer[] = [];
+        for (const { change, seq } of now) {
+          const state = byId.get(String(change.event._id));
+          if (!state) {
             tracker.settle(seq);
-            void checkpointer.maybeSave();
-          },
-        });
-      }
-      engine.offer(offers, reservation, read);
-      engine.closeRead(read);
+            continue;
+          }
+          offers.push({
+            event: { ...change.event, ...state },
+            settle: () => {
+              tracker.settle(seq);
+              void checkpointer.maybeSave();
+            },
+          });
+        }
+        return offers;
+      });
       void checkpointer.maybeSave();
     }
   }

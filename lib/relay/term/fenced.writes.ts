@@ -24,37 +24,33 @@ export class FencedWrites {
     private readonly leaseValid: () => boolean,
   ) {}
 
-  private guard(): void {
+  markPublished(ids: readonly unknown[], at: Date): Promise<void> {
+    return this.send(() => this.store.markPublished(ids, at, this.fence));
+  }
+
+  markHeld(ids: readonly unknown[], retryAt: Date): Promise<void> {
+    return this.send(() => this.store.markHeld(ids, retryAt, this.fence));
+  }
+
+  recordFailure(event: OutboxEventRecord, failure: FailureRecord): Promise<void> {
+    return this.send(() => this.store.recordFailure(event, failure, this.fence));
+  }
+
+  markDead(event: OutboxEventRecord, record: DeadLetterRecord): Promise<void> {
+    return this.send(() => this.store.markDead(event, record, this.fence));
+  }
+
+  copyToDeadLetters(event: MarkedDead): Promise<void> {
+    return this.send(() => this.store.copyToDeadLetters(event));
+  }
+
+  removeDead(id: unknown): Promise<void> {
+    return this.send(() => this.store.removeDead(id, this.fence));
+  }
+
+  /** Sends `write` only while the lease is valid. */
+  private async send(write: () => Promise<void>): Promise<void> {
     if (!this.leaseValid()) throw new LeaseLostError();
-  }
-
-  async markPublished(ids: readonly unknown[], at: Date): Promise<void> {
-    this.guard();
-    await this.store.markPublished(ids, at, this.fence);
-  }
-
-  async markHeld(ids: readonly unknown[], retryAt: Date): Promise<void> {
-    this.guard();
-    await this.store.markHeld(ids, retryAt, this.fence);
-  }
-
-  async recordFailure(event: OutboxEventRecord, failure: FailureRecord): Promise<void> {
-    this.guard();
-    await this.store.recordFailure(event, failure, this.fence);
-  }
-
-  async markDead(event: OutboxEventRecord, record: DeadLetterRecord): Promise<void> {
-    this.guard();
-    await this.store.markDead(event, record, this.fence);
-  }
-
-  async copyToDeadLetters(event: MarkedDead): Promise<void> {
-    this.guard();
-    await this.store.copyToDeadLetters(event);
-  }
-
-  async removeDead(id: unknown): Promise<void> {
-    this.guard();
-    await this.store.removeDead(id, this.fence);
+    await write();
   }
 }

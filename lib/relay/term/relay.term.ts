@@ -1,7 +1,7 @@
 import { describeError } from '../../common/errors/describe-error';
 import { RelayEngine } from '../engine/relay.engine';
 import type { LeaseKeeper } from '../lease/lease.keeper';
-import type { RelayTimer } from '../ports/relay-clock';
+import { everyInTurn, type RelayJob, type RelayTimer } from '../ports/relay-clock';
 import { CollectionDrain } from '../recovery/collection.drain';
 import { PendingSweeper } from '../recovery/pending.sweeper';
 import { loadRetryingAggregates } from '../recovery/retrying-aggregates.loader';
@@ -37,9 +37,9 @@ export class RelayTerm {
   private readonly follower: ChangeStreamFollower;
   private readonly sweeper: PendingSweeper;
   private readonly due: DueReader;
-  private readonly timers: RelayTimer[] = [];
+  private sweep?: RelayJob;
+  private checkpointTimer?: RelayTimer;
   private running?: Promise<void>;
-  private sweeping?: Promise<void>;
 
   constructor(
     private readonly options: ResolvedRelayOptions,
@@ -149,15 +149,14 @@ export class RelayTerm {
     if (!this.active) return;
     this.due.start();
     const name = `nestjs-outbox:relay:${this.options.name}`;
-    this.timers.push(
-      clock.every(`${name}:sweep`, this.options.sweepIntervalMs, () => {
-        this.sweeping ??= this.sweeper
-          .sweep(this.follower.state === 'draining')
-          .finally(() => (this.sweeping = undefined));
-      }),
-      clock.every(`${name}:checkpoint`, Math.min(this.options.checkpointEvery.ms, 1000), () => {
-        void this.checkpointer.maybeSave();
-      }),
+    this.sweep = everyInTurn(clock, `${name}:sweep`, this.options.sweepIntervalMs, () =>
+      this.sweeper.sweep(this.follower.state === 'draining'),
+    );
+    // `maybeSave` takes one save at a time itself (the follower calls it too).
+    this.checkpointTimer = clock.every(
+      `${name}:checkpoint`,
+      Math.min(this.options.checkpointEvery.ms, 1000),
+      () => void this.checkpointer.maybeSave(),
     );
     await this.follower.run(from, activeNow);
   }
@@ -183,13 +182,14 @@ export class RelayTerm {
   async end(timeoutMs: number): Promise<boolean> {
     const leaseWasValid = this.active && this.lease.isValid();
     this.stopTakingWork();
-    for (const timer of this.timers) timer.cancel();
+    const sweep = this.sweep?.stop();
+    this.checkpointTimer?.cancel();
     const due = this.due.stop();
     try {
       await this.follower.stop();
       const finished = await this.engine.close(timeoutMs);
       await this.running?.catch(() => undefined);
-      await this.sweeping?.catch(() => undefined);
+      await sweep;
       await due;
       if (leaseWasValid) {
         this.finalSave = true;
