@@ -4,7 +4,6 @@ import type { DynamicModule, InjectionToken, Provider, Type } from '@nestjs/comm
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OutboxConsumerMetrics } from '../consumer/flow/consumer.metrics';
 import { IdempotentHandlerExplorer } from '../consumer/nest/idempotent-handler.explorer';
-import { IdempotentHandlerMetadataAccessor } from '../consumer/nest/idempotent-handler.metadata-accessor';
 import { IdempotentHandlerRuntime } from '../consumer/nest/idempotent-handler.runtime';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import { OutboxEmitter } from '../events/outbox.emitter';
@@ -76,7 +75,6 @@ export class OutboxTestingModule {
       OutboxWriteSideBootstrap,
       OutboxTesting,
       { provide: OUTBOX_TESTING_TOPIC_PREFIX, useValue: topicPrefix },
-      IdempotentHandlerMetadataAccessor,
       IdempotentHandlerExplorer,
       InMemoryConsumerRuntime,
       // The explorer binds the handlers to the in-memory runtime, through the production checks.
