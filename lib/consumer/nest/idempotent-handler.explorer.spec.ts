@@ -4,7 +4,7 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { EventPattern, KafkaContext } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
-import { IdempotentHandlerBootstrapError } from '../errors';
+import { IdempotentHandlerBootstrapError } from '../consumer.errors';
 import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
 import { IdempotentHandler } from './idempotent-handler.decorator';
 import { IdempotentHandlerExplorer } from './idempotent-handler.explorer';

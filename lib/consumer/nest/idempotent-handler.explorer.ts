@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
-import { IdempotentHandlerBootstrapError, type IdempotentHandlerProblem } from '../errors';
+import { IdempotentHandlerBootstrapError, type IdempotentHandlerProblem } from '../consumer.errors';
 import {
   IdempotentHandlerBindings,
   type HandlerServingRuntime,

@@ -26,7 +26,7 @@ import type { HandlerServingRuntime } from './idempotent-handler.bindings';
 import type { ResolvedConsumerOptions } from '../consumer.options';
 import { mergeWithDefaults, type IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { redeliver, type KafkaDelivery } from './kafka-delivery';
-import type { ConsumerRetryError } from '../errors/consumer-retry.error';
+import type { ConsumerRetryError } from '../consumer.errors';
 import {
   ensureProcessedEventIndexes,
   hasProcessedUniqueIndex,
