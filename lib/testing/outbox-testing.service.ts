@@ -18,7 +18,7 @@ export interface DrainReport {
   /** Events delivered to every handler listening to them (or to none: nobody listens). */
   delivered: EmittedEvent[];
   /** Deliveries that ended unacknowledged; their events stay pending, later ones of their aggregate wait. */
-  failures: Array<{ eventId: string; eventType: string; handler: string; error: unknown }>;
+  failures: Array<OutboxDrainError['failures'][number]>;
   /** Scheduled events left pending: not due at the drain's time (see `drain({ until })`). */
   notDue: EmittedEvent[];
 }
