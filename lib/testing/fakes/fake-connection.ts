@@ -190,7 +190,6 @@ export class FakeOutboxWriter implements OutboxEventWriter {
   readonly rows: NewOutboxEvent[] = [];
   /** The "server" clock of the schedule read and cancel. */
   now: () => Date = () => new Date();
-  constructor(private readonly collection = 'outbox') {}
 
   async readSchedule(query: ScheduleQuery, session: ClientSession): Promise<ScheduleSnapshot> {
     this.scheduleReads.push(query);
@@ -211,7 +210,7 @@ export class FakeOutboxWriter implements OutboxEventWriter {
     await Promise.resolve();
     fake.writes.push(
       ...events.map((doc) => ({
-        collection: this.collection,
+        collection: 'outbox',
         doc: { ...doc } as Record<string, unknown>,
       })),
     );
