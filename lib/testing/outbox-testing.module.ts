@@ -18,7 +18,6 @@ import { FakeConnection } from './fakes/fake-connection';
 import { InMemoryConsumerRuntime } from './consumer/in-memory-consumer.runtime';
 import { OUTBOX_TESTING_TOPIC_PREFIX, OutboxTesting } from './outbox-testing.service';
 import { RecordingOutboxWriter } from './recording-outbox.writer';
-import { TestingClock } from './testing.clock';
 
 /** Options of `OutboxTestingModule.forRoot()`: the outbox options that matter without servers. */
 export interface OutboxTestingOptions extends Pick<
@@ -61,7 +60,7 @@ export class OutboxTestingModule {
   static forRoot(options: OutboxTestingOptions = {}): DynamicModule {
     const { isGlobal = true, topicPrefix = '', connectionName, ...outbox } = options;
     const connection = new FakeConnection();
-    const writer = new RecordingOutboxWriter(new TestingClock());
+    const writer = new RecordingOutboxWriter();
     const providers: Provider[] = [
       ...resolvedOptionProviders({
         useFactory: () =>

@@ -18,7 +18,7 @@ export class RecordingOutboxWriter implements OutboxEventWriter {
   readonly events: EmittedEvent[] = [];
   private transactions = 0;
 
-  constructor(readonly clock = new TestingClock()) {}
+  readonly clock = new TestingClock();
 
   async insert(
     events: NewOutboxEvent[],
