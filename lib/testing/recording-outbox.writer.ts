@@ -16,9 +16,8 @@ import { TestingClock } from './testing.clock';
  */
 export class RecordingOutboxWriter implements OutboxEventWriter {
   readonly events: EmittedEvent[] = [];
-  private transactions = 0;
-
   readonly clock = new TestingClock();
+  private transactions = 0;
 
   async insert(
     events: NewOutboxEvent[],
