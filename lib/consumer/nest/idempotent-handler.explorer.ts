@@ -3,13 +3,10 @@ import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
 import { IdempotentHandlerBootstrapError, type IdempotentHandlerProblem } from '../consumer.errors';
-import {
-  IdempotentHandlerBindings,
-  type HandlerServingRuntime,
-} from './idempotent-handler.bindings';
+import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
 import { isIdempotentHandlerFilter } from './idempotent-handler.filter';
 import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
-import { IdempotentHandlerRuntime } from './idempotent-handler.runtime';
+import { IdempotentHandlerRuntime, type ConsumeRuntime } from './idempotent-handler.runtime';
 import { methodExceptionFilters, patternHandlerKind } from './nest-internals';
 
 /** What Nest's `DiscoveryService` lists (its `InstanceWrapper`, named without a deep import). */
@@ -46,7 +43,7 @@ export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
-    @Inject(IdempotentHandlerRuntime) private readonly runtime: HandlerServingRuntime,
+    @Inject(IdempotentHandlerRuntime) private readonly runtime: ConsumeRuntime,
   ) {}
 
   /** Every `@IdempotentHandler` method of the app (all connections), as found at bootstrap. */
@@ -62,7 +59,7 @@ export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy 
       discovery.getProviders().map((wrapper) => wrapper.instance as unknown),
     );
     const runtimes = [...instances].filter(
-      (instance): instance is HandlerServingRuntime =>
+      (instance): instance is ConsumeRuntime =>
         instance instanceof (runtime.constructor as abstract new () => unknown),
     );
     const mine: DiscoveredHandler[] = [];
@@ -184,8 +181,8 @@ function checkPlacement({ settings, method, inController }: DiscoveredHandler): 
 /** The runtime that serves `settings`: by connection name, or the default / only one. */
 function servingRuntime(
   settings: IdempotentHandlerSettings,
-  runtimes: HandlerServingRuntime[],
-): HandlerServingRuntime {
+  runtimes: ConsumeRuntime[],
+): ConsumeRuntime {
   const { connectionName } = settings;
   const named = runtimes.filter((r) => r.connectionName === connectionName);
   if (named.length > 0) return named[named.length - 1];

@@ -22,7 +22,7 @@ import {
   type ConsumeDeps,
   type ConsumeSettings,
 } from '../flow/idempotent-consume.flow';
-import type { HandlerServingRuntime } from './idempotent-handler.bindings';
+import type { IdempotentHandlerRuntimeApi } from './idempotent-handler.bindings';
 import type { ResolvedConsumerOptions } from '../consumer.options';
 import { mergeWithDefaults, type IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { redeliver, type KafkaDelivery } from './kafka-delivery';
@@ -34,12 +34,13 @@ import {
 } from '../stores/processed-event.store';
 
 /**
- * What the runtimes `@IdempotentHandler` methods are bound to share (`IdempotentHandlerRuntime` on
- * MongoDB, `OutboxTestingModule`'s in memory): the consume flow, run with the handler's settings
- * over the module's, on the dependencies each provides.
+ * A runtime `@IdempotentHandler` methods can be bound to (by `IdempotentHandlerExplorer`):
+ * `OutboxModule`'s (`IdempotentHandlerRuntime`, MongoDB) or `OutboxTestingModule`'s (in memory).
+ * Both run the consume flow with the handler's settings over the module's, on the dependencies
+ * each provides.
  */
 @Injectable()
-export abstract class ConsumeRuntime implements HandlerServingRuntime {
+export abstract class ConsumeRuntime implements IdempotentHandlerRuntimeApi {
   protected readonly logger = new Logger('IdempotentHandler');
 
   constructor(
@@ -49,14 +50,17 @@ export abstract class ConsumeRuntime implements HandlerServingRuntime {
     protected readonly metrics: OutboxConsumerMetrics,
   ) {}
 
+  /** The `connectionName` of its module (undefined: the default connection). */
   get connectionName(): string | undefined {
     return this.options.connectionName;
   }
 
+  /** The collection of `(consumer, eventId)` records, for messages. */
   get processedEventsCollection(): string {
     return this.options.collections.processedEvents;
   }
 
+  /** Makes the runtime ready; false when the unique `(consumer, eventId)` index is missing. */
   abstract prepare(): Promise<boolean>;
 
   async consume(
