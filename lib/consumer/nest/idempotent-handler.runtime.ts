@@ -39,14 +39,14 @@ import {
  * Both run the consume flow with the handler's settings over the module's, on the dependencies
  * each provides.
  */
-@Injectable()
 export abstract class ConsumeRuntime implements IdempotentHandlerRuntimeApi {
   protected readonly logger = new Logger('IdempotentHandler');
 
+  // Not decorated: Nest would add these parameters' tokens to each subclass's (at these indexes).
   constructor(
     protected readonly runner: TransactionRunner,
-    @Inject(OUTBOX_STORAGE_OPTIONS) readonly options: OutboxStorageOptions,
-    @Inject(OUTBOX_CONSUMER_OPTIONS) protected readonly consumer: ResolvedConsumerOptions,
+    readonly options: OutboxStorageOptions,
+    protected readonly consumer: ResolvedConsumerOptions,
     protected readonly metrics: OutboxConsumerMetrics,
   ) {}
 

@@ -1,9 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { OUTBOX_CONSUMER_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../../common/outbox.constants';
+import type { OutboxStorageOptions } from '../../common/outbox-storage.options';
 import type {
   ConsumerFailureStore,
   DeadLetter,
   ProcessedEventStore,
 } from '../../consumer/consume.ports';
+import type { ResolvedConsumerOptions } from '../../consumer/consumer.options';
+import { OutboxConsumerMetrics } from '../../consumer/flow/consumer.metrics';
 import { ConsumerSink } from '../../consumer/flow/consumer-sink';
 import { RedeliveryRequired } from '../../consumer/flow/idempotent-consume.flow';
 import type { ConsumeDeps, ConsumeSettings } from '../../consumer/flow/idempotent-consume.flow';
@@ -11,6 +15,7 @@ import { ConsumeRuntime } from '../../consumer/nest/idempotent-handler.runtime';
 import { redeliver } from '../../consumer/nest/kafka-delivery';
 import type { KafkaDelivery } from '../../consumer/nest/kafka-delivery';
 import type { ConsumerDeadLetterDocument } from '../../documents/consumer-dead-letter.document';
+import { TransactionRunner } from '../../transaction/transaction.runner';
 import type { FakeSession } from '../fakes/fake-connection';
 
 /** A message an `@IdempotentHandler` gave up on, in `OutboxTestingModule`. */
@@ -31,6 +36,15 @@ export class InMemoryConsumerRuntime extends ConsumeRuntime {
   readonly deadLetters: TestingConsumerDeadLetter[] = [];
   private readonly failures = new Map<string, number>();
   private readonly sink = new ConsumerSink(this.failureStore(), this.logger);
+
+  constructor(
+    runner: TransactionRunner,
+    @Inject(OUTBOX_STORAGE_OPTIONS) options: OutboxStorageOptions,
+    @Inject(OUTBOX_CONSUMER_OPTIONS) consumer: ResolvedConsumerOptions,
+    metrics: OutboxConsumerMetrics,
+  ) {
+    super(runner, options, consumer, metrics);
+  }
 
   /** Nothing to prepare: the in-memory records are unique by construction. */
   async prepare(): Promise<boolean> {
