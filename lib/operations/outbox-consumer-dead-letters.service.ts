@@ -80,13 +80,10 @@ export class OutboxConsumerDeadLetters extends DeadLetterOperations<ConsumerDead
     )) {
       result.batches++;
       for (const letter of page) {
-        const problem = this.unreplayable(letter, handlers);
-        if (result.dryRun) {
-          if (problem) result.failed.push({ eventId: String(letter.eventId), error: problem });
-          else result.eventIds.push(letter.eventId as string);
-          continue;
-        }
-        const outcome = problem ?? (await this.replay(letter, handlers.get(letter.consumer)!));
+        // In a dry run, every letter that can be replayed counts as one that would be.
+        const outcome =
+          this.unreplayable(letter, handlers) ??
+          (result.dryRun ? 'applied' : await this.replay(letter, handlers.get(letter.consumer)!));
         if (outcome === 'applied') result.eventIds.push(letter.eventId as string);
         else result.failed.push({ eventId: String(letter.eventId), error: outcome });
       }
