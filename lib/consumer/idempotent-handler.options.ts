@@ -4,7 +4,7 @@ import {
   CONSUMER_LIMITS,
   type ResolvedConsumerOptions,
 } from './consumer.options';
-import { IdempotentHandlerOptionsError } from './errors';
+import { IdempotentHandlerOptionsError } from './consumer.errors';
 import { hasControlCharacters, type EventIdFallback } from './input/event-id.extractor';
 import type { ConsumeSettings } from './flow/idempotent-consume.flow';
 import {

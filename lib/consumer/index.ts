@@ -12,4 +12,4 @@ export { IdempotentHandler } from './nest/idempotent-handler.decorator';
 export type { IdempotentHandlerOptions } from './idempotent-handler.options';
 export { currentHandlerScope, type IdempotentHandlerScope } from './flow/handler-scope';
 export { OutboxConsumerMetrics, type OutboxConsumerMetricsSnapshot } from './flow/consumer.metrics';
-export * from './errors';
+export * from './consumer.errors';

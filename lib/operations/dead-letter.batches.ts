@@ -17,12 +17,12 @@ export function requeueBatchSize(batchSize = 100): number {
 }
 
 /** Listing, counting and purging of one kind of dead letter, by filter. */
-export abstract class DeadLetterOperations<Letter> {
+export abstract class DeadLetterOperations<Letter extends mongo.Document> {
   protected abstract readonly logger: Logger;
-  protected abstract get deadLetters(): mongo.Collection<any>;
+  protected abstract get deadLetters(): mongo.Collection<Letter>;
 
   constructor(
-    private readonly queryOf: (filter: DeadLetterFilter) => Record<string, unknown>,
+    private readonly queryOf: (filter: DeadLetterFilter) => mongo.Filter<Letter>,
     /** What the purge log line calls them. */
     private readonly noun: string,
   ) {}

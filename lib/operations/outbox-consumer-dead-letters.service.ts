@@ -12,11 +12,7 @@ import { DeadLetterOperations, pagesInOrder, requeueBatchSize } from './dead-let
 import { consumerDeadLetterQuery, type DeadLetterFilter } from './dead-letter.filter';
 import { emptyRequeueResult } from './dead-letter.results';
 import type { DeadLetterRequeueResult } from './dead-letter.results';
-import {
-  inProcessCalls,
-  kafkaContextFor,
-  type IdempotentHandlerCall,
-} from './in-process/idempotent-handler.calls';
+import { inProcessCalls, type IdempotentHandlerCall } from './in-process/idempotent-handler.calls';
 
 /** Kafka order of a consumer's messages: per topic and partition, by numeric offset. */
 const KAFKA_ORDER = ['topic', 'partition', 'offsetKey', '_id'] as const;
@@ -84,13 +80,10 @@ export class OutboxConsumerDeadLetters extends DeadLetterOperations<ConsumerDead
     )) {
       result.batches++;
       for (const letter of page) {
-        const problem = this.unreplayable(letter, handlers);
-        if (result.dryRun) {
-          if (problem) result.failed.push({ eventId: String(letter.eventId), error: problem });
-          else result.eventIds.push(letter.eventId as string);
-          continue;
-        }
-        const outcome = problem ?? (await this.replay(letter, handlers.get(letter.consumer)!));
+        // In a dry run, every letter that can be replayed counts as one that would be.
+        const outcome =
+          this.unreplayable(letter, handlers) ??
+          (result.dryRun ? 'applied' : await this.replay(letter, handlers.get(letter.consumer)!));
         if (outcome === 'applied') result.eventIds.push(letter.eventId as string);
         else result.failed.push({ eventId: String(letter.eventId), error: outcome });
       }
@@ -154,7 +147,7 @@ export class OutboxConsumerDeadLetters extends DeadLetterOperations<ConsumerDead
       letter.value === null ? null : Buffer.from(letter.value, letter.valueEncoding ?? 'utf8');
     const headers: Record<string, string> = {};
     for (const { key, value: text } of letter.headers ?? []) headers[key] = text;
-    const context = kafkaContextFor({
+    const message = {
       topic: letter.topic,
       partition: letter.partition,
       offset: letter.offset,
@@ -162,17 +155,11 @@ export class OutboxConsumerDeadLetters extends DeadLetterOperations<ConsumerDead
       value,
       headers,
       timestamp: letter.timestamp ?? String(Date.now()),
-    });
-    let data: unknown = null;
-    try {
-      data = value === null ? null : (JSON.parse(value.toString('utf8')) as unknown);
-    } catch {
-      // The wrapper decodes the kept bytes itself and dead-letters a bad value again.
-    }
+    };
     // A requeue is a new start: the event gets `maxFailures` attempts again, not one.
     await restartFailureCount(this.deadLetters, letter.consumer, eventId);
     try {
-      await handler.call(data, context);
+      await handler.call(message);
     } catch (error) {
       return `the delivery did not end (${describeError(error)}); it stays dead-lettered`;
     }

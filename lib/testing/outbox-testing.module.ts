@@ -4,7 +4,6 @@ import type { DynamicModule, InjectionToken, Provider, Type } from '@nestjs/comm
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OutboxConsumerMetrics } from '../consumer/flow/consumer.metrics';
 import { IdempotentHandlerExplorer } from '../consumer/nest/idempotent-handler.explorer';
-import { IdempotentHandlerMetadataAccessor } from '../consumer/nest/idempotent-handler.metadata-accessor';
 import { IdempotentHandlerRuntime } from '../consumer/nest/idempotent-handler.runtime';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import { OutboxEmitter } from '../events/outbox.emitter';
@@ -19,7 +18,6 @@ import { FakeConnection } from './fakes/fake-connection';
 import { InMemoryConsumerRuntime } from './consumer/in-memory-consumer.runtime';
 import { OUTBOX_TESTING_TOPIC_PREFIX, OutboxTesting } from './outbox-testing.service';
 import { RecordingOutboxWriter } from './recording-outbox.writer';
-import { TestingClock } from './testing.clock';
 
 /** Options of `OutboxTestingModule.forRoot()`: the outbox options that matter without servers. */
 export interface OutboxTestingOptions extends Pick<
@@ -62,7 +60,7 @@ export class OutboxTestingModule {
   static forRoot(options: OutboxTestingOptions = {}): DynamicModule {
     const { isGlobal = true, topicPrefix = '', connectionName, ...outbox } = options;
     const connection = new FakeConnection();
-    const writer = new RecordingOutboxWriter(new TestingClock());
+    const writer = new RecordingOutboxWriter();
     const providers: Provider[] = [
       ...resolvedOptionProviders({
         useFactory: () =>
@@ -76,7 +74,6 @@ export class OutboxTestingModule {
       OutboxWriteSideBootstrap,
       OutboxTesting,
       { provide: OUTBOX_TESTING_TOPIC_PREFIX, useValue: topicPrefix },
-      IdempotentHandlerMetadataAccessor,
       IdempotentHandlerExplorer,
       InMemoryConsumerRuntime,
       // The explorer binds the handlers to the in-memory runtime, through the production checks.

@@ -1,14 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { IdempotentHandlerExplorer } from '../consumer/nest/idempotent-handler.explorer';
 import { inProcessCalls } from '../operations/in-process/idempotent-handler.calls';
+import type { InProcessMessage } from '../operations/in-process/idempotent-handler.calls';
+import { toKafkaMessage } from '../publisher/kafka-message.mapper';
 import { InMemoryConsumerRuntime } from './consumer/in-memory-consumer.runtime';
 import type { TestingConsumerDeadLetter } from './consumer/in-memory-consumer.runtime';
-import { inProcessDelivery } from './consumer/in-process.delivery';
 import { describeEmitted, matchesEmitted } from './emitted-event';
 import type { EmittedEvent, EmittedEventFilter } from './emitted-event';
 import { OutboxDrainError, OutboxExpectationError } from './outbox-testing.errors';
 import { RecordingOutboxWriter } from './recording-outbox.writer';
 import { aggregateKey } from '../documents/outbox-event.document';
+import type { OutboxEventRecord } from '../documents/outbox-event.document';
 
 /** Injection token of the topic prefix `drain()` matches topic patterns with. */
 export const OUTBOX_TESTING_TOPIC_PREFIX = Symbol('outbox:testing_topic_prefix');
@@ -18,7 +20,7 @@ export interface DrainReport {
   /** Events delivered to every handler listening to them (or to none: nobody listens). */
   delivered: EmittedEvent[];
   /** Deliveries that ended unacknowledged; their events stay pending, later ones of their aggregate wait. */
-  failures: Array<{ eventId: string; eventType: string; handler: string; error: unknown }>;
+  failures: Array<OutboxDrainError['failures'][number]>;
   /** Scheduled events left pending: not due at the drain's time (see `drain({ until })`). */
   notDue: EmittedEvent[];
 }
@@ -177,9 +179,9 @@ export class OutboxTesting {
     );
     const { eventId, eventType } = event;
     for (const handler of listening) {
-      const { data, context } = inProcessDelivery(event, topic, this.offset++);
+      const message = inProcessDelivery(event, topic, this.offset++);
       try {
-        await handler.call(data, context);
+        await handler.call(message);
       } catch (error) {
         report.failures.push({ eventId, eventType, handler: handler.name, error });
         return false;
@@ -204,4 +206,21 @@ function dueInOrder(pending: readonly EmittedEvent[], now: Date): EmittedEvent[]
           (b.event.availableAt?.getTime() ?? -Infinity) || a.index - b.index,
     )
     .map(({ event }) => event);
+}
+
+/**
+ * The Kafka message the relay would send for `event`, as kafkajs would hand it to the transport:
+ * the key, the value and the headers (CloudEvents envelope and trace context).
+ */
+function inProcessDelivery(event: EmittedEvent, topic: string, offset: number): InProcessMessage {
+  const message = toKafkaMessage(event as unknown as OutboxEventRecord);
+  return {
+    topic,
+    partition: 0,
+    offset: String(offset),
+    key: message.key,
+    value: Buffer.from(message.value),
+    headers: message.headers,
+    timestamp: String(new Date(event.occurredAt).getTime()),
+  };
 }

@@ -16,9 +16,8 @@ import { TestingClock } from './testing.clock';
  */
 export class RecordingOutboxWriter implements OutboxEventWriter {
   readonly events: EmittedEvent[] = [];
+  readonly clock = new TestingClock();
   private transactions = 0;
-
-  constructor(readonly clock = new TestingClock()) {}
 
   async insert(
     events: NewOutboxEvent[],

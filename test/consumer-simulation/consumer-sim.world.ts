@@ -14,7 +14,7 @@ import {
 } from '../../lib/consumer/stores/consumer-failure.store';
 import { OutboxConsumerMetrics } from '../../lib/consumer/flow/consumer.metrics';
 import { ConsumerSink } from '../../lib/consumer/flow/consumer-sink';
-import { UnrecoverableEventError } from '../../lib/consumer/errors/unrecoverable-event.error';
+import { UnrecoverableEventError } from '../../lib/consumer/consumer.errors';
 import { currentHandlerScope } from '../../lib/consumer/flow/handler-scope';
 import {
   consumeIdempotently,

@@ -5,7 +5,7 @@ import {
   type ConsumerTransactionRunner,
   type ProcessedEventStore,
 } from '../consume.ports';
-import { HandlerTimeoutError } from '../errors';
+import { HandlerTimeoutError } from '../consumer.errors';
 import { runInHandlerScope } from './handler-scope';
 
 export type AttemptResult =

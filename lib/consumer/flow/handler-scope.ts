@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ClientSession } from 'mongoose';
-import { OutsideIdempotentHandlerError } from '../errors';
+import { OutsideIdempotentHandlerError } from '../consumer.errors';
 
 /**
  * The attempt an `@IdempotentHandler` method (and everything it awaits) is running in.

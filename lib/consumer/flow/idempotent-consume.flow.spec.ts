@@ -4,8 +4,7 @@ import type { ConsumedMessage } from '../input/consumed-message';
 import type { ConsumerFailureStore, DeadLetter, DeadLetterPublisher } from '../consume.ports';
 import { OutboxConsumerMetrics } from './consumer.metrics';
 import { ConsumerSink } from './consumer-sink';
-import { HandlerTimeoutError } from '../errors';
-import { UnrecoverableEventError } from '../errors/unrecoverable-event.error';
+import { HandlerTimeoutError, UnrecoverableEventError } from '../consumer.errors';
 import { currentHandlerScope } from './handler-scope';
 import {
   consumeIdempotently,

@@ -15,7 +15,7 @@ import type { OutboxConsumerMetrics } from './consumer.metrics';
 import { backoffDelay } from '../../common/backoff';
 import { SinkUnavailableError, type ConsumerSink } from './consumer-sink';
 import { isDatabaseUnavailable } from './database-outage';
-import { isUnrecoverableEventError } from '../errors/unrecoverable-event.error';
+import { isUnrecoverableEventError } from '../consumer.errors';
 import { extractEventId, type EventIdFallback } from '../input/event-id.extractor';
 import { runAttempt } from './handler-attempt';
 import { decodePayload } from '../input/payload.decoder';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Transform } from 'class-transformer';
 import { IsInt, IsString, Min, registerDecorator, type ValidationArguments } from 'class-validator';
-import { IdempotentHandlerOptionsError } from '../errors';
+import { IdempotentHandlerOptionsError } from '../consumer.errors';
 import { resolveHandlerOptions } from '../idempotent-handler.options';
 import { validatePayload } from './payload.validator';
 

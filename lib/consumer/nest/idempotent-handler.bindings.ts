@@ -20,19 +20,6 @@ export interface IdempotentHandlerRuntimeApi {
 }
 
 /**
- * A runtime `@IdempotentHandler` methods can be bound to: `OutboxModule`'s (MongoDB) or
- * `OutboxTestingModule`'s (in memory). Both are bound by `IdempotentHandlerExplorer`.
- */
-export interface HandlerServingRuntime extends IdempotentHandlerRuntimeApi {
-  /** The `connectionName` of its module (undefined: the default connection). */
-  readonly connectionName: string | undefined;
-  /** The collection of `(consumer, eventId)` records, for messages. */
-  readonly processedEventsCollection: string;
-  /** Makes the runtime ready; false when the unique `(consumer, eventId)` index is missing. */
-  prepare(): Promise<boolean>;
-}
-
-/**
  * Which runtime serves each decorated method, keyed by the method's settings object (one per
  * decorated method). Bound by the `OutboxModule`s' explorers at bootstrap (each binds the
  * handlers it found for its connection), unbound when they are destroyed; when two running

@@ -4,8 +4,11 @@ import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices'
 import { lastValueFrom } from 'rxjs';
 import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
 import type { ConsumeOutcome } from '../consume.ports';
-import { ConsumerRetryError } from '../errors/consumer-retry.error';
-import { IdempotentHandlerBootstrapError, IdempotentHandlerOptionsError } from '../errors';
+import {
+  ConsumerRetryError,
+  IdempotentHandlerBootstrapError,
+  IdempotentHandlerOptionsError,
+} from '../consumer.errors';
 import {
   IdempotentHandlerBindings,
   type IdempotentHandlerRuntimeApi,

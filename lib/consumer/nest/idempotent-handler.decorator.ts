@@ -1,7 +1,7 @@
 import { SetMetadata, UseFilters } from '@nestjs/common';
 import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
 import { copyMethodMetadata } from '../../transaction/copy-method-metadata';
-import { IdempotentHandlerOptionsError } from '../errors';
+import { IdempotentHandlerOptionsError } from '../consumer.errors';
 import { deliverToHandler } from './idempotent-handler.delivery';
 import { idempotentHandlerFilter } from './idempotent-handler.filter';
 import {

@@ -6,7 +6,7 @@ import { findKafkaContext, type KafkaContextLike } from '../input/consumed-messa
 import type { ConsumeOutcome } from '../consume.ports';
 import { backoffDelay } from '../../common/backoff';
 import { SINK_BACKOFF } from '../flow/consumer-sink';
-import { isConsumerRetryError } from '../errors/consumer-retry.error';
+import { isConsumerRetryError } from '../consumer.errors';
 import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
 import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { kafkaDelivery, redeliver, type KafkaDelivery } from './kafka-delivery';

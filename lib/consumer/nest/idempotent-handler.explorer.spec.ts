@@ -4,11 +4,10 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { EventPattern, KafkaContext } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
-import { IdempotentHandlerBootstrapError } from '../errors';
+import { IdempotentHandlerBootstrapError } from '../consumer.errors';
 import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
 import { IdempotentHandler } from './idempotent-handler.decorator';
 import { IdempotentHandlerExplorer } from './idempotent-handler.explorer';
-import { IdempotentHandlerMetadataAccessor } from './idempotent-handler.metadata-accessor';
 import { IdempotentHandlerRuntime } from './idempotent-handler.runtime';
 
 /** A runtime without MongoDB: only what the explorer asks of it. */
@@ -66,7 +65,6 @@ async function explore(
     providers: [
       DiscoveryService,
       MetadataScanner,
-      IdempotentHandlerMetadataAccessor,
       IdempotentHandlerExplorer,
       { provide: IdempotentHandlerRuntime, useValue: runtime },
       ...others.map((other, i) => ({ provide: `other-${i}`, useValue: other })),

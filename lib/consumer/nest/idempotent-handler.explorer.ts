@@ -1,15 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { IdempotentHandlerBootstrapError, type IdempotentHandlerProblem } from '../errors';
-import {
-  IdempotentHandlerBindings,
-  type HandlerServingRuntime,
-} from './idempotent-handler.bindings';
-import { IdempotentHandlerMetadataAccessor } from './idempotent-handler.metadata-accessor';
+import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
+import { IdempotentHandlerBootstrapError, type IdempotentHandlerProblem } from '../consumer.errors';
+import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
+import { isIdempotentHandlerFilter } from './idempotent-handler.filter';
 import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
-import { IdempotentHandlerRuntime } from './idempotent-handler.runtime';
-import { patternHandlerKind } from './nest-internals';
+import { IdempotentHandlerRuntime, type ConsumeRuntime } from './idempotent-handler.runtime';
+import { methodExceptionFilters, patternHandlerKind } from './nest-internals';
 
 /** What Nest's `DiscoveryService` lists (its `InstanceWrapper`, named without a deep import). */
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
@@ -45,8 +43,7 @@ export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
-    private readonly accessor: IdempotentHandlerMetadataAccessor,
-    @Inject(IdempotentHandlerRuntime) private readonly runtime: HandlerServingRuntime,
+    @Inject(IdempotentHandlerRuntime) private readonly runtime: ConsumeRuntime,
   ) {}
 
   /** Every `@IdempotentHandler` method of the app (all connections), as found at bootstrap. */
@@ -55,19 +52,19 @@ export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy 
   }
 
   async onModuleInit(): Promise<void> {
-    const { discovery, accessor, runtime, logger } = this;
-    this.found = discoverIdempotentHandlers(discovery, this.scanner, accessor);
+    const { discovery, runtime, logger } = this;
+    this.found = discoverIdempotentHandlers(discovery, this.scanner);
     // A runtime may be listed twice (`OutboxTestingModule` provides its own under the class token).
     const instances = new Set(
       discovery.getProviders().map((wrapper) => wrapper.instance as unknown),
     );
     const runtimes = [...instances].filter(
-      (instance): instance is HandlerServingRuntime =>
+      (instance): instance is ConsumeRuntime =>
         instance instanceof (runtime.constructor as abstract new () => unknown),
     );
     const mine: DiscoveredHandler[] = [];
     for (const found of this.found) {
-      checkPlacement(found, accessor);
+      checkPlacement(found);
       if (servingRuntime(found.settings, runtimes) === runtime) mine.push(found);
     }
     if (mine.length === 0) return;
@@ -106,7 +103,6 @@ export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy 
 function discoverIdempotentHandlers(
   discovery: DiscoveryService,
   scanner: MetadataScanner,
-  accessor: IdempotentHandlerMetadataAccessor,
 ): DiscoveredHandler[] {
   const found = new Map<IdempotentHandlerSettings, DiscoveredHandler>();
   const scan = (wrappers: InstanceWrapper[], inController: boolean) => {
@@ -117,7 +113,7 @@ function discoverIdempotentHandlers(
       const instance = typeof made === 'object' && made !== null ? made : undefined;
       for (const key of scanner.getAllMethodNames(prototype)) {
         const method = (prototype as Record<string, unknown>)[key] as object;
-        const settings = accessor.settingsOf(method);
+        const settings = settingsOf(method);
         if (!settings) continue;
         const known = found.get(settings);
         if (!known) found.set(settings, { settings, method, key, instance, inController });
@@ -128,6 +124,13 @@ function discoverIdempotentHandlers(
   scan(discovery.getControllers(), true);
   scan(discovery.getProviders(), false);
   return [...found.values()];
+}
+
+/** The settings of an `@IdempotentHandler` method, or undefined for any other method. */
+function settingsOf(method: object): IdempotentHandlerSettings | undefined {
+  if (typeof method !== 'function') return undefined;
+  return Reflect.getMetadata(IDEMPOTENT_HANDLER_METADATA, method) as
+    IdempotentHandlerSettings | undefined;
 }
 
 function prototypeOf(wrapper: InstanceWrapper): object | undefined {
@@ -141,10 +144,7 @@ function prototypeOf(wrapper: InstanceWrapper): object | undefined {
     : undefined;
 }
 
-function checkPlacement(
-  { settings, method, inController }: DiscoveredHandler,
-  accessor: IdempotentHandlerMetadataAccessor,
-): void {
+function checkPlacement({ settings, method, inController }: DiscoveredHandler): void {
   const fail = (problem: IdempotentHandlerProblem, detail: string, fix: string) => {
     throw new IdempotentHandlerBootstrapError(settings.handler, problem, detail, fix);
   };
@@ -165,7 +165,10 @@ function checkPlacement(
       'Use it on an @EventPattern(...) handler.',
     );
   }
-  if (accessor.hasFilterBeforeOwn(method)) {
+  // Nest consults a method's filters last-bound first, so the handler's must be the last one.
+  const filters = methodExceptionFilters(method);
+  const own = filters.findIndex(isIdempotentHandlerFilter);
+  if (own !== -1 && own !== filters.length - 1) {
     fail(
       'filter-order',
       "a @UseFilters() written above it binds a filter that Nest consults before the handler's own, and" +
@@ -178,8 +181,8 @@ function checkPlacement(
 /** The runtime that serves `settings`: by connection name, or the default / only one. */
 function servingRuntime(
   settings: IdempotentHandlerSettings,
-  runtimes: HandlerServingRuntime[],
-): HandlerServingRuntime {
+  runtimes: ConsumeRuntime[],
+): ConsumeRuntime {
   const { connectionName } = settings;
   const named = runtimes.filter((r) => r.connectionName === connectionName);
   if (named.length > 0) return named[named.length - 1];

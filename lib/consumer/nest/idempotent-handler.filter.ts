@@ -6,7 +6,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { from, type Observable } from 'rxjs';
-import { IdempotentHandlerBootstrapError } from '../errors';
+import { IdempotentHandlerBootstrapError } from '../consumer.errors';
 import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
 import { deliverFailure } from './idempotent-handler.delivery';
 import type { IdempotentHandlerSettings } from '../idempotent-handler.options';

@@ -22,10 +22,11 @@ import {
   type ConsumeDeps,
   type ConsumeSettings,
 } from '../flow/idempotent-consume.flow';
-import type { HandlerServingRuntime } from './idempotent-handler.bindings';
+import type { IdempotentHandlerRuntimeApi } from './idempotent-handler.bindings';
 import type { ResolvedConsumerOptions } from '../consumer.options';
 import { mergeWithDefaults, type IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { redeliver, type KafkaDelivery } from './kafka-delivery';
+import type { ConsumerRetryError } from '../consumer.errors';
 import {
   ensureProcessedEventIndexes,
   hasProcessedUniqueIndex,
@@ -33,44 +34,34 @@ import {
 } from '../stores/processed-event.store';
 
 /**
- * What `@IdempotentHandler` methods of one `OutboxModule` run on: the app's connection, its
- * `TransactionRunner`, the processed-events and consumer-dead-letters collections, the metrics.
- * The explorer prepares it at bootstrap (indexes) when the app has handlers for this module.
+ * A runtime `@IdempotentHandler` methods can be bound to (by `IdempotentHandlerExplorer`):
+ * `OutboxModule`'s (`IdempotentHandlerRuntime`, MongoDB) or `OutboxTestingModule`'s (in memory).
+ * Both run the consume flow with the handler's settings over the module's, on the dependencies
+ * each provides.
  */
-@Injectable()
-export class IdempotentHandlerRuntime implements HandlerServingRuntime {
-  private readonly logger = new Logger('IdempotentHandler');
-  private parts?: { processed: MongoProcessedEventStore; sink: ConsumerSink };
+export abstract class ConsumeRuntime implements IdempotentHandlerRuntimeApi {
+  protected readonly logger = new Logger('IdempotentHandler');
 
+  // Not decorated: Nest would add these parameters' tokens to each subclass's (at these indexes).
   constructor(
-    private readonly connectionHost: OutboxConnectionHost,
-    private readonly runner: TransactionRunner,
-    @Inject(OUTBOX_STORAGE_OPTIONS) readonly options: OutboxStorageOptions,
-    @Inject(OUTBOX_CONSUMER_OPTIONS) private readonly consumer: ResolvedConsumerOptions,
-    private readonly metrics: OutboxConsumerMetrics,
+    protected readonly runner: TransactionRunner,
+    readonly options: OutboxStorageOptions,
+    protected readonly consumer: ResolvedConsumerOptions,
+    protected readonly metrics: OutboxConsumerMetrics,
   ) {}
 
+  /** The `connectionName` of its module (undefined: the default connection). */
   get connectionName(): string | undefined {
     return this.options.connectionName;
   }
 
-  /**
-   * Creates the consumer indexes (`createIndexes: true`), or checks that the unique
-   * `(consumer, eventId)` index exists (`createIndexes: false`): returns false when it is missing.
-   */
-  async prepare(): Promise<boolean> {
-    const { processed, deadLetters, db } = this.collections();
-    if (this.options.createIndexes) {
-      await ensureProcessedEventIndexes(processed, db, this.consumer.processedRetentionSeconds);
-      await ensureConsumerDeadLetterIndexes(deadLetters);
-      return true;
-    }
-    return hasProcessedUniqueIndex(processed);
-  }
-
+  /** The collection of `(consumer, eventId)` records, for messages. */
   get processedEventsCollection(): string {
     return this.options.collections.processedEvents;
   }
+
+  /** Makes the runtime ready; false when the unique `(consumer, eventId)` index is missing. */
+  abstract prepare(): Promise<boolean>;
 
   async consume(
     delivery: KafkaDelivery,
@@ -92,10 +83,19 @@ export class IdempotentHandlerRuntime implements HandlerServingRuntime {
     );
   }
 
+  protected abstract deps(delivery: KafkaDelivery, settings: ConsumeSettings): ConsumeDeps;
+
   /**
-   * Runs the flow with the handler's settings over the module's; turns `RedeliveryRequired` (and
-   * any unexpected error) into a pause and a `ConsumerRetryError`.
+   * What a delivery the flow did not end is thrown as: the flow throws `RedeliveryRequired`, or
+   * (a bug, a dependency failing unexpectedly) any error.
    */
+  protected abstract unacknowledged(
+    error: unknown,
+    delivery: KafkaDelivery,
+    settings: ConsumeSettings,
+  ): unknown;
+
+  /** Runs the flow with the handler's settings over the module's. */
   private async guard(
     delivery: KafkaDelivery,
     handler: IdempotentHandlerSettings,
@@ -105,22 +105,65 @@ export class IdempotentHandlerRuntime implements HandlerServingRuntime {
     try {
       return await run(settings, this.deps(delivery, settings));
     } catch (error) {
-      const context = { consumer: settings.consumer, handler: settings.handler };
-      if (error instanceof RedeliveryRequired) {
-        if (error.pauseMs !== undefined) this.metrics.partitionPauses++;
-        throw redeliver(delivery, error.message, error.pauseMs, error.cause, context);
-      }
-      // A bug, or a dependency failing in a way the flow does not expect: never acknowledge.
-      this.logger.error(
-        `${settings.handler}: unexpected error, the message will be delivered again: ${describeError(error)}`,
-      );
-      this.metrics.partitionPauses++;
-      const pauseMs = this.stores().sink.retryDelayMs();
-      throw redeliver(delivery, `${settings.handler}: unexpected error`, pauseMs, error, context);
+      throw this.unacknowledged(error, delivery, settings);
     }
   }
+}
 
-  private deps(delivery: KafkaDelivery, settings: ConsumeSettings): ConsumeDeps {
+/**
+ * What `@IdempotentHandler` methods of one `OutboxModule` run on: the app's connection, its
+ * `TransactionRunner`, the processed-events and consumer-dead-letters collections, the metrics.
+ * The explorer prepares it at bootstrap (indexes) when the app has handlers for this module.
+ */
+@Injectable()
+export class IdempotentHandlerRuntime extends ConsumeRuntime {
+  private parts?: { processed: MongoProcessedEventStore; sink: ConsumerSink };
+
+  constructor(
+    private readonly connectionHost: OutboxConnectionHost,
+    runner: TransactionRunner,
+    @Inject(OUTBOX_STORAGE_OPTIONS) options: OutboxStorageOptions,
+    @Inject(OUTBOX_CONSUMER_OPTIONS) consumer: ResolvedConsumerOptions,
+    metrics: OutboxConsumerMetrics,
+  ) {
+    super(runner, options, consumer, metrics);
+  }
+
+  /**
+   * Creates the consumer indexes (`createIndexes: true`), or checks that the unique
+   * `(consumer, eventId)` index exists (`createIndexes: false`): returns false when it is missing.
+   */
+  async prepare(): Promise<boolean> {
+    const { processed, deadLetters, db } = this.collections();
+    if (this.options.createIndexes) {
+      await ensureProcessedEventIndexes(processed, db, this.consumer.processedRetentionSeconds);
+      await ensureConsumerDeadLetterIndexes(deadLetters);
+      return true;
+    }
+    return hasProcessedUniqueIndex(processed);
+  }
+
+  /** `RedeliveryRequired` (and any unexpected error) as a pause and a `ConsumerRetryError`. */
+  protected unacknowledged(
+    error: unknown,
+    delivery: KafkaDelivery,
+    settings: ConsumeSettings,
+  ): ConsumerRetryError {
+    const context = { consumer: settings.consumer, handler: settings.handler };
+    if (error instanceof RedeliveryRequired) {
+      if (error.pauseMs !== undefined) this.metrics.partitionPauses++;
+      return redeliver(delivery, error.message, error.pauseMs, error.cause, context);
+    }
+    // A bug, or a dependency failing in a way the flow does not expect: never acknowledge.
+    this.logger.error(
+      `${settings.handler}: unexpected error, the message will be delivered again: ${describeError(error)}`,
+    );
+    this.metrics.partitionPauses++;
+    const pauseMs = this.stores().sink.retryDelayMs();
+    return redeliver(delivery, `${settings.handler}: unexpected error`, pauseMs, error, context);
+  }
+
+  protected deps(delivery: KafkaDelivery, settings: ConsumeSettings): ConsumeDeps {
     const { processed, sink } = this.stores();
     return {
       runner: this.runner,

@@ -1,6 +1,6 @@
 import { describeError } from '../../common/errors/describe-error';
 import { toConsumedMessage, type KafkaContextLike } from '../input/consumed-message';
-import { ConsumerRetryError } from '../errors/consumer-retry.error';
+import { ConsumerRetryError } from '../consumer.errors';
 import type { Delivery } from '../flow/idempotent-consume.flow';
 import { pausePartition } from '../flow/partition-pauser';
 

@@ -14,10 +14,11 @@ export interface IdempotentHandlerCall {
   /** The `@EventPattern` patterns: an event type (with `OutboxKafkaServer`) or a topic. */
   patterns: unknown[];
   /**
-   * Calls the decorated method as Nest's Kafka transport would (data and context in their
-   * parameters): the `@IdempotentHandler` wrapper then runs the delivery on its bound runtime.
+   * Calls the decorated method with `message` as Nest's Kafka transport would (the parsed value
+   * and the `KafkaContext` in their parameters): the `@IdempotentHandler` wrapper then runs the
+   * delivery on its bound runtime.
    */
-  call(data: unknown, context: KafkaContext): Promise<unknown>;
+  call(message: InProcessMessage): Promise<unknown>;
 }
 
 /**
@@ -28,13 +29,15 @@ export function inProcessCalls(handlers: readonly DiscoveredHandler[]): Idempote
   return handlers.flatMap(({ settings, method, key, instance }) => {
     if (!instance) return [];
     const parameters = rpcParametersOf(Object.getPrototypeOf(instance) as object, key);
-    const call = async (data: unknown, context: KafkaContext) => {
+    const call = async (message: InProcessMessage) => {
       // As Nest's transport does: the context at `@Ctx()`, the data at `@Payload()`.
       const args: unknown[] = [];
-      if (parameters.contextIndex !== undefined) args[parameters.contextIndex] = context;
+      if (parameters.contextIndex !== undefined) {
+        args[parameters.contextIndex] = kafkaContextFor(message);
+      }
       return (method as (...a: unknown[]) => unknown).apply(
         instance,
-        substitutePayload(args, parameters, data),
+        substitutePayload(args, parameters, parsedValue(message.value)),
       );
     };
     const name = `${instance.constructor.name}.${key}`;
@@ -53,8 +56,18 @@ export interface InProcessMessage {
   timestamp: string;
 }
 
+/** The value as JSON, or null (the wrapper decodes the bytes itself, and dead-letters a bad value). */
+function parsedValue(value: Buffer | null): unknown {
+  if (value === null) return null;
+  try {
+    return JSON.parse(value.toString('utf8')) as unknown;
+  } catch {
+    return null;
+  }
+}
+
 /** The `KafkaContext` Nest's Kafka transport would build for `message` (no consumer, producer or heartbeat). */
-export function kafkaContextFor(message: InProcessMessage): KafkaContext {
+function kafkaContextFor(message: InProcessMessage): KafkaContext {
   const headers: Record<string, Buffer> = {};
   for (const [name, value] of Object.entries(message.headers)) headers[name] = Buffer.from(value);
   const raw = {

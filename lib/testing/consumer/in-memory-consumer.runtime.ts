@@ -1,24 +1,17 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { OUTBOX_CONSUMER_OPTIONS, OUTBOX_STORAGE_OPTIONS } from '../../common/outbox.constants';
 import type { OutboxStorageOptions } from '../../common/outbox-storage.options';
 import type {
-  ConsumeOutcome,
   ConsumerFailureStore,
   DeadLetter,
   ProcessedEventStore,
 } from '../../consumer/consume.ports';
+import type { ResolvedConsumerOptions } from '../../consumer/consumer.options';
 import { OutboxConsumerMetrics } from '../../consumer/flow/consumer.metrics';
 import { ConsumerSink } from '../../consumer/flow/consumer-sink';
-import {
-  consumeIdempotently,
-  consumeRejected,
-  RedeliveryRequired,
-} from '../../consumer/flow/idempotent-consume.flow';
-import type { ConsumeDeps } from '../../consumer/flow/idempotent-consume.flow';
-import type { HandlerServingRuntime } from '../../consumer/nest/idempotent-handler.bindings';
-import type { ResolvedConsumerOptions } from '../../consumer/consumer.options';
-import { mergeWithDefaults } from '../../consumer/idempotent-handler.options';
-import type { IdempotentHandlerSettings } from '../../consumer/idempotent-handler.options';
+import { RedeliveryRequired } from '../../consumer/flow/idempotent-consume.flow';
+import type { ConsumeDeps, ConsumeSettings } from '../../consumer/flow/idempotent-consume.flow';
+import { ConsumeRuntime } from '../../consumer/nest/idempotent-handler.runtime';
 import { redeliver } from '../../consumer/nest/kafka-delivery';
 import type { KafkaDelivery } from '../../consumer/nest/kafka-delivery';
 import type { ConsumerDeadLetterDocument } from '../../documents/consumer-dead-letter.document';
@@ -37,8 +30,7 @@ export type TestingConsumerDeadLetter = Pick<
  * letters) over in-memory transactions and records, with no wait between retries.
  */
 @Injectable()
-export class InMemoryConsumerRuntime implements HandlerServingRuntime {
-  private readonly logger = new Logger('IdempotentHandler');
+export class InMemoryConsumerRuntime extends ConsumeRuntime {
   /** Committed `(consumer, eventId)` records. */
   readonly processed = new Set<string>();
   readonly deadLetters: TestingConsumerDeadLetter[] = [];
@@ -46,18 +38,12 @@ export class InMemoryConsumerRuntime implements HandlerServingRuntime {
   private readonly sink = new ConsumerSink(this.failureStore(), this.logger);
 
   constructor(
-    private readonly runner: TransactionRunner,
-    @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
-    @Inject(OUTBOX_CONSUMER_OPTIONS) private readonly consumer: ResolvedConsumerOptions,
-    private readonly metrics: OutboxConsumerMetrics,
-  ) {}
-
-  get connectionName(): string | undefined {
-    return this.options.connectionName;
-  }
-
-  get processedEventsCollection(): string {
-    return this.options.collections.processedEvents;
+    runner: TransactionRunner,
+    @Inject(OUTBOX_STORAGE_OPTIONS) options: OutboxStorageOptions,
+    @Inject(OUTBOX_CONSUMER_OPTIONS) consumer: ResolvedConsumerOptions,
+    metrics: OutboxConsumerMetrics,
+  ) {
+    super(runner, options, consumer, metrics);
   }
 
   /** Nothing to prepare: the in-memory records are unique by construction. */
@@ -71,42 +57,18 @@ export class InMemoryConsumerRuntime implements HandlerServingRuntime {
     this.failures.clear();
   }
 
-  consume(
-    delivery: KafkaDelivery,
-    handler: IdempotentHandlerSettings,
-    invoke: (payload: unknown) => unknown,
-  ): Promise<ConsumeOutcome> {
-    const settings = mergeWithDefaults(handler, this.consumer);
-    return this.redeliverOn(delivery, settings.handler, () =>
-      consumeIdempotently(delivery, settings, invoke, this.deps()),
-    );
-  }
-
-  consumeRejected(
-    delivery: KafkaDelivery,
-    handler: IdempotentHandlerSettings,
+  /** `RedeliveryRequired` as a `ConsumerRetryError` (no partition to pause); any other error as it is. */
+  protected unacknowledged(
     error: unknown,
-  ): Promise<ConsumeOutcome> {
-    const settings = mergeWithDefaults(handler, this.consumer);
-    return this.redeliverOn(delivery, settings.handler, () =>
-      consumeRejected(delivery, settings, error, this.deps()),
-    );
-  }
-
-  private async redeliverOn(
     delivery: KafkaDelivery,
-    handler: string,
-    run: () => Promise<ConsumeOutcome>,
-  ): Promise<ConsumeOutcome> {
-    try {
-      return await run();
-    } catch (error) {
-      if (!(error instanceof RedeliveryRequired)) throw error;
-      throw redeliver(delivery, error.message, undefined, error.cause, { handler });
-    }
+    settings: ConsumeSettings,
+  ): unknown {
+    if (!(error instanceof RedeliveryRequired)) return error;
+    const context = { handler: settings.handler };
+    return redeliver(delivery, error.message, undefined, error.cause, context);
   }
 
-  private deps(): ConsumeDeps {
+  protected deps(): ConsumeDeps {
     return {
       runner: this.runner,
       processed: this.processedStore(),

@@ -62,13 +62,20 @@ export class FakeConnection {
   /** Attempt numbers whose commit fails with a transient error (after the body returned). */
   failCommitAttempts = new Set<number>();
   readonly settings = new Map<string, unknown>();
-  readonly base: {
-    transactionAsyncLocalStorage?: AsyncLocalStorage<{ session: FakeSession }>;
-    get(key: string): unknown;
-    set(key: string, value: unknown): void;
+  /** Mongoose's global instance, as far as the library uses it. */
+  readonly base = {
+    transactionAsyncLocalStorage: undefined as
+      AsyncLocalStorage<{ session: FakeSession }> | undefined,
     /** Global schema plugins registered (Mongoose applies them to models compiled later). */
-    plugins: unknown[];
-    plugin(fn: unknown): void;
+    plugins: [] as unknown[],
+    plugin: (fn: unknown) => this.base.plugins.push(fn),
+    get: (key: string): unknown => this.settings.get(key),
+    set: (key: string, value: unknown): void => {
+      this.settings.set(key, value);
+      if (key === 'transactionAsyncLocalStorage') {
+        this.base.transactionAsyncLocalStorage = value ? new AsyncLocalStorage() : undefined;
+      }
+    },
   };
   readonly db = { command: async (_cmd: object) => this.hello };
   /**
@@ -78,22 +85,7 @@ export class FakeConnection {
   readonly models: Record<string, unknown> = {};
 
   constructor(options: { alsEnabled?: boolean } = {}) {
-    const settings = this.settings;
-    const base = {
-      transactionAsyncLocalStorage: undefined as
-        AsyncLocalStorage<{ session: FakeSession }> | undefined,
-      plugins: [] as unknown[],
-      plugin: (fn: unknown) => base.plugins.push(fn),
-      get: (key: string) => settings.get(key),
-      set: (key: string, value: unknown) => {
-        settings.set(key, value);
-        if (key === 'transactionAsyncLocalStorage') {
-          base.transactionAsyncLocalStorage = value ? new AsyncLocalStorage() : undefined;
-        }
-      },
-    };
-    this.base = base;
-    if (options.alsEnabled !== false) base.set('transactionAsyncLocalStorage', true);
+    if (options.alsEnabled !== false) this.base.set('transactionAsyncLocalStorage', true);
   }
 
   get asConnection(): Connection {
@@ -190,7 +182,6 @@ export class FakeOutboxWriter implements OutboxEventWriter {
   readonly rows: NewOutboxEvent[] = [];
   /** The "server" clock of the schedule read and cancel. */
   now: () => Date = () => new Date();
-  constructor(private readonly collection = 'outbox') {}
 
   async readSchedule(query: ScheduleQuery, session: ClientSession): Promise<ScheduleSnapshot> {
     this.scheduleReads.push(query);
@@ -211,7 +202,7 @@ export class FakeOutboxWriter implements OutboxEventWriter {
     await Promise.resolve();
     fake.writes.push(
       ...events.map((doc) => ({
-        collection: this.collection,
+        collection: 'outbox',
         doc: { ...doc } as Record<string, unknown>,
       })),
     );
