@@ -100,7 +100,7 @@ describeWith(['mongodb'], 'a layout switch closes the old layout’s leases itse
     await single.releaseLease('old', first.fencing);
     // The caller's check: no valid lease of the stored layout (none stored: the single lease).
     const now = await single.serverTime();
-    const leases = await switcher.leases(undefined, 1);
+    const leases = await switcher.leases(undefined);
     expect(leases.filter((l) => l.expiresAt > now)).toEqual([]);
     // A relay of the old layout takes the single lease between that check and the switch.
     const grant = (await take(single, 'old'))!;
@@ -152,7 +152,7 @@ describeWith(['mongodb'], 'a layout switch closes the old layout’s leases itse
       expect(await take(state, grant.owner)).toBeUndefined();
       expect(await take(state, 'someone-else')).toBeUndefined();
     }
-    const closed = await switcher.leases(two, 2);
+    const closed = await switcher.leases(two);
     expect(closed.map((l) => [l.partition, l.owner])).toEqual([
       [0, CLOSED_BY_SWITCH],
       [1, CLOSED_BY_SWITCH],

@@ -106,9 +106,9 @@ export class MongoRelayMembershipStore implements RelayMembershipStore {
   /**
    * Without a stored layout, or with a layout of one partition: the single relay lease (as
    * partition 0), the only lease such a deployment has. Otherwise the leases of `layout`'s
-   * partitions (its own count; `partitions` is not needed then) that were ever taken.
+   * partitions that were ever taken.
    */
-  async leases(layout: RelayLayout | undefined, _partitions: number): Promise<PartitionLease[]> {
+  async leases(layout: RelayLayout | undefined): Promise<PartitionLease[]> {
     const ids = this.switcher.leaseIds(layout); // the single lease has no `partition`: index 0
     const docs = await this.leaseDocs.find({ _id: { $in: ids } }).toArray();
     return docs

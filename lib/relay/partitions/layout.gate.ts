@@ -34,7 +34,7 @@ export class LayoutGate {
       this.warned = undefined;
       return { kind: 'run', layout: stored };
     }
-    const leases = await this.membership.leases(stored, storedPartitions);
+    const leases = await this.membership.leases(stored);
     const valid = leases.filter((lease) => lease.expiresAt.getTime() > serverNow.getTime());
     if (valid.length > 0) {
       const key = `${stored?.generation ?? 0}`;

@@ -58,9 +58,9 @@ class MemoryPartitions implements RelayPartitionPorts, RelayMembershipStore {
   async layout(): Promise<RelayLayout | undefined> {
     return this.stored && { ...this.stored };
   }
-  async leases(layout: RelayLayout | undefined, partitions: number): Promise<PartitionLease[]> {
+  async leases(layout: RelayLayout | undefined): Promise<PartitionLease[]> {
     const result: PartitionLease[] = [];
-    for (let partition = 0; partition < partitions; partition++) {
+    for (let partition = 0; partition < (layout?.partitions ?? 1); partition++) {
       const lease = this.state(layout, partition).lease;
       if (lease) result.push({ ...lease, partition });
     }
@@ -68,7 +68,7 @@ class MemoryPartitions implements RelayPartitionPorts, RelayMembershipStore {
   }
   async switchLayout(expected: RelayLayout | undefined, partitions: number) {
     if (this.stored?.generation !== expected?.generation) return undefined;
-    const old = await this.leases(expected, expected?.partitions ?? 1);
+    const old = await this.leases(expected);
     if (old.some((lease) => lease.expiresAt > new Date())) return undefined;
     this.stored = { partitions, generation: (expected?.generation ?? 0) + 1 };
     if (partitions !== 1 && this.single.lease)

@@ -240,7 +240,7 @@ export class PartitionedRelayNode {
     const members = (await membership.liveMembers(serverNow)).filter(
       (member) => member.partitions === layout.partitions,
     );
-    const leases = await membership.leases(layout, layout.partitions);
+    const leases = await membership.leases(layout);
     if (!this.running || this.starting.size > 0) return; // plan again once they know
     this.leases = new Map(leases.map((lease) => [lease.partition, lease]));
     this.leasesReadAt = { server: serverNow.getTime(), monotonic: this.deps.clock.monotonic() };

@@ -50,7 +50,7 @@ export interface RelayMembershipStore {
    * The leases of every partition of `layout` (for `partitions: 1` without a stored layout:
    * the single relay lease), expired ones included.
    */
-  leases(layout: RelayLayout | undefined, partitions: number): Promise<PartitionLease[]>;
+  leases(layout: RelayLayout | undefined): Promise<PartitionLease[]>;
   /**
    * Switches to `partitions`, only if the stored layout is still `expected` (by `generation`;
    * undefined: none stored) and no lease of `expected` is valid when the switch applies: a check

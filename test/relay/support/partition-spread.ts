@@ -29,7 +29,7 @@ export async function readSpread(
   const partitions = layout?.partitions ?? 1;
   const byOwner = new Map<string, number[]>();
   const now = await ports.scope(layout ?? { partitions, generation: 0 }, 0).state.serverTime();
-  const leases = await ports.membership.leases(layout, partitions);
+  const leases = await ports.membership.leases(layout);
   const held = new Set<number>();
   for (const lease of leases) {
     if (lease.expiresAt.getTime() <= now.getTime()) continue;

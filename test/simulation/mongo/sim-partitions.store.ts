@@ -117,10 +117,10 @@ class SimMembershipStore implements RelayMembershipStore {
     );
   }
 
-  leases(layout: RelayLayout | undefined, partitions: number): Promise<PartitionLease[]> {
+  leases(layout: RelayLayout | undefined): Promise<PartitionLease[]> {
     return this.connection.op({ name: 'leases', write: false }, () => {
       const result: PartitionLease[] = [];
-      for (let partition = 0; partition < partitions; partition++) {
+      for (let partition = 0; partition < (layout?.partitions ?? 1); partition++) {
         const scope =
           !layout || layout.partitions === 1 ? SINGLE_SCOPE : partitionScope(layout, partition);
         const lease = this.db.scopeState(scope).lease;
