@@ -195,7 +195,18 @@ export const MUTATIONS: readonly Mutation[] = [
         replace: '    if (hold.probe === lane) hold.probe = undefined;\n',
       },
     ],
-    checks: ['simulation'],
+    // Not 'simulation' alone: since the idle stream reads a page (401a23f), the saved finding
+    // topic-hold-and-partition-hold-set-by-one-publish-never-released no longer sets both holds
+    // in one publish, and no generated schedule of the sets reaches that state either.
+    checks: [
+      {
+        jest: [
+          'lib/relay/engine/destination.holds.spec.ts',
+          'lib/relay/engine/relay.engine.spec.ts',
+        ],
+      },
+      'simulation',
+    ],
   },
   // ------------------------------------------------------------ issue 22: scheduled events
   {

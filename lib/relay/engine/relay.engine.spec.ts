@@ -280,6 +280,62 @@ describe('RelayEngine', () => {
     await engine.close(100);
   });
 
+  it('releases a topic hold and a partition hold set by one publish once both accept again (the probe of each waited for the other)', async () => {
+    // Defect: a lane that started waiting for another held destination stayed the probe of its
+    // first hold. A's event times out on the partition, B's is refused by the topic, in one
+    // publish; the topic error makes the publisher forget the partition count, so both events
+    // are then bound for the topic only. The partition's probe A waits for the held topic, the
+    // topic's probe B times out on the partition again: each hold kept a probe that waited for
+    // the other, so neither retried, and the events stayed pending after both recovered.
+    const { store, publisher, engine, offer } = setup({
+      backoff: { initialMs: 20, maxMs: 20, jitter: 0 },
+    });
+    let partitionKnown = true;
+    publisher.destinations = () => (partitionKnown ? ['T', 'T#0'] : ['T']);
+    let down = true;
+    const refused = (destination: string, error: string) =>
+      ({
+        status: 'retriable',
+        error: new Error(error),
+        scope: 'destination',
+        destination,
+      }) as const;
+    publisher.script = (event) => {
+      if (!down) return { status: 'ok' };
+      if (publisher.calls.length === 1 && event.aggregateId === 'b') {
+        partitionKnown = false;
+        return refused('T', 'TOPIC_AUTHORIZATION_FAILED');
+      }
+      return refused('T#0', 'REQUEST_TIMED_OUT');
+    };
+    const events = [
+      store.insert({ aggregateId: 'a' }),
+      store.insert({ aggregateId: 'b' }),
+      store.insert({ aggregateId: 'a' }),
+      store.insert({ aggregateId: 'b' }),
+    ];
+    await offer(events);
+    await until(() => publisher.calls.length >= 2);
+    await pause(100); // the probes meet (and, with the defect, wait for each other)
+    expect(new Set(publisher.calls[0].map((event) => event.aggregateId))).toEqual(
+      new Set(['a', 'b']),
+    );
+    expect(publisher.accepted).toEqual([]);
+    down = false;
+    partitionKnown = true;
+    await until(() => store.pending().length === 0);
+    await until(() => engine.status().heldDestinations.length === 0);
+    expect(publisher.acceptedByAggregate()).toEqual(
+      new Map([
+        ['a', [events[0].eventId, events[2].eventId]],
+        ['b', [events[1].eventId, events[3].eventId]],
+      ]),
+    );
+    expect(events.every((event) => store.doc(event._id)?.attempts === 0)).toBe(true);
+    expect(store.deadLetters).toHaveLength(0);
+    await engine.close(100);
+  });
+
   it('keeps at most 2 x maxInFlight aggregates in memory while a topic is held, and publishes each in order after', async () => {
     // Defect 9 of issue 18: every aggregate blocked on a held destination kept its lane until the
     // hold ended. Each aggregate's first event goes to the held topic, its second to one that
