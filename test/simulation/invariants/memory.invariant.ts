@@ -41,7 +41,8 @@ interface Held {
  * while its destination is refused to that incarnation, and is released when it is refused. A
  * destination is its topic (the last answer about the topic, a send or its metadata, refused
  * it) or its Kafka partition (the partition of its aggregate id's key, refused by a partition's
- * own error: leader or replicas unavailable); a send answered ok frees the topic and the
+ * own error: leader or replicas unavailable, or an acknowledgement that timed out, appended or
+ * not: the relay is told it failed); a send answered ok frees the topic and the
  * partitions of its events, not the topic's other partitions (the relay's holds are the same:
  * a partition that failed stays held while the others of its topic publish). The same event
  * handed twice is held once.

@@ -112,6 +112,8 @@ describe('SimKafkaCluster', () => {
       if (attempt.error) {
         ambiguous++;
         expect(classifyKafkaError(attempt.error).type).toBe('REQUEST_TIMED_OUT');
+        // Appended, yet the relay is told this partition failed: the memory invariant takes it as refused.
+        expect(attempt.failed).toEqual({ topic: 'sim.Order', partition: 0 });
       }
     }
     expect(ambiguous).toBeGreaterThan(0);

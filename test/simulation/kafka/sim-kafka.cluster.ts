@@ -21,6 +21,11 @@ export interface ProduceAttempt {
   /** The error of the attempt (the first failing partition's, or the connection's). */
   error?: Error;
   retriable: boolean;
+  /**
+   * The partition whose append failed, when the error is one partition's: the relay is told it
+   * failed even when its messages were appended (an acknowledgement that timed out).
+   */
+  failed?: { topic: string; partition: number };
 }
 
 /** Bytes of a message as the broker counts them (key, value, header names and values). */
@@ -114,6 +119,7 @@ export class SimKafkaCluster {
     const fail = (type: KafkaProtocolType, detail: string): ProduceAttempt => ({
       error: protocolError(type, `${topic}-${partition}: ${detail}`),
       retriable: KAFKA_PROTOCOL[type].retriable,
+      failed: { topic, partition },
     });
     const problem = this.topicProblem(topic);
     if (problem) return fail(problem, 'topic refused');

@@ -143,6 +143,11 @@ export class SimKafkaSender implements KafkaSender {
                       : batch.topic,
                   );
                 }
+              // The failing partition is refused even when its messages were appended (an
+              // acknowledgement that timed out): the relay is told they failed, and holds it.
+              const failed = result.failed;
+              if (failed)
+                refused.add(byPartition ? `${failed.topic}#${failed.partition}` : failed.topic);
               this.history.portFlow.push({
                 kind: 'failed',
                 at,
