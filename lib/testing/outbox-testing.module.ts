@@ -4,6 +4,7 @@ import type { DynamicModule, InjectionToken, Provider, Type } from '@nestjs/comm
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OutboxConsumerMetrics } from '../consumer/flow/consumer.metrics';
 import { IdempotentHandlerExplorer } from '../consumer/nest/idempotent-handler.explorer';
+import { IdempotentHandlerMetadataAccessor } from '../consumer/nest/idempotent-handler.metadata-accessor';
 import { IdempotentHandlerRuntime } from '../consumer/nest/idempotent-handler.runtime';
 import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import { OutboxEmitter } from '../events/outbox.emitter';
@@ -74,6 +75,7 @@ export class OutboxTestingModule {
       OutboxWriteSideBootstrap,
       OutboxTesting,
       { provide: OUTBOX_TESTING_TOPIC_PREFIX, useValue: topicPrefix },
+      IdempotentHandlerMetadataAccessor,
       IdempotentHandlerExplorer,
       InMemoryConsumerRuntime,
       // The explorer binds the handlers to the in-memory runtime, through the production checks.

@@ -2,6 +2,7 @@ import type { Provider } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { OutboxConsumerMetrics } from '../flow/consumer.metrics';
 import { IdempotentHandlerExplorer } from './idempotent-handler.explorer';
+import { IdempotentHandlerMetadataAccessor } from './idempotent-handler.metadata-accessor';
 import { IdempotentHandlerRuntime } from './idempotent-handler.runtime';
 
 /**
@@ -13,6 +14,7 @@ export const CONSUMER_PROVIDERS: Provider[] = [
   DiscoveryService,
   MetadataScanner,
   OutboxConsumerMetrics,
+  IdempotentHandlerMetadataAccessor,
   IdempotentHandlerRuntime,
   IdempotentHandlerExplorer,
 ];

@@ -8,6 +8,7 @@ import { IdempotentHandlerBootstrapError } from '../consumer.errors';
 import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
 import { IdempotentHandler } from './idempotent-handler.decorator';
 import { IdempotentHandlerExplorer } from './idempotent-handler.explorer';
+import { IdempotentHandlerMetadataAccessor } from './idempotent-handler.metadata-accessor';
 import { IdempotentHandlerRuntime } from './idempotent-handler.runtime';
 
 /** A runtime without MongoDB: only what the explorer asks of it. */
@@ -65,6 +66,7 @@ async function explore(
     providers: [
       DiscoveryService,
       MetadataScanner,
+      IdempotentHandlerMetadataAccessor,
       IdempotentHandlerExplorer,
       { provide: IdempotentHandlerRuntime, useValue: runtime },
       ...others.map((other, i) => ({ provide: `other-${i}`, useValue: other })),

@@ -1,13 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
 import { IdempotentHandlerBootstrapError, type IdempotentHandlerProblem } from '../consumer.errors';
 import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
-import { isIdempotentHandlerFilter } from './idempotent-handler.filter';
+import { IdempotentHandlerMetadataAccessor } from './idempotent-handler.metadata-accessor';
 import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { IdempotentHandlerRuntime, type ConsumeRuntime } from './idempotent-handler.runtime';
-import { methodExceptionFilters, patternHandlerKind } from './nest-internals';
+import { patternHandlerKind } from './nest-internals';
 
 /** What Nest's `DiscoveryService` lists (its `InstanceWrapper`, named without a deep import). */
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
@@ -43,6 +42,7 @@ export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
+    private readonly accessor: IdempotentHandlerMetadataAccessor,
     @Inject(IdempotentHandlerRuntime) private readonly runtime: ConsumeRuntime,
   ) {}
 
@@ -52,8 +52,8 @@ export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy 
   }
 
   async onModuleInit(): Promise<void> {
-    const { discovery, runtime, logger } = this;
-    this.found = discoverIdempotentHandlers(discovery, this.scanner);
+    const { discovery, accessor, runtime, logger } = this;
+    this.found = discoverIdempotentHandlers(discovery, this.scanner, accessor);
     // A runtime may be listed twice (`OutboxTestingModule` provides its own under the class token).
     const instances = new Set(
       discovery.getProviders().map((wrapper) => wrapper.instance as unknown),
@@ -64,7 +64,7 @@ export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy 
     );
     const mine: DiscoveredHandler[] = [];
     for (const found of this.found) {
-      checkPlacement(found);
+      checkPlacement(found, accessor);
       if (servingRuntime(found.settings, runtimes) === runtime) mine.push(found);
     }
     if (mine.length === 0) return;
@@ -103,6 +103,7 @@ export class IdempotentHandlerExplorer implements OnModuleInit, OnModuleDestroy 
 function discoverIdempotentHandlers(
   discovery: DiscoveryService,
   scanner: MetadataScanner,
+  accessor: IdempotentHandlerMetadataAccessor,
 ): DiscoveredHandler[] {
   const found = new Map<IdempotentHandlerSettings, DiscoveredHandler>();
   const scan = (wrappers: InstanceWrapper[], inController: boolean) => {
@@ -113,7 +114,7 @@ function discoverIdempotentHandlers(
       const instance = typeof made === 'object' && made !== null ? made : undefined;
       for (const key of scanner.getAllMethodNames(prototype)) {
         const method = (prototype as Record<string, unknown>)[key] as object;
-        const settings = settingsOf(method);
+        const settings = accessor.settingsOf(method);
         if (!settings) continue;
         const known = found.get(settings);
         if (!known) found.set(settings, { settings, method, key, instance, inController });
@@ -124,13 +125,6 @@ function discoverIdempotentHandlers(
   scan(discovery.getControllers(), true);
   scan(discovery.getProviders(), false);
   return [...found.values()];
-}
-
-/** The settings of an `@IdempotentHandler` method, or undefined for any other method. */
-function settingsOf(method: object): IdempotentHandlerSettings | undefined {
-  if (typeof method !== 'function') return undefined;
-  return Reflect.getMetadata(IDEMPOTENT_HANDLER_METADATA, method) as
-    IdempotentHandlerSettings | undefined;
 }
 
 function prototypeOf(wrapper: InstanceWrapper): object | undefined {
@@ -144,7 +138,10 @@ function prototypeOf(wrapper: InstanceWrapper): object | undefined {
     : undefined;
 }
 
-function checkPlacement({ settings, method, inController }: DiscoveredHandler): void {
+function checkPlacement(
+  { settings, method, inController }: DiscoveredHandler,
+  accessor: IdempotentHandlerMetadataAccessor,
+): void {
   const fail = (problem: IdempotentHandlerProblem, detail: string, fix: string) => {
     throw new IdempotentHandlerBootstrapError(settings.handler, problem, detail, fix);
   };
@@ -165,10 +162,7 @@ function checkPlacement({ settings, method, inController }: DiscoveredHandler): 
       'Use it on an @EventPattern(...) handler.',
     );
   }
-  // Nest consults a method's filters last-bound first, so the handler's must be the last one.
-  const filters = methodExceptionFilters(method);
-  const own = filters.findIndex(isIdempotentHandlerFilter);
-  if (own !== -1 && own !== filters.length - 1) {
+  if (accessor.hasFilterBeforeOwn(method)) {
     fail(
       'filter-order',
       "a @UseFilters() written above it binds a filter that Nest consults before the handler's own, and" +
