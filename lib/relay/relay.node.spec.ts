@@ -1,3 +1,5 @@
+import type { OutboxEventRecord } from '../documents/outbox-event.document';
+import type { PublishContext, PublishOutcome } from '../publisher/outbox-publisher.interface';
 import { InMemoryRelayStateStore } from '../testing/relay/in-memory-relay-state.store';
 import { InMemoryRelayStore } from '../testing/relay/in-memory-relay.store';
 import { ScriptedChangeSource } from '../testing/relay/scripted-change.source';
@@ -66,11 +68,46 @@ class SlowRenewals extends InMemoryRelayStateStore {
   }
 }
 
-function setup(options: Partial<RelayOptions>, clock: RelayClock = systemClock) {
+/**
+ * Holds every publish call until `resume()`, then reads `mayStillSend` right before the send, as
+ * the Kafka publisher does: a call the relay may no longer send for sends nothing.
+ */
+class PausedPublisher extends ScriptedPublisher {
+  /** eventIds of the batches taken, before the pause. */
+  readonly taken: string[] = [];
+  answered = false;
+  resume: () => void = () => undefined;
+  private readonly paused = new Promise<void>((resolve) => (this.resume = resolve));
+
+  override async publish(
+    events: readonly OutboxEventRecord[],
+    context?: PublishContext,
+  ): Promise<PublishOutcome[]> {
+    this.taken.push(...events.map((event) => event.eventId));
+    await this.paused;
+    try {
+      if (context?.signal?.aborted || context?.mayStillSend?.() === false) {
+        return events.map(() => ({
+          status: 'retriable',
+          error: new Error('abandoned'),
+          scope: 'broker',
+        }));
+      }
+      return await super.publish(events);
+    } finally {
+      this.answered = true;
+    }
+  }
+}
+
+function setup(
+  options: Partial<RelayOptions>,
+  clock: RelayClock = systemClock,
+  publisher: ScriptedPublisher = new ScriptedPublisher(),
+) {
   const outbox = new InMemoryRelayStore();
   const state = new SlowRenewals();
   const changes = new ScriptedChangeSource();
-  const publisher = new ScriptedPublisher();
   const warnings: string[] = [];
   const logger: RelayLogger = {
     log: () => undefined,
@@ -192,9 +229,10 @@ describe('RelayNode lease watchdog (a term lives only while its lease is valid)'
   /** Runs `body` on a started node whose clock (and the state's server time) moves by hand. */
   async function onManualClock(
     body: (t: ReturnType<typeof setup>, m: ReturnType<typeof manualClock>) => Promise<void>,
+    publisher?: ScriptedPublisher,
   ): Promise<void> {
     const m = manualClock();
-    const t = setup({ lease, shutdownTimeoutMs: 0 }, m.clock);
+    const t = setup({ lease, shutdownTimeoutMs: 0 }, m.clock, publisher);
     t.state.serverNow = () => m.clock.now();
     await t.node.start();
     try {
@@ -218,6 +256,24 @@ describe('RelayNode lease watchdog (a term lives only while its lease is valid)'
       m.fireDueBy();
       expect(t.node.status().role).toBe('standby');
     });
+  });
+
+  it('sends nothing of a batch taken while the lease was valid once the lease ran out before the send', async () => {
+    // Defect (mutation send-without-lease-check): the term gave the engine no lease check
+    // (`leaseValid`), so the publisher had no `mayStillSend` to read right before the send; a
+    // relay paused between taking a batch and sending it sent it after its lease ran out, while
+    // another instance may already publish that aggregate.
+    const publisher = new PausedPublisher();
+    await onManualClock(async (t, m) => {
+      t.commit('a0');
+      // taken at 0, while the lease is valid (until 2900)
+      await until(() => publisher.taken.length === 1);
+      m.advanceTo(2_950); // the process paused: the validity ran out, no timer fired yet
+      publisher.resume();
+      await until(() => publisher.answered);
+      expect(publisher.accepted).toEqual([]);
+      expect(t.outbox.pending().map((doc) => doc.eventId)).toEqual(publisher.taken);
+    }, publisher);
   });
 
   it('ends the term when a renewal lands after the validity ran out, though it grants a new one', async () => {

@@ -94,7 +94,10 @@ export const MUTATIONS: readonly Mutation[] = [
       'the term gives the engine no lease check for the moment right before a send: a batch taken while the lease was valid is sent after it ran out (a pause between taking and sending)',
     file: 'lib/relay/term/relay.term.ts',
     edits: [{ find: '      leaseValid: () => lease.isValid(),\n', replace: '' }],
-    checks: ['simulation'],
+    // Not 'simulation' alone: it no longer catches this (3193 runs survived, the saved finding
+    // paused-relay-sends-after-its-lease-ran-out included, presumably no longer reaching its
+    // pause between taking a batch and sending it since the relay's timing changed).
+    checks: [{ jest: ['lib/relay/relay.node.spec.ts'] }, 'simulation'],
   },
   {
     id: 'write-lease-guard-removed',
