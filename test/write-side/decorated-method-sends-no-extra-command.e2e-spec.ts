@@ -64,6 +64,13 @@ class PlaceOrders {
   async placeWithoutEvent(id: string, total: number): Promise<void> {
     await this.orders.create([{ _id: id, total }]);
   }
+
+  /** Its own write, then a decorated call that joins its transaction. */
+  @Transactional()
+  async placeTwo(id: string, total: number): Promise<void> {
+    await this.orders.create([{ _id: `${id}-outer`, total }]);
+    await this.place(id, total);
+  }
 }
 
 @Module({
@@ -159,6 +166,15 @@ describeWith(['mongodb'], 'decorated method: default options', () => {
 
   it('@Transactional without an event sends the body and the commit, nothing more', async () => {
     expect(await h.recorder.record(() => h.service.placeWithoutEvent('d-4', 1))).toEqual([
+      'insert',
+      'commitTransaction',
+    ]);
+  });
+
+  it('a decorated call inside another joins its transaction: one outbox insert, one commit', async () => {
+    expect(await h.recorder.record(() => h.service.placeTwo('d-6', 1))).toEqual([
+      'insert',
+      'insert',
       'insert',
       'commitTransaction',
     ]);
