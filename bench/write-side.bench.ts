@@ -2,8 +2,13 @@
  * Write-side benchmark: what do `@Transactional` + `@EmitsEvent` cost over a hand-written
  * `session.withTransaction` doing the same two inserts (one domain row, one outbox row)?
  * Prints median latency, calls/s and the ratio, at concurrency 1 and (real MongoDB only) 16;
- * then the same with `aggregateSequence` (one counter write more per transaction). Each call
- * must leave exactly one outbox row, or the part fails. `--smoke`: one round of 20 calls.
+ * then the same with `scheduledEvents` (one schedule read more per transaction) and with
+ * `aggregateSequence` (one counter write more per aggregate). Beside each level, the commands
+ * each side sent per call, counted by the driver's command monitoring over the same calls
+ * (test/harness/command-recorder.ts; both sides pay the monitoring alike), and what the
+ * decorated method sent more. test/write-side/decorated-method-sends-no-extra-command.e2e-spec.ts
+ * pins these lists. Each call must leave exactly one outbox row, or the part fails. `--smoke`:
+ * one round of 20 calls.
  */
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
@@ -15,6 +20,7 @@ import type { Connection, Model } from 'mongoose';
 import { v7 as uuidv7 } from 'uuid';
 import { EmitsEvent, OutboxModule } from '../lib';
 import { getOutboxEventModel } from '../lib/documents/outbox-event.schema';
+import { CommandRecorder, countCommands } from '../test/harness/command-recorder';
 import { check } from './bench-part';
 import type { BenchContext, BenchPart } from './bench-part';
 
@@ -110,15 +116,20 @@ async function measure(
   return { medianMs: median(latencies), callsPerSecond: calls / seconds };
 }
 
+interface VariantOptions {
+  aggregateSequence?: boolean;
+  scheduledEvents?: boolean;
+}
+
 async function startBenchApp(
   uri: string,
-  options: { aggregateSequence: boolean },
+  options: VariantOptions,
 ): Promise<INestApplicationContext> {
   return NestFactory.createApplicationContext(
     {
       module: class WriteSideBenchModule {},
       imports: [
-        MongooseModule.forRoot(uri),
+        MongooseModule.forRoot(uri, { monitorCommands: true }),
         OutboxModule.forRoot({ relay: false, ...options }),
         BenchItemsModule,
       ],
@@ -137,20 +148,36 @@ async function compare(
   const connection = app.get<Connection>(getConnectionToken());
   const service = app.get(BenchService);
   const decorated = (id: string, n: number) => service.create(id, n);
-  const baseline = handWritten(connection, connection.model<Item>('BenchItem'));
+  const items = connection.model<Item>('BenchItem');
+  const baseline = handWritten(connection, items);
+  // Its collection and indexes (autoCreate, autoIndex) before any call.
+  await items.init();
   const warmUp = ctx.smoke ? 5 : 30;
   await measure(decorated, warmUp, 1);
   await measure(baseline, warmUp, 1);
+  // Nothing else uses the client while a round runs (relay off): what it sends is the calls'.
+  const recorder = new CommandRecorder(connection.getClient());
   for (const concurrency of levels) {
     const calls = (concurrency === 1 ? 200 : 800) / (ctx.smoke ? 10 : 1);
     const rounds: { decorated: Measurement[]; baseline: Measurement[] } = {
       decorated: [],
       baseline: [],
     };
+    const sent: { decorated: string[]; baseline: string[] } = { decorated: [], baseline: [] };
+    const recorded = async (side: 'decorated' | 'baseline') => {
+      recorder.start();
+      const measured = await measure(
+        side === 'decorated' ? decorated : baseline,
+        calls,
+        concurrency,
+      );
+      sent[side].push(...recorder.stop());
+      rounds[side].push(measured);
+    };
     // Interleaved rounds, so drift (cache, journal) hits both alike.
     for (let round = 0; round < (ctx.smoke ? 1 : 3); round++) {
-      rounds.baseline.push(await measure(baseline, calls, concurrency));
-      rounds.decorated.push(await measure(decorated, calls, concurrency));
+      await recorded('baseline');
+      await recorded('decorated');
     }
     const summarize = (ms: Measurement[]) => ({
       medianMs: median(ms.map((m) => m.medianMs)),
@@ -164,7 +191,26 @@ async function compare(
         `hand-written withTransaction median ${b.medianMs.toFixed(2)} ms, ${b.callsPerSecond.toFixed(0)} calls/s | ` +
         `latency ratio ${(d.medianMs / b.medianMs).toFixed(2)}x, throughput ratio ${(d.callsPerSecond / b.callsPerSecond).toFixed(2)}x`,
     );
+    const perSide = rounds.decorated.length * calls;
+    console.log(
+      `  concurrency ${String(concurrency).padStart(2)}: commands per call: ` +
+        `${label} ${countCommands(sent.decorated, perSide)} | ` +
+        `hand-written ${countCommands(sent.baseline, perSide)} | ` +
+        `more: ${countCommands(surplus(sent.decorated, sent.baseline), perSide)}`,
+    );
   }
+  recorder.detach();
+}
+
+/** The commands of `more` beyond those of `fewer`, by name (a name sent less is left out). */
+function surplus(more: readonly string[], fewer: readonly string[]): string[] {
+  const left = [...fewer];
+  return more.filter((name) => {
+    const at = left.indexOf(name);
+    if (at < 0) return true;
+    left.splice(at, 1);
+    return false;
+  });
 }
 
 async function writeSide(ctx: BenchContext): Promise<void> {
@@ -175,12 +221,13 @@ async function writeSide(ctx: BenchContext): Promise<void> {
     `write-side bench on ${ctx.mongoKind === 'mongodb' ? 'real MongoDB' : 'PoppyDB (not MongoDB: numbers are indicative only; concurrency 16 skipped, its transactions are not concurrent)'}`,
   );
   // One app at a time: two OutboxModules on the same connection name in one process share one runtime.
-  const variants = [
-    { label: '@Transactional+@EmitsEvent', aggregateSequence: false },
-    { label: 'the same with aggregateSequence', aggregateSequence: true },
+  const variants: Array<{ label: string; options: VariantOptions }> = [
+    { label: '@Transactional+@EmitsEvent', options: {} },
+    { label: 'the same with scheduledEvents', options: { scheduledEvents: true } },
+    { label: 'the same with aggregateSequence', options: { aggregateSequence: true } },
   ];
-  for (const { label, aggregateSequence } of variants) {
-    const app = await startBenchApp(url.toString(), { aggregateSequence });
+  for (const { label, options } of variants) {
+    const app = await startBenchApp(url.toString(), options);
     const connection = app.get<Connection>(getConnectionToken());
     try {
       const callsBefore = counter;
