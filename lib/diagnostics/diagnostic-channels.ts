@@ -58,7 +58,7 @@ export interface RelayDeadLetteredMessage extends RelayEventMessage {
 }
 
 export interface RelayDestinationHeldMessage {
-  /** A topic, or `topic[partition]`. */
+  /** A topic (`orders`), or one partition of it: `topic#partition` (`orders#3`). */
   destination: string;
   error: string;
   /** When the hold began (the database server's clock). */
@@ -70,6 +70,11 @@ export interface RelayDestinationReleasedMessage {
   /** Failed attempts while held. */
   failures: number;
   heldMs: number;
+  /**
+   * `accepted`: the destination accepted an event again; `nothing-waits`: the hold ended
+   * unprobed, no event waiting for it any more (dead-lettered, or published by another relay).
+   */
+  reason: 'accepted' | 'nothing-waits';
 }
 
 export interface RelayLeaseTakenMessage {

@@ -29,7 +29,7 @@ function publishAll(): void {
   );
   outboxDiagnostics.relayDeadLettered(event, { reason: 'rejected', attempts: 1, error: 'too big' });
   outboxDiagnostics.relayDestinationHeld('orders', 'unknown topic', 1000);
-  outboxDiagnostics.relayDestinationReleased('orders', 3, 2500);
+  outboxDiagnostics.relayDestinationReleased('orders', 3, 2500, 'accepted');
   outboxDiagnostics.relayLeaseTaken('outbox', 'host-1', 7);
   outboxDiagnostics.relayLeaseLost('outbox', 'host-1', 'the relay is stopping', true);
   outboxDiagnostics.relayPartitionHandedOver('outbox', 'host-1', 3, 8, 4);
@@ -94,7 +94,7 @@ describe('outbox diagnostics channels', () => {
       ],
       [
         'nestjs-outbox:relay:destination-released',
-        { destination: 'orders', failures: 3, heldMs: 2500 },
+        { destination: 'orders', failures: 3, heldMs: 2500, reason: 'accepted' },
       ],
       ['nestjs-outbox:relay:lease-taken', { relay: 'outbox', owner: 'host-1', fencing: 7 }],
       [
@@ -153,7 +153,7 @@ describe('outbox diagnostics channels', () => {
     }
     expect(seen).toEqual([
       ['held', { destination: 'orders', error: 'unknown topic', since: new Date(1000) }],
-      ['released', { destination: 'orders', failures: 2, heldMs: 3000 }],
+      ['released', { destination: 'orders', failures: 2, heldMs: 3000, reason: 'accepted' }],
     ]);
     expect(logger.error).toHaveBeenCalledTimes(1);
     expect(logger.log).toHaveBeenCalledTimes(1);

@@ -82,13 +82,19 @@ export const outboxDiagnostics = {
     } satisfies RelayDestinationHeldMessage);
   },
 
-  relayDestinationReleased(destination: string, failures: number, heldMs: number): void {
+  relayDestinationReleased(
+    destination: string,
+    failures: number,
+    heldMs: number,
+    reason: RelayDestinationReleasedMessage['reason'],
+  ): void {
     const channel = outboxChannels.relayDestinationReleased;
     if (!channel.hasSubscribers) return;
     channel.publish({
       destination,
       failures,
       heldMs: Math.max(0, heldMs),
+      reason,
     } satisfies RelayDestinationReleasedMessage);
   },
 

@@ -9,7 +9,10 @@ export type StreamState =
   /** Not leader, or stopped. */
   | 'stopped';
 
-/** A destination (topic or partition) the relay holds back because it refuses events for now. */
+/**
+ * A destination the relay holds back because it refuses events for now: a topic (`orders`), or
+ * one partition of it as `topic#partition` (`orders#3`).
+ */
 export interface HeldDestination {
   destination: string;
   /** Since when (ms since the epoch, the relay's estimate of the database server's clock). */

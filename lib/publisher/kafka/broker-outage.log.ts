@@ -2,14 +2,23 @@ import type { LoggerService } from '@nestjs/common';
 import { describeError } from '../../common/errors/describe-error';
 import type { PublishOutcome } from '../outbox-publisher.interface';
 import { SendAbortedError } from './kafka.sender';
+import type { KafkaClientName } from './kafka.sender';
 
 const REPORT_EVERY_MS = 60_000;
+
+/** Where each client's own lines go (one per retry of each connection during an outage). */
+const CLIENT_LINES: Record<KafkaClientName, string> = {
+  kafkajs: "kafkajs's own lines at debug level",
+  // Its `debug` namespaces (`loggers`, dist/utils.js): nothing reaches the Nest logger.
+  platformatic: "@platformatic/kafka's own lines: DEBUG=plt:kafka:*",
+};
 
 /**
  * What the publisher says while the broker stays unavailable. The relay logs an outage when it
  * starts and when it ends (RelayEngine: "The broker is unavailable ..." and "... publishing
- * resumed"), kafkajs's own lines (one per retry of each connection) go to debug, and in between
- * this says, at most once a minute, how long it has lasted and how many sends failed.
+ * resumed"), the client's own lines (one per retry of each connection) go to debug (kafkajs) or
+ * to its `DEBUG` namespaces (platformatic), and in between this says, at most once a minute, how
+ * long it has lasted and how many sends failed.
  */
 export class BrokerOutageLog {
   private since?: number;
@@ -19,6 +28,8 @@ export class BrokerOutageLog {
   constructor(
     private readonly logger: LoggerService,
     private readonly now: () => number,
+    /** The client that produces, whose own lines the report points to. */
+    private readonly client: KafkaClientName = 'kafkajs',
   ) {}
 
   /**
@@ -49,7 +60,7 @@ export class BrokerOutageLog {
     this.reportedAt = now;
     this.logger.warn(
       `Kafka still unavailable for ${duration(now - this.since)}: ${this.failures} sends failed so far ` +
-        `(last: ${describeError(error)}); publishing stays paused (kafkajs's own lines at debug level).`,
+        `(last: ${describeError(error)}); publishing stays paused (${CLIENT_LINES[this.client]}).`,
     );
   }
 }

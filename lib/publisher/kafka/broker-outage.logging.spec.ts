@@ -122,6 +122,26 @@ describe('a broker outage is logged once a minute, not once per retry', () => {
     expect(logs.at('warn', 'log', 'error')).toHaveLength(4);
   });
 
+  it.each([
+    ['kafkajs', "(kafkajs's own lines at debug level)", '@platformatic/kafka'],
+    ['platformatic', "(@platformatic/kafka's own lines: DEBUG=plt:kafka:*)", 'kafkajs'],
+  ] as const)(
+    'names the own lines of the client that produces (%s)',
+    async (client, named, other) => {
+      // Defect: the line named kafkajs' lines when @platformatic/kafka produced.
+      let now = 0;
+      const publisher = new KafkaPublisher(
+        { brokers: ['x:1'], client },
+        new DownSender(),
+        () => now,
+      );
+      for (; now <= 60_000; now += 2000) await publisher.publish([event()]);
+      const [line] = logs.at('warn');
+      expect(line).toContain(named);
+      expect(line).not.toContain(other);
+    },
+  );
+
   it('does not take calls the relay gave up on (its term ended) for an outage', async () => {
     let now = 0;
     const sender = new DownSender();

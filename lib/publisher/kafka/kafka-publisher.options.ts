@@ -6,6 +6,7 @@ import type { TopicRouter } from '../topic-name';
 export const DEFAULT_CLIENT_ID = 'nestjs-outbox-relay';
 /** `retry`'s default, for both clients: a send gives up after about a second. */
 export const DEFAULT_RETRY = { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 };
+export const DEFAULT_SEND_TIMEOUT = 60_000;
 
 /** Connection settings of the default publisher (a subset of kafkajs' `KafkaConfig`). */
 export interface KafkaConnectionOptions {
@@ -19,6 +20,8 @@ export interface KafkaConnectionOptions {
   connectionTimeout?: number;
   /** ms, kafkajs default 30000. */
   requestTimeout?: number;
+  /** ms: the relay's deadline for one send, the client's retries included. Default 60000. */
+  sendTimeout?: number;
   /**
    * kafkajs' own retries of one send (metadata refresh, leader changes...). Default
    * `{ retries: 2, initialRetryTime: 100, maxRetryTime: 1000 }`: a send gives up after about a

@@ -87,7 +87,7 @@ export class KafkaPublisher implements OutboxPublisher {
         ? new PlatformaticKafkaSender(options)
         : new KafkajsSender(options, this.logger);
     this.sender = instrumentKafkaSender(sender, now);
-    this.outageLog = new BrokerOutageLog(this.logger, now);
+    this.outageLog = new BrokerOutageLog(this.logger, now, options.client);
   }
 
   connect(): Promise<void> {

@@ -2,7 +2,8 @@ import type { LoggerService } from '@nestjs/common';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import type { Admin, LogEntry, Producer, RecordMetadata } from 'kafkajs';
 import { asError } from '../../common/errors/describe-error';
-import { DEFAULT_CLIENT_ID, DEFAULT_RETRY } from './kafka-publisher.options';
+import { DEFAULT_RETRY } from './kafka-publisher.options';
+import { kafkajsClientConfig } from './kafkajs-client.options';
 import type { KafkaPublisherOptions } from './kafka-publisher.options';
 import { throwIfSendAborted, unknownPartitionError } from './kafka.sender';
 import type { KafkaSender, TopicBatch } from './kafka.sender';
@@ -21,13 +22,7 @@ export class KafkajsSender implements KafkaSender {
     this.compression =
       options.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
     this.kafka = new Kafka({
-      clientId: options.clientId ?? DEFAULT_CLIENT_ID,
-      brokers: options.brokers,
-      ssl: options.ssl,
-      sasl: options.sasl,
-      connectionTimeout: options.connectionTimeout,
-      requestTimeout: options.requestTimeout,
-      retry: options.retry ?? DEFAULT_RETRY,
+      ...kafkajsClientConfig(options),
       logLevel: logLevel.WARN,
       logCreator: () => (entry: LogEntry) => this.log(entry),
     });

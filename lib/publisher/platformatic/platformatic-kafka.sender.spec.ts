@@ -59,9 +59,12 @@ describe('PlatformaticKafkaSender (against a recording producer)', () => {
       idempotent: true,
       compression: 'gzip',
       retries: 5,
-      retryDelay: 300,
       autocreateTopics: false,
     });
+    // kafkajs' schedule: the first retry after initialRetryTime, randomized by +-factor (0.2).
+    const retryDelay = FakeProducer.last.options.retryDelay as (...args: unknown[]) => number;
+    expect(retryDelay(FakeProducer.last, 'send', 1, 5, new Error())).toBeGreaterThanOrEqual(240);
+    expect(retryDelay(FakeProducer.last, 'send', 1, 5, new Error())).toBeLessThanOrEqual(360);
   });
 
   it('an aborted signal: SendAbortedError, nothing asked of the producer', async () => {

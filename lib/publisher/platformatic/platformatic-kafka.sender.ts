@@ -1,20 +1,16 @@
-import type { Producer, ProducerOptions, SASLOptions, Serializer } from '@platformatic/kafka';
-import { OutboxOptionsError } from '../../common/errors/outbox-options.error';
-import { DEFAULT_CLIENT_ID, DEFAULT_RETRY } from '../kafka/kafka-publisher.options';
-import type { KafkaConnectionOptions } from '../kafka/kafka-publisher.options';
+import type { Producer, ProducerOptions, Serializer } from '@platformatic/kafka';
 import { throwIfSendAborted, unknownPartitionError } from '../kafka/kafka.sender';
 import type { KafkaSender, TopicBatch } from '../kafka/kafka.sender';
 import { loadPlatformaticKafka } from './platformatic-kafka.loader';
 import type { PlatformaticKafka } from './platformatic-kafka.loader';
 import { asKafkajsError } from './platformatic-kafka.errors';
+import { platformaticProducerOptions } from './platformatic-producer.options';
+import type { PlatformaticKafkaSenderOptions } from './platformatic-producer.options';
 
 type StringProducer = Producer<string, string, string, string>;
 type StringProducerOptions = ProducerOptions<string, string, string, string>;
 
-/** The publisher's options this sender reads (its `KafkaPublisherOptions` has more). */
-export type PlatformaticKafkaSenderOptions = KafkaConnectionOptions & {
-  allowAutoTopicCreation?: boolean;
-};
+export type { PlatformaticKafkaSenderOptions };
 
 /**
  * `KafkaSender` over `@platformatic/kafka` (`relay.kafka.client: 'platformatic'`): one producer,
@@ -29,28 +25,13 @@ export class PlatformaticKafkaSender implements KafkaSender {
     private readonly options: PlatformaticKafkaSenderOptions,
     private readonly kafka: PlatformaticKafka = loadPlatformaticKafka(),
   ) {
-    const idempotent = options.idempotent ?? false;
     this.producerOptions = {
-      clientId: options.clientId ?? DEFAULT_CLIENT_ID,
-      bootstrapBrokers: options.brokers,
-      connectTimeout: options.connectionTimeout,
-      requestTimeout: options.requestTimeout,
-      tls: tlsOf(options.ssl),
-      sasl: saslOf(options.sasl),
-      retries: options.retry?.retries ?? DEFAULT_RETRY.retries,
-      retryDelay: options.retry?.initialRetryTime ?? DEFAULT_RETRY.initialRetryTime,
-      autocreateTopics: options.allowAutoTopicCreation ?? false,
-      acks: -1,
-      idempotent,
-      compression: options.compression === 'gzip' ? 'gzip' : 'none',
+      ...platformaticProducerOptions(options),
       serializers: {
         ...kafka.stringSerializers,
         headerKey: rememberingHeaderNames(kafka.stringSerializers.headerKey),
       },
     };
-    for (const key of Object.keys(this.producerOptions) as (keyof StringProducerOptions)[]) {
-      if (this.producerOptions[key] === undefined) delete this.producerOptions[key];
-    }
   }
 
   async connect(): Promise<void> {
@@ -136,30 +117,6 @@ export class PlatformaticKafkaSender implements KafkaSender {
       }
     }
   }
-}
-
-function tlsOf(ssl: KafkaConnectionOptions['ssl']): StringProducerOptions['tls'] {
-  if (!ssl) return undefined;
-  return ssl === true ? {} : (ssl as StringProducerOptions['tls']);
-}
-
-const SASL_MECHANISMS: Record<string, SASLOptions['mechanism']> = {
-  plain: 'PLAIN',
-  'scram-sha-256': 'SCRAM-SHA-256',
-  'scram-sha-512': 'SCRAM-SHA-512',
-};
-
-function saslOf(sasl: KafkaConnectionOptions['sasl']): SASLOptions | undefined {
-  if (!sasl) return undefined;
-  const mechanism = SASL_MECHANISMS[sasl.mechanism];
-  if (!mechanism || !('username' in sasl)) {
-    throw new OutboxOptionsError(
-      'relay.kafka.sasl',
-      `mechanism "${sasl.mechanism}" is not supported with relay.kafka.client "platformatic"`,
-      'Use plain, scram-sha-256 or scram-sha-512 (with username and password), or relay.kafka.client: "kafkajs".',
-    );
-  }
-  return { mechanism, username: sasl.username, password: sasl.password };
 }
 
 /** Names kept at most: the relay's are a handful; an application's own headers add a few. */

@@ -1,3 +1,5 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { OUTBOX_CHANNELS } from '../../diagnostics/diagnostic-channels';
 import type { RelayLogger } from '../ports/relay-logger';
 import { DestinationHolds } from './destination.holds';
 
@@ -42,5 +44,28 @@ describe('DestinationHolds', () => {
     expect(holds.park('B')).toBe(false);
     expect(holds.waitingLanes).toBe(0);
     expect(holds.longestWaiting()).toBeUndefined();
+  });
+
+  it('a hold that ends because no lane waits for it any more ends with destination-released, and says so', () => {
+    // Defect: the hold was dropped silently, leaving a destination-held without its release.
+    const released: unknown[] = [];
+    const listener = (message: unknown) => released.push(message);
+    const logger = { ...quiet, log: jest.fn() };
+    subscribe(OUTBOX_CHANNELS.relayDestinationReleased, listener);
+    try {
+      const holds = new DestinationHolds(backoff, () => 0.5, logger);
+      holds.fail('t#1', 'A', 'not enough replicas', 1_000);
+      holds.fail('t#1', 'A', 'not enough replicas', 1_200);
+      // A's events were dead-lettered (or left memory): nothing waits for t#1 any more.
+      holds.probeEnded('A');
+      expect(holds.dueProbes(5_000)).toEqual([]);
+      expect(holds.size).toBe(0);
+    } finally {
+      unsubscribe(OUTBOX_CHANNELS.relayDestinationReleased, listener);
+    }
+    expect(released).toEqual([
+      { destination: 't#1', failures: 2, heldMs: 4_000, reason: 'nothing-waits' },
+    ]);
+    expect(logger.log).toHaveBeenCalledWith(expect.stringMatching(/^"t#1" is no longer held/));
   });
 });

@@ -127,7 +127,12 @@ export class DestinationHolds {
       if (!hold) continue;
       this.holds.delete(destination);
       resumed.push(...hold.waiting);
-      outboxDiagnostics.relayDestinationReleased(destination, hold.failures, now - hold.since);
+      outboxDiagnostics.relayDestinationReleased(
+        destination,
+        hold.failures,
+        now - hold.since,
+        'accepted',
+      );
       this.logger.log(
         `"${destination}" accepts events again after ${hold.failures} failed attempt(s) over ` +
           `${Math.max(0, Math.round((now - hold.since) / 1000))} s; resuming ${hold.waiting.size} aggregate(s)` +
@@ -171,7 +176,7 @@ export class DestinationHolds {
       if (hold.probe !== undefined || hold.retryAt > now) continue;
       const first = hold.waiting.values().next();
       if (first.done) {
-        this.holds.delete(hold.destination);
+        this.endUnused(hold, now);
         continue;
       }
       hold.probe = first.value;
@@ -179,6 +184,24 @@ export class DestinationHolds {
       out.push({ destination: hold.destination, lane: first.value });
     }
     return out;
+  }
+
+  /**
+   * `hold`'s backoff ran out and no lane waits for it any more (their events were dead-lettered,
+   * or published through another relay): it ends unprobed, released as such.
+   */
+  private endUnused(hold: Hold, now: number): void {
+    this.holds.delete(hold.destination);
+    outboxDiagnostics.relayDestinationReleased(
+      hold.destination,
+      hold.failures,
+      now - hold.since,
+      'nothing-waits',
+    );
+    this.logger.log(
+      `"${hold.destination}" is no longer held: no event waits for it any more (after ${hold.failures} ` +
+        `failed attempt(s) over ${Math.max(0, Math.round((now - hold.since) / 1000))} s).`,
+    );
   }
 
   /** When the next hold's backoff runs out. */
