@@ -54,6 +54,7 @@ const KAFKA_KEYS = {
   sasl: true,
   connectionTimeout: true,
   requestTimeout: true,
+  sendTimeout: true,
   retry: true,
   idempotent: true,
   compression: true,

@@ -59,6 +59,9 @@ export class KafkajsSender implements KafkaSender {
     throwIfUnanswered(batches, stored);
   }
 
+  /** (Not yet: the producer is kept.) */
+  async replaceProducer(): Promise<void> {}
+
   async disconnect(): Promise<void> {
     const producer = await this.producer?.catch(() => undefined);
     const admin = await this.admin?.catch(() => undefined);

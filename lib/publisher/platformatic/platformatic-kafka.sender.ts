@@ -99,6 +99,9 @@ export class PlatformaticKafkaSender implements KafkaSender {
     }
   }
 
+  /** (Not yet: the producer is kept.) */
+  async replaceProducer(): Promise<void> {}
+
   async disconnect(): Promise<void> {
     const producer = this.producer;
     this.producer = undefined;
