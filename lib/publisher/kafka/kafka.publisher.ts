@@ -15,6 +15,7 @@ import { classifyKafkaError } from './kafka-error.classifier';
 import type { KafkaErrorClass } from './kafka-error.classifier';
 import { BrokerOutageLog } from './broker-outage.log';
 import { instrumentKafkaSender } from './kafka-producer.telemetry';
+import { idempotentSends } from './idempotent.sends';
 import { partitionOfKey } from './key.partitioner';
 import { SendAbortedError } from './kafka.sender';
 import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
@@ -86,7 +87,8 @@ export class KafkaPublisher implements OutboxPublisher {
       options.client === 'platformatic'
         ? new PlatformaticKafkaSender(options)
         : new KafkajsSender(options, this.logger);
-    this.sender = instrumentKafkaSender(sender, now);
+    const instrumented = instrumentKafkaSender(sender, now);
+    this.sender = options.idempotent ? idempotentSends(instrumented) : instrumented;
     this.outageLog = new BrokerOutageLog(this.logger, now);
   }
 
