@@ -1,6 +1,9 @@
 import type { OutboxKafkaMessage } from '../kafka-message.mapper';
 
-/** A message bound for one partition (the publisher computes partitions itself; none: the producer picks). */
+/**
+ * A message bound for one partition. `KafkaPublisher` always sets it (Kafka's default partitioner
+ * over the topic's partition count); without one, the client would pick its own.
+ */
 export interface PartitionedMessage extends OutboxKafkaMessage {
   partition?: number;
 }
