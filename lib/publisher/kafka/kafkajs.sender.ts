@@ -76,7 +76,7 @@ export class KafkajsSender implements KafkaSender {
     return count;
   }
 
-  send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
+  async send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
     throwIfSendAborted(signal);
     return withSendDeadline(
       this.slot.run(async (connecting) => {
