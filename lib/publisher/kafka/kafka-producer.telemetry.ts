@@ -1,6 +1,11 @@
 import type { Context, Counter, Histogram, Span } from '@opentelemetry/api';
 import { KAFKA_HEADERS } from '../../documents/outbox-event.envelope';
-import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
+import type {
+  KafkaSender,
+  PartitionCountOptions,
+  PartitionedMessage,
+  TopicBatch,
+} from './kafka.sender';
 import { INSTRUMENTATION_SCOPE, openTelemetry } from '../../telemetry/tracing/opentelemetry.loader';
 import type { OpenTelemetryApi } from '../../telemetry/tracing/opentelemetry.loader';
 import { contextFromHeaders, injectTraceHeaders } from '../../telemetry/tracing/w3c-trace-context';
@@ -75,7 +80,9 @@ class TracingKafkaSender implements KafkaSender {
   }
 
   readonly connect = (): Promise<void> => this.inner.connect();
-  readonly partitionCount = (topic: string): Promise<number> => this.inner.partitionCount(topic);
+  readonly partitionCount = (topic: string, options?: PartitionCountOptions): Promise<number> =>
+    this.inner.partitionCount(topic, options);
+  readonly replaceProducer = (): Promise<void> => this.inner.replaceProducer();
   readonly disconnect = (): Promise<void> => this.inner.disconnect();
 
   async send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {

@@ -6,7 +6,14 @@ import type { TopicRouter } from '../topic-name';
 export const DEFAULT_CLIENT_ID = 'nestjs-outbox-relay';
 /** `retry`'s default, for both clients: a send gives up after about a second. */
 export const DEFAULT_RETRY = { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 };
-export const DEFAULT_SEND_TIMEOUT = 60_000;
+/**
+ * `sendTimeout`'s default, ms. A send's own retry loop with the default options lasts at most
+ * about 95 s with kafkajs (3 attempts of up to `requestTimeout` 30 s plus `connectionTimeout`
+ * 1 s, and its backoff), and as long with platformatic, which is given the same timeouts: a
+ * deadline of 120 s never cuts a send the client would still settle, yet a client that hangs
+ * (platformatic's idempotent producer retries forever) stalls the relay for 2 minutes, not for ever.
+ */
+export const DEFAULT_SEND_TIMEOUT = 120_000;
 
 /** Connection settings of the default publisher (a subset of kafkajs' `KafkaConfig`). */
 export interface KafkaConnectionOptions {
@@ -20,8 +27,6 @@ export interface KafkaConnectionOptions {
   connectionTimeout?: number;
   /** ms, kafkajs default 30000. */
   requestTimeout?: number;
-  /** ms: the relay's deadline for one send, the client's retries included. Default 60000. */
-  sendTimeout?: number;
   /**
    * kafkajs' own retries of one send (metadata refresh, leader changes...). Default
    * `{ retries: 2, initialRetryTime: 100, maxRetryTime: 1000 }`: a send gives up after about a
@@ -34,6 +39,12 @@ export interface KafkaConnectionOptions {
    * this mode experimental.
    */
   idempotent?: boolean;
+  /**
+   * ms a send may take, the client's own retries included, before the relay stops waiting for it
+   * (`KafkaSendTimeoutError`: outcome unknown, held like a broker outage and sent again later).
+   * Default `DEFAULT_SEND_TIMEOUT` (120 s); keep it longer than the client's retry loop.
+   */
+  sendTimeout?: number;
   /** Default `none`. */
   compression?: 'none' | 'gzip';
   /**

@@ -15,9 +15,15 @@ import { classifyKafkaError } from './kafka-error.classifier';
 import type { KafkaErrorClass } from './kafka-error.classifier';
 import { BrokerOutageLog } from './broker-outage.log';
 import { instrumentKafkaSender } from './kafka-producer.telemetry';
+import { idempotentSends } from './idempotent.sends';
 import { partitionOfKey } from './key.partitioner';
 import { SendAbortedError } from './kafka.sender';
-import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
+import type {
+  KafkaSender,
+  PartitionCountOptions,
+  PartitionedMessage,
+  TopicBatch,
+} from './kafka.sender';
 import { KafkajsSender } from './kafkajs.sender';
 import { PlatformaticKafkaSender } from '../platformatic/platformatic-kafka.sender';
 import { failedSendOutcome } from './kafka-send.outcome';
@@ -45,7 +51,7 @@ interface Entry {
 
 interface Group {
   topic: string;
-  partition?: number;
+  partition: number;
   entries: Entry[];
 }
 
@@ -86,7 +92,8 @@ export class KafkaPublisher implements OutboxPublisher {
       options.client === 'platformatic'
         ? new PlatformaticKafkaSender(options)
         : new KafkajsSender(options, this.logger);
-    this.sender = instrumentKafkaSender(sender, now);
+    const instrumented = instrumentKafkaSender(sender, now);
+    this.sender = options.idempotent ? idempotentSends(instrumented) : instrumented;
     this.outageLog = new BrokerOutageLog(this.logger, now, options.client);
   }
 
@@ -126,18 +133,8 @@ export class KafkaPublisher implements OutboxPublisher {
     const groups: Group[] = [];
     await Promise.all(
       [...groupBy(ready, (entry) => entry.prepared.topic)].map(async ([topic, entries]) => {
-        let count: number | undefined;
-        try {
-          count = await this.partitionCount(topic);
-        } catch (error) {
-          const cls = classifyKafkaError(error);
-          if (!(cls.scope === 'topic' && this.options.allowAutoTopicCreation)) {
-            this.settle(outcomes, { topic, entries }, error, cls);
-            return;
-          }
-          // Unknown, but the broker may create it: let the producer pick partitions.
-        }
-        groups.push(...this.partitioned(topic, entries, count));
+        const count = await this.countOrSettle(topic, entries, outcomes);
+        if (count !== undefined) groups.push(...this.partitioned(topic, entries, count));
       }),
     );
     try {
@@ -177,25 +174,59 @@ export class KafkaPublisher implements OutboxPublisher {
     return prepared.partition;
   }
 
-  private partitioned(topic: string, entries: Entry[], count: number | undefined): Group[] {
-    if (count === undefined) return [{ topic, entries }];
+  /**
+   * The topic's partition count, or undefined once its events are settled. Every message is sent
+   * to a partition computed here (`partitionOfKey`, as Kafka's Java client and kafkajs do): the
+   * client is never left to pick one (platformatic's partitioner is not Kafka's, and the relay
+   * keeps each aggregate on one partition). A topic the cluster does not know is asked for with
+   * auto-creation when `allowAutoTopicCreation`; if it is still unknown, its events are held
+   * (topic, retriable) until it exists.
+   */
+  private async countOrSettle(
+    topic: string,
+    entries: Entry[],
+    outcomes: PublishOutcome[],
+  ): Promise<number | undefined> {
+    let error: unknown;
+    try {
+      return await this.partitionCount(topic);
+    } catch (caught) {
+      error = caught;
+    }
+    let cls = classifyKafkaError(error);
+    if (cls.scope === 'topic' && this.options.allowAutoTopicCreation) {
+      try {
+        return await this.partitionCount(topic, { autoCreate: true });
+      } catch (caught) {
+        error = caught;
+        cls = classifyKafkaError(caught);
+        // Not created yet (the broker refused, or has no leader for it yet): held as a topic.
+        if (cls.scope !== 'broker') cls = { scope: 'topic', type: cls.type };
+      }
+    }
+    this.settle(outcomes, { topic, entries }, error, cls);
+    return undefined;
+  }
+
+  private partitioned(topic: string, entries: Entry[], count: number): Group[] {
     const byPartition = groupBy(entries, (entry) => this.partitionOf(entry.prepared, count));
     return [...byPartition].map(([partition, list]) => ({ topic, partition, entries: list }));
   }
 
-  private partitionCount(topic: string): Promise<number> {
+  private partitionCount(topic: string, options?: PartitionCountOptions): Promise<number> {
     const known = this.partitionCounts.get(topic);
     if (known && this.now() - known.at < METADATA_TTL_MS) return Promise.resolve(known.count);
-    let fetching = this.fetching.get(topic);
+    const key = options?.autoCreate ? `${topic}\0autoCreate` : topic;
+    let fetching = this.fetching.get(key);
     if (!fetching) {
       fetching = this.sender
-        .partitionCount(topic)
+        .partitionCount(topic, options)
         .then((count) => {
           this.partitionCounts.set(topic, { count, at: this.now() });
           return count;
         })
-        .finally(() => this.fetching.delete(topic));
-      this.fetching.set(topic, fetching);
+        .finally(() => this.fetching.delete(key));
+      this.fetching.set(key, fetching);
     }
     return fetching;
   }
@@ -283,7 +314,12 @@ export class KafkaPublisher implements OutboxPublisher {
     }
   }
 
-  private settle(outcomes: PublishOutcome[], group: Group, error: unknown, cls: KafkaErrorClass) {
+  private settle(
+    outcomes: PublishOutcome[],
+    group: { topic: string; partition?: number; entries: Entry[] },
+    error: unknown,
+    cls: KafkaErrorClass,
+  ) {
     if (cls.scope === 'topic') this.partitionCounts.delete(group.topic);
     const outcome = failedSendOutcome(error, cls, group.topic, group.partition);
     for (const entry of group.entries) outcomes[entry.index] = outcome;
@@ -302,7 +338,7 @@ function wireBytes(message: OutboxKafkaMessage): number {
 }
 
 /** The event's message for `partition`, made once per (event, partition): a send never changes it. */
-function sentMessage(prepared: Prepared, partition: number | undefined): PartitionedMessage {
+function sentMessage(prepared: Prepared, partition: number): PartitionedMessage {
   const sent = prepared.sent;
   if (sent !== undefined && sent.partition === partition) return sent;
   const { key, value, headers } = prepared.message;

@@ -2,17 +2,33 @@ import type { LoggerService } from '@nestjs/common';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import type { Admin, LogEntry, Producer, RecordMetadata } from 'kafkajs';
 import { asError } from '../../common/errors/describe-error';
-import { DEFAULT_RETRY } from './kafka-publisher.options';
+import { DEFAULT_RETRY, DEFAULT_SEND_TIMEOUT } from './kafka-publisher.options';
 import { kafkajsClientConfig } from './kafkajs-client.options';
 import type { KafkaPublisherOptions } from './kafka-publisher.options';
-import { throwIfSendAborted, unknownPartitionError } from './kafka.sender';
-import type { KafkaSender, TopicBatch } from './kafka.sender';
+import {
+  partitionNotInMetadataError,
+  throwIfSendAborted,
+  unknownPartitionError,
+} from './kafka.sender';
+import type { KafkaSender, PartitionCountOptions, TopicBatch } from './kafka.sender';
+import { ProducerSlot } from './producer.slot';
+import { withSendDeadline } from './send.deadline';
 
-/** `KafkaSender` over kafkajs: one producer (`acks: -1`) and an admin client for topic metadata. */
+/**
+ * `KafkaSender` over kafkajs: one producer (`acks: -1`) and an admin client for topic metadata.
+ * Every send has a deadline (`sendTimeout`). kafkajs caches a producer's metadata for
+ * `metadataMaxAge` (5 minutes) and leaves out of a request a message for a partition that cache
+ * does not have: when `partitionCount` reads more partitions than it last did for a topic, or a
+ * send finds a partition unanswered, the producer is replaced (kafkajs has no public way to
+ * refresh a producer's metadata; a new one reads it on its first send).
+ */
 export class KafkajsSender implements KafkaSender {
   private readonly kafka: Kafka;
   private readonly compression: CompressionTypes;
-  private producer?: Promise<Producer>;
+  private readonly sendTimeout: number;
+  private readonly slot: ProducerSlot<Promise<Producer>>;
+  /** The largest partition count read per topic (`partitionCount`). */
+  private readonly counts = new Map<string, number>();
   private admin?: Promise<Admin>;
 
   constructor(
@@ -21,51 +37,85 @@ export class KafkajsSender implements KafkaSender {
   ) {
     this.compression =
       options.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
+    this.sendTimeout = options.sendTimeout ?? DEFAULT_SEND_TIMEOUT;
     this.kafka = new Kafka({
       ...kafkajsClientConfig(options),
       logLevel: logLevel.WARN,
       logCreator: () => (entry: LogEntry) => this.log(entry),
     });
+    this.slot = new ProducerSlot(
+      () => this.newProducer(),
+      (producer) => this.closeClient(producer),
+      this.sendTimeout,
+    );
   }
 
   async connect(): Promise<void> {
-    await this.ensureProducer();
+    await this.slot.producer();
   }
 
-  async partitionCount(topic: string): Promise<number> {
+  async partitionCount(topic: string, options?: PartitionCountOptions): Promise<number> {
+    // A metadata request through the producer (allowAutoTopicCreation) lets the broker create it.
+    if (options?.autoCreate) await this.learnTopic(topic);
     const admin = await this.ensureAdmin();
-    const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+    const metadata = await withSendDeadline(
+      admin.fetchTopicMetadata({ topics: [topic] }),
+      this.sendTimeout,
+    );
     const count = metadata.topics.find((entry) => entry.name === topic)?.partitions.length ?? 0;
     if (count === 0)
       throw unknownPartitionError(`topic "${topic}" has no partitions in the cluster metadata`);
+    const before = this.counts.get(topic) ?? count;
+    if (count > before) this.slot.retire(); // the producer's metadata may not have them
+    if (count >= before) this.counts.set(topic, count);
     return count;
   }
 
   async send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
     throwIfSendAborted(signal);
-    const producer = await this.ensureProducer();
-    // kafkajs' own retries of a request already sent (`retry`, about a second) cannot be stopped.
-    throwIfSendAborted(signal);
-    const stored = await producer.sendBatch({
-      acks: -1,
-      compression: this.compression,
-      topicMessages: batches.map((batch) => ({ topic: batch.topic, messages: batch.messages })),
-    });
-    throwIfUnanswered(batches, stored);
+    return withSendDeadline(
+      this.slot.run(async (connecting) => {
+        const producer = await connecting;
+        // kafkajs' own retries of a request already sent (`retry`, about a second) cannot be stopped.
+        throwIfSendAborted(signal);
+        const stored = await producer.sendBatch({
+          acks: -1,
+          compression: this.compression,
+          topicMessages: batches.map((batch) => ({ topic: batch.topic, messages: batch.messages })),
+        });
+        const missing = unanswered(batches, stored);
+        if (missing) {
+          this.slot.retire();
+          throw partitionNotInMetadataError(missing.topic, missing.partition);
+        }
+      }),
+      this.sendTimeout,
+    );
+  }
+
+  async replaceProducer(): Promise<void> {
+    this.slot.retire();
   }
 
   async disconnect(): Promise<void> {
-    const producer = await this.producer?.catch(() => undefined);
-    const admin = await this.admin?.catch(() => undefined);
-    this.producer = undefined;
+    const admin = this.admin;
     this.admin = undefined;
-    for (const client of [producer, admin]) {
-      try {
-        await client?.disconnect();
-      } catch (error) {
-        this.logger.warn(`Kafka client did not disconnect cleanly: ${asError(error).message}`);
-      }
-    }
+    await this.slot.closeAll();
+    await this.closeClient(admin);
+  }
+
+  /**
+   * A send of no message: kafkajs reads the topic's metadata through the producer, whose
+   * `allowAutoTopicCreation` lets the broker create it, and produces nothing.
+   */
+  private async learnTopic(topic: string): Promise<void> {
+    await withSendDeadline(
+      this.slot.run(async (connecting) => {
+        const producer = await connecting;
+        await producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages: [] }] });
+      }),
+      this.sendTimeout,
+    );
   }
 
   private ensureAdmin(): Promise<Admin> {
@@ -73,18 +123,25 @@ export class KafkajsSender implements KafkaSender {
     return this.admin;
   }
 
-  private ensureProducer(): Promise<Producer> {
-    if (!this.producer) {
-      const idempotent = this.options.idempotent ?? false;
-      const producer = this.kafka.producer({
-        allowAutoTopicCreation: this.options.allowAutoTopicCreation ?? false,
-        idempotent,
-        maxInFlightRequests: idempotent ? 1 : undefined,
-        retry: idempotent ? (this.options.retry ?? DEFAULT_RETRY) : undefined,
-      });
-      this.producer = connected(producer, () => (this.producer = undefined));
+  private newProducer(): Promise<Producer> {
+    const idempotent = this.options.idempotent ?? false;
+    const producer = this.kafka.producer({
+      allowAutoTopicCreation: this.options.allowAutoTopicCreation ?? false,
+      idempotent,
+      maxInFlightRequests: idempotent ? 1 : undefined,
+      retry: idempotent ? (this.options.retry ?? DEFAULT_RETRY) : undefined,
+    });
+    const connecting: Promise<Producer> = connected(producer, () => this.slot.forget(connecting));
+    return connecting;
+  }
+
+  /** Disconnects a producer or the admin (once connected). Never rejects. */
+  private async closeClient(client: Promise<Producer | Admin> | undefined): Promise<void> {
+    try {
+      await (await client?.catch(() => undefined))?.disconnect();
+    } catch (error) {
+      this.logger.warn(`Kafka client did not disconnect cleanly: ${asError(error).message}`);
     }
-    return this.producer;
   }
 
   /**
@@ -115,25 +172,23 @@ function connected<T extends { connect(): Promise<void> }>(
 
 /**
  * kafkajs 2.2.4 leaves out of the produce request a message whose partition its metadata does
- * not know (a topic recreated with fewer partitions than the publisher last read), and resolves
- * as if it were stored. Every partition a message was sent to must be in the broker's answer;
- * one that is not is refused like an unknown partition, so the publisher reads the topic's
- * partitions again and the event stays pending.
+ * not know (the topic gained partitions since the producer read it, or was recreated with fewer),
+ * and resolves as if it were stored. Every partition a message was sent to must be in the
+ * broker's answer; the first that is not, if any (nothing was stored there).
  */
-function throwIfUnanswered(batches: readonly TopicBatch[], stored: RecordMetadata[]): void {
+function unanswered(
+  batches: readonly TopicBatch[],
+  stored: RecordMetadata[],
+): { topic: string; partition: number } | undefined {
   const answered = new Set(stored.map((entry) => `${entry.topicName}#${entry.partition}`));
   for (const { topic, messages } of batches) {
     // The publisher hands each partition's messages over together: one look-up per run of them.
     let checked: number | undefined;
     for (const { partition } of messages) {
       if (partition === undefined || partition === checked) continue;
-      if (answered.has(`${topic}#${partition}`)) {
-        checked = partition;
-        continue;
-      }
-      throw unknownPartitionError(
-        `partition ${partition} of topic "${topic}" is not in the cluster metadata: nothing was stored there`,
-      );
+      if (!answered.has(`${topic}#${partition}`)) return { topic, partition };
+      checked = partition;
     }
   }
+  return undefined;
 }

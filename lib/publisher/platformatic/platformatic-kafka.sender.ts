@@ -1,6 +1,13 @@
 import type { Producer, ProducerOptions, Serializer } from '@platformatic/kafka';
-import { throwIfSendAborted, unknownPartitionError } from '../kafka/kafka.sender';
-import type { KafkaSender, TopicBatch } from '../kafka/kafka.sender';
+import { DEFAULT_SEND_TIMEOUT } from '../kafka/kafka-publisher.options';
+import {
+  partitionNotInMetadataError,
+  throwIfSendAborted,
+  unknownPartitionError,
+} from '../kafka/kafka.sender';
+import type { KafkaSender, PartitionCountOptions, TopicBatch } from '../kafka/kafka.sender';
+import { ProducerSlot } from '../kafka/producer.slot';
+import { withSendDeadline } from '../kafka/send.deadline';
 import { loadPlatformaticKafka } from './platformatic-kafka.loader';
 import type { PlatformaticKafka } from './platformatic-kafka.loader';
 import { asKafkajsError } from './platformatic-kafka.errors';
@@ -15,11 +22,13 @@ export type { PlatformaticKafkaSenderOptions };
 /**
  * `KafkaSender` over `@platformatic/kafka` (`relay.kafka.client: 'platformatic'`): one producer,
  * `acks: -1`, string serializers; its errors in kafkajs' shape (`asKafkajsError`), so that
- * `classifyKafkaError` and the relay's simulation model classify both clients alike.
+ * `classifyKafkaError` and the relay's simulation model classify both clients alike. Every send
+ * has a deadline (`sendTimeout`): with `idempotent` the client retries a send for ever.
  */
 export class PlatformaticKafkaSender implements KafkaSender {
   private readonly producerOptions: StringProducerOptions;
-  private producer?: StringProducer;
+  private readonly sendTimeout: number;
+  private readonly slot: ProducerSlot<StringProducer>;
 
   constructor(
     private readonly options: PlatformaticKafkaSenderOptions,
@@ -32,25 +41,34 @@ export class PlatformaticKafkaSender implements KafkaSender {
         headerKey: rememberingHeaderNames(kafka.stringSerializers.headerKey),
       },
     };
+    this.sendTimeout = options.sendTimeout ?? DEFAULT_SEND_TIMEOUT;
+    this.slot = new ProducerSlot(
+      // The client changes the options it is given (idempotent raises `retries`): a copy each.
+      () => new this.kafka.Producer<string, string, string, string>({ ...this.producerOptions }),
+      closeProducer,
+      this.sendTimeout,
+    );
   }
 
   async connect(): Promise<void> {
-    const producer = this.ensureProducer();
+    const producer = this.slot.producer();
     try {
-      await producer.metadata({ topics: [] });
+      await withSendDeadline(producer.metadata({ topics: [] }), this.sendTimeout);
     } catch (error) {
       throw asKafkajsError(error);
     }
   }
 
-  async partitionCount(topic: string): Promise<number> {
+  /** Read through the producer, `forceUpdate`: its own metadata learns the count too. */
+  async partitionCount(topic: string, options?: PartitionCountOptions): Promise<number> {
     let count: number;
     try {
-      const metadata = await this.ensureProducer().metadata({
+      const request = this.slot.producer().metadata({
         topics: [topic],
         forceUpdate: true,
-        autocreateTopics: false,
+        autocreateTopics: options?.autoCreate ?? false,
       });
+      const metadata = await withSendDeadline(request, this.sendTimeout);
       count = metadata.topics.get(topic)?.partitionsCount ?? 0;
     } catch (error) {
       throw asKafkajsError(error);
@@ -62,7 +80,17 @@ export class PlatformaticKafkaSender implements KafkaSender {
 
   async send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
     throwIfSendAborted(signal);
-    const producer = this.ensureProducer();
+    return withSendDeadline(
+      this.slot.run((producer) => this.sendWith(producer, batches, signal)),
+      this.sendTimeout,
+    );
+  }
+
+  private async sendWith(
+    producer: StringProducer,
+    batches: readonly TopicBatch[],
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     const messages = [];
     for (const { topic, messages: list } of batches) {
       for (const { key, value, headers, partition } of list) {
@@ -80,43 +108,49 @@ export class PlatformaticKafkaSender implements KafkaSender {
     }
   }
 
-  async disconnect(): Promise<void> {
-    const producer = this.producer;
-    this.producer = undefined;
-    try {
-      await producer?.close();
-    } catch {
-      // Never rejects: the connections close with the producer's sockets anyway.
-    }
+  async replaceProducer(): Promise<void> {
+    this.slot.retire();
   }
 
-  private ensureProducer(): StringProducer {
-    this.producer ??= new this.kafka.Producer<string, string, string, string>(this.producerOptions);
-    return this.producer;
+  /** Never rejects: the connections close with the producer's sockets anyway. */
+  disconnect(): Promise<void> {
+    return this.slot.closeAll();
   }
 
   /**
    * `@platformatic/kafka` sends a message for a partition its metadata does not know to that
    * partition modulo the topic's partition count. The publisher chose the partition itself (its
-   * destination accounting depends on it): a partition the topic does not have is refused like
-   * an unknown partition, before anything is sent, so the publisher reads the partitions again.
+   * destination accounting depends on it): a partition beyond the producer's cached count
+   * (`metadataMaxAge`) has the topic's metadata read again; one the topic still does not have
+   * is refused before anything is sent (`OutboxPartitionNotInMetadata`: only that partition
+   * waits), as the kafkajs sender does.
    */
   private async checkPartitions(
     producer: StringProducer,
     batches: readonly TopicBatch[],
   ): Promise<void> {
     const topics = batches.map((batch) => batch.topic);
-    const metadata = await producer.metadata({ topics });
+    let metadata = await producer.metadata({ topics });
+    let refreshed = false;
     for (const { topic, messages } of batches) {
-      const count = metadata.topics.get(topic)?.partitionsCount ?? 0;
       for (const { partition } of messages) {
-        if (partition === undefined || partition < count) continue;
-        throw unknownPartitionError(
-          `partition ${partition} of topic "${topic}" is not in the cluster metadata (${count} partitions): nothing was sent`,
-        );
+        if (partition === undefined) continue;
+        if (partition < (metadata.topics.get(topic)?.partitionsCount ?? 0)) continue;
+        if (!refreshed) {
+          metadata = await producer.metadata({ topics, forceUpdate: true });
+          refreshed = true;
+          if (partition < (metadata.topics.get(topic)?.partitionsCount ?? 0)) continue;
+        }
+        throw partitionNotInMetadataError(topic, partition);
       }
     }
   }
+}
+
+/** Closes `producer`; `force`: without waiting for its requests in flight. Never rejects. */
+function closeProducer(producer: StringProducer, force: boolean): Promise<void> {
+  const close: (force?: boolean) => Promise<void> = producer.close.bind(producer);
+  return close(force).catch(() => undefined);
 }
 
 /** Names kept at most: the relay's are a handful; an application's own headers add a few. */

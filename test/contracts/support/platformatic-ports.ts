@@ -92,6 +92,10 @@ class ChildPlatformaticSender implements KafkaSender {
     await this.call({ op: 'send', batches: [...batches], aborted: signal?.aborted ?? false });
   }
 
+  async replaceProducer(): Promise<void> {
+    await this.call({ op: 'replaceProducer' }).catch(() => undefined);
+  }
+
   async disconnect(): Promise<void> {
     await this.call({ op: 'disconnect' }).catch(() => undefined);
   }

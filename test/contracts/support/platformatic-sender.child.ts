@@ -7,7 +7,7 @@ import type { TopicBatch } from '../../../lib/publisher/kafka/kafka.sender';
 
 export type ChildRequest =
   | { id: number; sender: number; op: 'create'; options: PlatformaticKafkaSenderOptions }
-  | { id: number; sender: number; op: 'connect' | 'disconnect' }
+  | { id: number; sender: number; op: 'connect' | 'disconnect' | 'replaceProducer' }
   | { id: number; sender: number; op: 'partitionCount'; topic: string }
   | { id: number; sender: number; op: 'send'; batches: TopicBatch[]; aborted: boolean };
 
@@ -54,6 +54,8 @@ async function handle(request: ChildRequest): Promise<unknown> {
     case 'disconnect':
       senders.delete(request.sender);
       return sender.disconnect();
+    case 'replaceProducer':
+      return sender.replaceProducer();
     case 'partitionCount':
       return sender.partitionCount(request.topic);
     case 'send': {

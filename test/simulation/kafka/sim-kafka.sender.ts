@@ -177,6 +177,9 @@ export class SimKafkaSender implements KafkaSender {
     // Nothing to flush: every call already has its own answer on the way.
   }
 
+  /** (h/simkafka models producer ids; until then no producer state to replace.) */
+  async replaceProducer(): Promise<void> {}
+
   /** A request/response that is not a produce (connect, metadata). */
   private call<T>(name: string, serve: () => { value?: T; error?: Error }): Promise<T | undefined> {
     const decision = this.process.portCall();
