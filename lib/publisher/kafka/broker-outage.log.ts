@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import { describeError } from '../../common/errors/describe-error';
+import { PublisherConfigurationError } from '../errors/publisher-configuration.error';
 import type { PublishOutcome } from '../outbox-publisher.interface';
 import { SendAbortedError } from './kafka.sender';
 
@@ -9,7 +10,8 @@ const REPORT_EVERY_MS = 60_000;
  * What the publisher says while the broker stays unavailable. The relay logs an outage when it
  * starts and when it ends (RelayEngine: "The broker is unavailable ..." and "... publishing
  * resumed"), kafkajs's own lines (one per retry of each connection) go to debug, and in between
- * this says, at most once a minute, how long it has lasted and how many sends failed.
+ * this says, at most once a minute, how long it has lasted and how many sends failed. A pause
+ * for a configuration error (`PublisherConfigurationError`) is said to be one, not an outage.
  */
 export class BrokerOutageLog {
   private since?: number;
@@ -47,6 +49,13 @@ export class BrokerOutageLog {
     this.failures++;
     if (now - this.reportedAt < REPORT_EVERY_MS) return;
     this.reportedAt = now;
+    if (error instanceof PublisherConfigurationError) {
+      this.logger.warn(
+        `Kafka still refuses the relay after ${duration(now - this.since)}: ${this.failures} sends failed so far ` +
+          `(last: ${error.message}); publishing stays paused until it is fixed.`,
+      );
+      return;
+    }
     this.logger.warn(
       `Kafka still unavailable for ${duration(now - this.since)}: ${this.failures} sends failed so far ` +
         `(last: ${describeError(error)}); publishing stays paused (kafkajs's own lines at debug level).`,
