@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type {
   Answer,
   ClientErrorsReport,
+  Scenario,
 } from '../../../test/publisher/support/client-errors.child';
 
 /** Error codes of the Kafka protocol used below. */
@@ -20,7 +21,7 @@ const UNKNOWN_SERVER_ERROR = -1;
  * Each client's error for the answers, built in a child process with the clients' own classes
  * (see client-errors.child.ts), and how the classifier reads it.
  */
-function classifyBoth(scenarios: Answer[][]): ClientErrorsReport[] {
+function classifyBoth(scenarios: Scenario[]): ClientErrorsReport[] {
   const child = join(__dirname, '../../../test/publisher/support/client-errors.child.ts');
   const out = execFileSync(
     process.execPath,
@@ -88,10 +89,23 @@ describe('the final broker answer decides, whichever client retried the send', (
       'size',
       'INVALID_RECORD',
     ],
+    // Defect (issue 30, 7): was `broker` with both (an endless "broker unavailable"); the broker
+    // lacks the API version the client needs: a configuration error.
+    [
+      'the connection fails, then the API is unsupported',
+      ['network', 'unsupported-api'],
+      'configuration',
+      undefined,
+    ],
   ];
   let reports: ClientErrorsReport[];
+  let closed: ClientErrorsReport;
   beforeAll(() => {
-    reports = classifyBoth(cases.map(([, answers]) => answers));
+    reports = classifyBoth([
+      ...cases.map(([, answers]) => ({ answers })),
+      { answers: [[NOT_ENOUGH_REPLICAS], 'network'], closed: true },
+    ]);
+    closed = reports[cases.length];
   }, 60_000);
 
   it.each(cases.map((c, i) => [...c, i] as const))(
@@ -104,6 +118,11 @@ describe('the final broker answer decides, whichever client retried the send', (
       expect({ scope: platformatic.scope, type: platformatic.type }).toEqual({ scope, type });
     },
   );
+
+  it('a client closed while a retry waits is read by its last attempt, not as a refused call', () => {
+    expect(closed.platformatic).toMatchObject({ scope: 'broker', attempts: 2 });
+    expect(closed.platformatic.message).toBe('produce failed 2 times. Last: Connection closed');
+  });
 
   it("platformatic's retry aggregate says how many attempts failed and the last answer", () => {
     expect(reports[0].platformatic.message).toBe('produce failed 3 times. Last: Connection closed');

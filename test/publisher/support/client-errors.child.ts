@@ -7,11 +7,21 @@
  * Run: node -r ts-node/register/transpile-only client-errors.child.ts '<scenarios as JSON>'
  */
 import { KafkaJSConnectionError } from 'kafkajs';
+import * as kafkajs from 'kafkajs';
 import { classifyKafkaError } from '../../../lib/publisher/kafka/kafka-error.classifier';
 import { asKafkajsError } from '../../../lib/publisher/platformatic/platformatic-kafka.errors';
 
-/** One attempt's answer: the error codes of its failing partitions, or a failed connection. */
-export type Answer = number[] | 'network';
+/**
+ * One attempt's answer: the error codes of its failing partitions, a failed connection, or the
+ * broker lacking the API version the client needs (the client fails before sending).
+ */
+export type Answer = number[] | 'network' | 'unsupported-api';
+
+/** Answers, oldest first; `closed`: the client was closed while waiting to retry (platformatic). */
+export interface Scenario {
+  answers: Answer[];
+  closed?: boolean;
+}
 
 export interface ClientErrorsReport {
   kafkajs: { scope: string; type?: string; attempts: number };
@@ -23,6 +33,8 @@ interface PlatformaticError extends Error {
 }
 interface PlatformaticErrors {
   NetworkError: new (message: string) => PlatformaticError;
+  UnsupportedApiError: new (message: string) => PlatformaticError;
+  UserError: new (message: string) => PlatformaticError;
   ResponseError: new (
     apiKey: number,
     apiVersion: number,
@@ -40,8 +52,22 @@ const createRetry = require('kafkajs/src/retry') as (
   options: object,
 ) => <T>(fn: (bail: (error: Error) => void) => Promise<T>) => Promise<T>;
 
-/** kafkajs: produce/v3/response.js `parse` throws the error of the first failing partition. */
+/** Exported by kafkajs at runtime (src/errors.js), missing from its typings. */
+const { KafkaJSServerDoesNotSupportApiKey } = kafkajs as unknown as {
+  KafkaJSServerDoesNotSupportApiKey: new (message: string, meta: object) => Error;
+};
+
+/**
+ * kafkajs: produce/v3/response.js `parse` throws the error of the first failing partition;
+ * protocol/requests/index.js throws KafkaJSServerDoesNotSupportApiKey for an API the broker lacks.
+ */
 function kafkajsAnswer(answer: Answer): Error & { retriable?: boolean } {
+  if (answer === 'unsupported-api') {
+    return new KafkaJSServerDoesNotSupportApiKey(
+      'The Kafka server does not support the requested API version',
+      { apiKey: 0, apiName: 'Produce' },
+    );
+  }
   if (answer === 'network') {
     return new KafkaJSConnectionError('Connection error: read ECONNRESET', {
       broker: 'localhost:9092',
@@ -82,9 +108,13 @@ async function kafkajsError(
   throw new Error('kafkajs resolved a send that every answer refused');
 }
 
-/** @platformatic/kafka: a ResponseError (apis/producer/produce-v9.js) or a NetworkError (network/connection.js). */
+/**
+ * @platformatic/kafka: a ResponseError (apis/producer/produce-v9.js), a NetworkError
+ * (network/connection.js) or an UnsupportedApiError (clients/base/base.js `kGetApi`).
+ */
 function platformaticAnswer(plt: PlatformaticErrors, answer: Answer): PlatformaticError {
   if (answer === 'network') return new plt.NetworkError('Connection closed');
+  if (answer === 'unsupported-api') return new plt.UnsupportedApiError('Unsupported API Produce.');
   const errors = Object.fromEntries(
     answer.map((code, j): [string, [number, null]] => [
       `/responses/0/partition_responses/${j}`,
@@ -102,7 +132,7 @@ function platformaticAnswer(plt: PlatformaticErrors, answer: Answer): Platformat
  */
 function platformaticError(
   plt: PlatformaticErrors,
-  answers: readonly Answer[],
+  { answers, closed }: Scenario,
 ): { error: Error; tried: number } {
   const attempts: PlatformaticError[] = [];
   for (const answer of answers) {
@@ -110,23 +140,23 @@ function platformaticError(
     attempts.push(error);
     if (error.findBy('canRetry', false)) break;
   }
+  const tried = attempts.length;
+  // base.js: closing the client while a retry waits appends this and fails with all of them.
+  if (closed) attempts.push(new plt.UserError('Client closed while retrying produce.'));
   const last =
     attempts.length > 1
-      ? new plt.MultipleErrors(`produce failed ${attempts.length} times.`, attempts)
+      ? new plt.MultipleErrors(`produce failed ${tried} times.`, attempts)
       : attempts[0];
-  return {
-    error: new plt.MultipleErrors('Producing messages failed.', [last]),
-    tried: attempts.length,
-  };
+  return { error: new plt.MultipleErrors('Producing messages failed.', [last]), tried };
 }
 
 async function main(): Promise<void> {
-  const scenarios = JSON.parse(process.argv[2]) as Answer[][];
+  const scenarios = JSON.parse(process.argv[2]) as Scenario[];
   const plt = require('@platformatic/kafka') as PlatformaticErrors;
   const reports: ClientErrorsReport[] = [];
-  for (const answers of scenarios) {
-    const k = await kafkajsError(answers);
-    const p = platformaticError(plt, answers);
+  for (const scenario of scenarios) {
+    const k = await kafkajsError(scenario.answers);
+    const p = platformaticError(plt, scenario);
     const converted = asKafkajsError(p.error) as Error;
     reports.push({
       kafkajs: { ...classifyKafkaError(k.error), attempts: k.tried },
