@@ -1,5 +1,6 @@
 import {
   KafkaJSConnectionError,
+  KafkaJSNonRetriableError,
   KafkaJSNumberOfRetriesExceeded,
   KafkaJSProtocolError,
 } from 'kafkajs';
@@ -80,6 +81,14 @@ describe('classifyKafkaError', () => {
     const wrapped = named('KafkaJSNonRetriableError', { cause: protocol('MESSAGE_TOO_LARGE') });
     expect(classifyKafkaError(wrapped)).toEqual({ scope: 'size', type: 'MESSAGE_TOO_LARGE' });
     expect(classifyKafkaError(named('KafkaJSNonRetriableError')).scope).toBe('configuration');
+  });
+
+  it("a send refused while kafkajs' producer disconnects is the client stopping, not a configuration error", () => {
+    // kafkajs/src/producer/messageProducer.js validateConnectionStatus
+    const disconnecting = new KafkaJSNonRetriableError(
+      "The producer is disconnecting; therefore, it can't safely accept messages anymore",
+    );
+    expect(classifyKafkaError(disconnecting)).toEqual({ scope: 'broker' });
   });
 
   it.each([

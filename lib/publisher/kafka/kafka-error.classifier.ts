@@ -29,6 +29,13 @@ const PART_PRECEDENCE: readonly KafkaErrorScope[] = [
 /** Errors that stand for the error they wrap (`cause`, kafkajs' `originalError`). */
 const WRAPPERS = new Set(['KafkaJSNumberOfRetriesExceeded', 'KafkaJSNonRetriableError']);
 
+/**
+ * kafkajs refuses a send while its producer disconnects with a bare `KafkaJSNonRetriableError`
+ * (src/producer/messageProducer.js), the class it also refuses bad arguments with: nothing was
+ * sent and the client is stopping, as `@platformatic/kafka`'s "Client is closed." (`broker`).
+ */
+const DISCONNECTING = /^The producer is disconnecting/;
+
 const MAX_DEPTH = 8;
 
 type Node = Record<string, unknown>;
@@ -60,6 +67,8 @@ function classify(value: unknown, depth: number): KafkaErrorClass {
   if (name !== undefined && WRAPPERS.has(name) && isObject(inner)) {
     return classify(inner, depth + 1);
   }
+  if (typeof node.message === 'string' && DISCONNECTING.test(node.message))
+    return { scope: 'broker' };
   const named = name === undefined ? undefined : scopeOfClientError(name);
   if (named) return type ? { scope: named, type } : { scope: named };
   if (type) return { scope: scopeOfKafkaType(type), type };

@@ -239,7 +239,7 @@ export const KAFKA_CLIENT_ERROR_GROUPS: readonly KafkaErrorGroup[] = [
   {
     scope: 'configuration',
     reason:
-      'the client cannot work with this broker as configured: authentication refused, an API or codec it lacks, a call it refuses before sending',
+      'the client cannot work with this broker as configured: authentication refused, an API or codec it lacks, a call it refuses before sending (kafkajs refusing a send while its producer disconnects: `broker`)',
     errors: [
       'KafkaJSSASLAuthenticationError',
       'KafkaJSServerDoesNotSupportApiKey',
