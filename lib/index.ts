@@ -144,7 +144,7 @@ export {
   PayloadTooLargeError,
   UnserializablePayloadError,
 } from './events';
-export { InvalidTopicError, PublishRejectedError } from './publisher';
+export { InvalidTopicError, PublishRejectedError, PublisherConfigurationError } from './publisher';
 export {
   ConsumerRetryError,
   HandlerTimeoutError,

@@ -34,6 +34,7 @@ const VALUES = [
   'PayloadTooLargeError',
   'Propagation',
   'PublishRejectedError',
+  'PublisherConfigurationError',
   'Transactional',
   'TransactionPropagationError',
   'TransactionRunner',

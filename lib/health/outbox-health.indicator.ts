@@ -90,10 +90,14 @@ export class OutboxHealthIndicator {
         stream: status.stream,
         ...(status.streamError ? { streamError: status.streamError } : {}),
         ...(status.brokerPausedUntil ? { brokerPausedUntil: status.brokerPausedUntil } : {}),
+        ...(status.configurationError ? { configurationError: status.configurationError } : {}),
         heldDestinations: status.heldDestinations,
         inFlightEvents: status.inFlight.events,
       };
       if (status.role === 'stopped') problems.push('The relay of this instance is not running.');
+      if (status.configurationError) {
+        problems.push(`Publishing is paused by a ${status.configurationError}.`);
+      }
     }
 
     const oldest = await stored.oldestPendingAt();

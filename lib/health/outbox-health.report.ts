@@ -28,6 +28,8 @@ export interface OutboxHealthReport {
     streamError?: string;
     /** Publishing paused (broker unavailable) until this time, ms since the epoch. */
     brokerPausedUntil?: number;
+    /** Publishing paused by a configuration error ("configuration error: <error>: ..."): down. */
+    configurationError?: string;
     heldDestinations: HeldDestination[];
     inFlightEvents: number;
   };

@@ -79,6 +79,7 @@ export class RelayNode {
       stream: term?.stream ?? 'stopped',
       streamError: term?.streamError,
       brokerPausedUntil: term?.brokerPausedUntil,
+      configurationError: term?.configurationError,
       heldDestinations: term?.heldDestinations ?? [],
       inFlight: term?.inFlight ?? { events: 0, bytes: 0 },
       trackedAggregates: term?.trackedAggregates ?? 0,

@@ -65,7 +65,7 @@ describe('resolveRelayOptions', () => {
     [{ kafka: { ...kafka, sendTimeout: 0 } }, 'relay.kafka.sendTimeout'],
     [{ kafka: { ...kafka, sendTimeout: 1.5 } }, 'relay.kafka.sendTimeout'],
     [{ kafka: { ...kafka, sendTimeout: 5000, requestTimeout: 10_000 } }, 'relay.kafka.sendTimeout'],
-    [{ kafka: { ...kafka, requestTimeout: 90_000 } }, 'relay.kafka.sendTimeout'],
+    [{ kafka: { ...kafka, requestTimeout: 150_000 } }, 'relay.kafka.sendTimeout'],
     [{ kafka: { ...kafka, ssl: 'yes' } }, 'relay.kafka.ssl'],
     [{ kafka: { ...kafka, sasl: 'plain' } }, 'relay.kafka.sasl'],
     [{ kafka: { ...kafka, sasl: { mechanism: 'kerberos' } } }, 'relay.kafka.sasl.mechanism'],

@@ -52,6 +52,11 @@ export interface RelayStatus {
   streamError?: string;
   /** Publishing paused because the broker is unavailable, until this time (ms, this process's clock). */
   brokerPausedUntil?: number;
+  /**
+   * Publishing paused because the broker refuses the relay's configuration, credentials or
+   * client ("configuration error: UNSUPPORTED_VERSION: ..."), while it lasts.
+   */
+  configurationError?: string;
   heldDestinations: HeldDestination[];
   /** Events held in memory (queued or being published) and their bytes. */
   inFlight: { events: number; bytes: number };

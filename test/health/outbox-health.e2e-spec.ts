@@ -9,7 +9,9 @@ import {
   OutboxHealthIndicator,
   OutboxModule,
   OutboxRelay,
+  PublisherConfigurationError,
 } from '../../lib';
+import type { OutboxPublisher } from '../../lib';
 import { describeWith, mongoUriFor, testServers, waitFor } from '../harness';
 import { relayTestBed, testLogLevels, testRelayOptions } from '../relay/support/relay-app';
 
@@ -63,6 +65,52 @@ describeWith(['mongodb', 'kafka'], 'outbox health', () => {
     await expect(indicator.check('outbox')).resolves.toMatchObject({
       outbox: { status: 'up', relay: { role: 'leader' } },
     });
+    await relay.close();
+  });
+
+  it('is down with the reason while a configuration error pauses publishing, up once events are accepted', async () => {
+    // Defect (issue 30, 7): a configuration error was an outage ("broker unavailable"), health up.
+    let refusing = true;
+    const publisher: OutboxPublisher = {
+      connect: async () => undefined,
+      disconnect: async () => undefined,
+      publish: async (events) =>
+        events.map(() =>
+          refusing
+            ? {
+                status: 'retriable',
+                scope: 'broker',
+                error: new PublisherConfigurationError(
+                  'UNSUPPORTED_VERSION',
+                  'Kafka did not accept the event for topic "Order": The version of API is not supported',
+                ),
+              }
+            : { status: 'ok' },
+        ),
+    };
+    const relay = await bed.startRelay({ ...testRelayOptions(bed.prefix), publisher });
+    await waitFor(() => relay.relay?.status().stream === 'following', 30_000, 'the stream');
+    await bed.writer.orders.place('c-1', 'agg-c', 1);
+    const indicator = relay.app.get(OutboxHealthIndicator);
+    await waitFor(
+      () => relay.relay?.status().configurationError !== undefined,
+      30_000,
+      'the configuration error',
+    );
+    const report = await indicator.health();
+    expect(report.healthy).toBe(false);
+    expect(report.problems).toContain(
+      'Publishing is paused by a configuration error: UNSUPPORTED_VERSION: Kafka did not accept the ' +
+        'event for topic "Order": The version of API is not supported.',
+    );
+    expect(report.relay?.configurationError).toMatch(/^configuration error: UNSUPPORTED_VERSION/);
+    refusing = false;
+    await waitFor(
+      () => relay.relay?.status().configurationError === undefined,
+      30_000,
+      'the pause to end',
+    );
+    expect((await indicator.health()).problems.join(' ')).not.toContain('configuration error');
     await relay.close();
   });
 

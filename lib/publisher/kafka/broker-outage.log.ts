@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import { describeError } from '../../common/errors/describe-error';
+import { PublisherConfigurationError } from '../errors/publisher-configuration.error';
 import type { PublishOutcome } from '../outbox-publisher.interface';
 import { SendAbortedError } from './kafka.sender';
 import type { KafkaClientName } from './kafka.sender';
@@ -18,7 +19,8 @@ const CLIENT_LINES: Record<KafkaClientName, string> = {
  * starts and when it ends (RelayEngine: "The broker is unavailable ..." and "... publishing
  * resumed"), the client's own lines (one per retry of each connection) go to debug (kafkajs) or
  * to its `DEBUG` namespaces (platformatic), and in between this says, at most once a minute, how
- * long it has lasted and how many sends failed.
+ * long it has lasted and how many sends failed. A pause for a configuration error
+ * (`PublisherConfigurationError`) is said to be one, not an outage.
  */
 export class BrokerOutageLog {
   private since?: number;
@@ -58,6 +60,13 @@ export class BrokerOutageLog {
     this.failures++;
     if (now - this.reportedAt < REPORT_EVERY_MS) return;
     this.reportedAt = now;
+    if (error instanceof PublisherConfigurationError) {
+      this.logger.warn(
+        `Kafka still refuses the relay after ${duration(now - this.since)}: ${this.failures} sends failed so far ` +
+          `(last: ${error.message}); publishing stays paused until it is fixed.`,
+      );
+      return;
+    }
     this.logger.warn(
       `Kafka still unavailable for ${duration(now - this.since)}: ${this.failures} sends failed so far ` +
         `(last: ${describeError(error)}); publishing stays paused (${CLIENT_LINES[this.client]}).`,

@@ -1,102 +1,92 @@
-/**
- * What a Kafka error concerns, from kafkajs' errors (`type` of protocol errors, `name` of
- * client errors, unwrapped through `originalError`, `cause` and aggregate `errors`):
- * - `size`: the request, or one message of it, is too large or malformed for the broker. A
- *   group is split to find the guilty message; that one alone can never be accepted.
- * - `invalid-topic`: the name is illegal; never accepted.
- * - `topic`: the topic refuses for now (unknown: not created yet or metadata lag; not authorized;
- *   policy). Held back and retried with backoff, never discarded.
- * - `partition`: one partition refuses for now (not enough in-sync replicas, leader moving,
- *   storage error, timed out). Held back and retried with backoff.
- * - `broker`: the broker or the way to it is unavailable (connection errors, no metadata, no
- *   broker): every publish pauses.
- * - `event`: anything else; the attempt counts against the event.
- */
-export type KafkaErrorScope = 'size' | 'invalid-topic' | 'topic' | 'partition' | 'broker' | 'event';
+import { scopeOfClientError, scopeOfKafkaType } from './kafka-error.table';
+import type { KafkaErrorScope } from './kafka-error.table';
+
+export type { KafkaErrorScope } from './kafka-error.table';
 
 export interface KafkaErrorClass {
   scope: KafkaErrorScope;
-  /** The first Kafka protocol error type found, e.g. `NOT_ENOUGH_REPLICAS`. */
+  /** The Kafka protocol error type that decided, e.g. `NOT_ENOUGH_REPLICAS`. */
   type?: string;
 }
 
-const SIZE_TYPES = new Set([
-  'MESSAGE_TOO_LARGE',
-  'RECORD_LIST_TOO_LARGE',
-  'INVALID_RECORD',
-  'CORRUPT_MESSAGE',
-]);
-const TOPIC_TYPES = new Set([
-  'UNKNOWN_TOPIC_OR_PARTITION',
-  'TOPIC_AUTHORIZATION_FAILED',
-  'POLICY_VIOLATION',
-  'INVALID_REPLICATION_FACTOR',
-]);
-const PARTITION_TYPES = new Set([
-  'NOT_ENOUGH_REPLICAS',
-  'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
-  'LEADER_NOT_AVAILABLE',
-  'NOT_LEADER_FOR_PARTITION',
-  'NOT_LEADER_OR_FOLLOWER',
-  'REQUEST_TIMED_OUT',
-  'KAFKA_STORAGE_ERROR',
-  'FENCED_LEADER_EPOCH',
-  'UNKNOWN_LEADER_EPOCH',
-  'OFFSET_NOT_AVAILABLE',
-]);
-const BROKER_TYPES = new Set([
-  'CLUSTER_AUTHORIZATION_FAILED',
-  'BROKER_NOT_AVAILABLE',
-  'NETWORK_EXCEPTION',
-]);
-const BROKER_NAMES = new Set([
-  'KafkaJSConnectionError',
-  'KafkaJSConnectionClosedError',
-  'KafkaJSBrokerNotFound',
-  'KafkaJSMetadataNotLoaded',
-  'KafkaJSLockTimeout',
-  'KafkaJSRequestTimeoutError',
-  'KafkaJSSASLAuthenticationError',
-]);
-
-/** Protocol types and error names in kafkajs' wrappers, outermost first. */
-export function kafkaErrorChain(error: unknown): { types: string[]; names: string[] } {
-  const types: string[] = [];
-  const names: string[] = [];
-  const seen = new Set<unknown>();
-  const visit = (value: unknown, depth: number): void => {
-    if (value === null || typeof value !== 'object' || seen.has(value) || depth > 8) return;
-    seen.add(value);
-    const candidate = value as Record<string, unknown>;
-    if (typeof candidate.type === 'string') types.push(candidate.type);
-    if (typeof candidate.name === 'string') names.push(candidate.name);
-    visit(candidate.originalError, depth + 1);
-    visit(candidate.cause, depth + 1);
-    if (Array.isArray(candidate.errors)) {
-      for (const inner of candidate.errors) visit(inner, depth + 1);
-    }
-  };
-  visit(error, 0);
-  return { types, names };
-}
-
-/** The scopes of protocol types, the first that matches any type of the chain winning. */
-const SCOPES: ReadonlyArray<[KafkaErrorScope, ReadonlySet<string>]> = [
-  ['size', SIZE_TYPES],
-  ['invalid-topic', new Set(['INVALID_TOPIC_EXCEPTION'])],
-  ['topic', TOPIC_TYPES],
-  ['partition', PARTITION_TYPES],
-  ['broker', BROKER_TYPES],
+/**
+ * Among the parts of one answer (per partition, per broker), the first scope of this list
+ * found wins: a part naming a topic or a partition is settled on it (the publisher then sends
+ * each (topic, partition) group alone, so each part gets its own answer); of the rest, what
+ * stops all publishing comes before what is charged to the event, so an event is never counted
+ * an attempt for a request another part of which could not even be delivered.
+ */
+const PART_PRECEDENCE: readonly KafkaErrorScope[] = [
+  'size',
+  'invalid-topic',
+  'topic',
+  'partition',
+  'configuration',
+  'broker',
+  'event',
 ];
 
+/** Errors that stand for the error they wrap (`cause`, kafkajs' `originalError`). */
+const WRAPPERS = new Set(['KafkaJSNumberOfRetriesExceeded', 'KafkaJSNonRetriableError']);
+
+/**
+ * kafkajs refuses a send while its producer disconnects with a bare `KafkaJSNonRetriableError`
+ * (src/producer/messageProducer.js), the class it also refuses bad arguments with: nothing was
+ * sent and the client is stopping, as `@platformatic/kafka`'s "Client is closed." (`broker`).
+ */
+const DISCONNECTING = /^The producer is disconnecting/;
+
+const MAX_DEPTH = 8;
+
+type Node = Record<string, unknown>;
+
+/**
+ * The scope of the final broker answer in a kafkajs-shaped error (`KafkaSender`'s errors; for
+ * `@platformatic/kafka` after `asKafkajsError`), identical for both clients. The error is read
+ * as a chain of two kinds of links:
+ * - attempts: a send the client retried is read as its last attempt only. kafkajs keeps only
+ *   that one (`KafkaJSNumberOfRetriesExceeded`, `cause`); `asKafkajsError` gives
+ *   `@platformatic/kafka`'s retry aggregate (every attempt) the same shape. What an earlier
+ *   attempt was answered says nothing about where the records are now.
+ * - parts: the errors of one answer (per partition, or per broker: `errors` of an aggregate)
+ *   happened together; their scopes combine by `PART_PRECEDENCE`.
+ * An error is then classified by its client error `name` (`KAFKA_CLIENT_ERROR_GROUPS`), else its
+ * protocol `type` (`KAFKA_PROTOCOL_ERROR_GROUPS`); one with neither is taken as a failure to
+ * reach the broker (`broker`), like kafkajs' connection errors.
+ */
 export function classifyKafkaError(error: unknown): KafkaErrorClass {
-  const { types, names } = kafkaErrorChain(error);
-  for (const [scope, set] of SCOPES) {
-    const type = types.find((candidate) => set.has(candidate));
-    if (type) return { scope, type };
+  return classify(error, 0);
+}
+
+function classify(value: unknown, depth: number): KafkaErrorClass {
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return { scope: 'broker' };
+  const node = value as Node;
+  const name = typeof node.name === 'string' ? node.name : undefined;
+  const type = typeof node.type === 'string' ? node.type : undefined;
+  const inner = node.originalError ?? node.cause;
+  if (name !== undefined && WRAPPERS.has(name) && isObject(inner)) {
+    return classify(inner, depth + 1);
   }
-  if (types.length === 0 || names.some((name) => BROKER_NAMES.has(name))) {
-    return { scope: 'broker', type: types[0] };
+  if (typeof node.message === 'string' && DISCONNECTING.test(node.message))
+    return { scope: 'broker' };
+  const named = name === undefined ? undefined : scopeOfClientError(name);
+  if (named) return type ? { scope: named, type } : { scope: named };
+  if (type) return { scope: scopeOfKafkaType(type), type };
+  if (Array.isArray(node.errors) && node.errors.length > 0) {
+    return combineParts(node.errors.map((part: unknown) => classify(part, depth + 1)));
   }
-  return { scope: 'event', type: types[0] };
+  if (isObject(inner)) return classify(inner, depth + 1);
+  return { scope: 'broker' };
+}
+
+function combineParts(parts: readonly KafkaErrorClass[]): KafkaErrorClass {
+  let best = parts[0];
+  for (const part of parts) {
+    if (PART_PRECEDENCE.indexOf(part.scope) < PART_PRECEDENCE.indexOf(best.scope)) best = part;
+  }
+  return best;
+}
+
+function isObject(value: unknown): value is object {
+  return value !== null && typeof value === 'object';
 }

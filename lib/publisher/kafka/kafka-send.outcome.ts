@@ -1,12 +1,14 @@
 import { asError } from '../../common/errors/describe-error';
 import { PublishRejectedError } from '../errors/publish-rejected.error';
+import { PublisherConfigurationError } from '../errors/publisher-configuration.error';
 import type { PublishOutcome } from '../outbox-publisher.interface';
 import type { KafkaErrorClass } from './kafka-error.classifier';
 
 /**
  * The outcome of events whose send to `topic` (and `partition`, when known) failed with `error`:
  * a size or invalid-topic error is `fatal`; an unknown or unauthorized topic, or a refusing
- * partition, holds back that destination alone; a connection problem pauses everything.
+ * partition, holds back that destination alone; a connection problem pauses everything, and so
+ * does a configuration error, reported as one (`PublisherConfigurationError`).
  */
 export function failedSendOutcome(
   error: unknown,
@@ -14,8 +16,17 @@ export function failedSendOutcome(
   topic: string,
   partition?: number,
 ): PublishOutcome {
-  const fatal = cls.scope === 'size' || cls.scope === 'invalid-topic';
   const cause = asError(error);
+  if (cls.scope === 'configuration') {
+    const failure = new PublisherConfigurationError(
+      cls.type ?? cause.name,
+      `Kafka did not accept the event for topic "${topic}": ${cause.message}`,
+      { topic, kafkaError: cls.type },
+    );
+    (failure as Error & { cause?: unknown }).cause = cause;
+    return { status: 'retriable', error: failure, scope: 'broker' };
+  }
+  const fatal = cls.scope === 'size' || cls.scope === 'invalid-topic';
   const failure = new PublishRejectedError(
     `Kafka ${fatal ? 'rejected' : 'did not accept'} the event for topic "${topic}"` +
       `${cls.type ? ` (${cls.type})` : ''}: ${cause.message}`,

@@ -257,7 +257,7 @@ export class KafkaPublisher implements OutboxPublisher {
       if (this.abandoned(groups, outcomes, call)) return;
       const cls = classifyKafkaError(error);
       if (groups.length === 1) return this.failed(groups[0], error, cls, outcomes, call);
-      if (cls.scope === 'broker') {
+      if (cls.scope === 'broker' || cls.scope === 'configuration') {
         for (const group of groups) this.settle(outcomes, group, error, cls);
         return;
       }

@@ -1,5 +1,6 @@
 import { backoffDelay } from '../../common/backoff';
 import { describeError } from '../../common/errors/describe-error';
+import { PublisherConfigurationError } from '../../publisher/errors/publisher-configuration.error';
 import type { RelayClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { OutboxRelayMetrics } from '../relay.metrics';
@@ -8,11 +9,14 @@ import type { ResolvedRelayOptions } from '../relay.options';
 /**
  * The broker-outage pause: while the broker is unreachable nothing is published, retried with
  * its own backoff (up to 30 s); no attempt is counted against the events. Said once when it
- * starts and once when the broker accepts events again.
+ * starts and once when the broker accepts events again. A pause for a configuration error
+ * (`PublisherConfigurationError`: credentials, ACLs, client or options the broker refuses) says
+ * so instead, and `configurationError()` gives it while the pause lasts (status, health).
  */
 export class BrokerPause {
   private until = 0;
   private failures = 0;
+  private configuration?: PublisherConfigurationError;
 
   constructor(
     private readonly clock: RelayClock,
@@ -32,6 +36,11 @@ export class BrokerPause {
     return left > 0 ? this.clock.now() + left : undefined;
   }
 
+  /** What stops publishing, "configuration error: <error>...", while a pause for one lasts. */
+  configurationError(): string | undefined {
+    return this.configuration?.message;
+  }
+
   /** A send failed for the whole broker: pause (longer each time). */
   failed(error: Error): void {
     this.failures++;
@@ -40,8 +49,16 @@ export class BrokerPause {
       maxMs: Math.min(this.backoff.maxMs, 30_000),
     });
     this.until = this.clock.monotonic() + delay;
-    if (this.failures === 1) {
-      this.metrics.outages++;
+    const configuration = error instanceof PublisherConfigurationError ? error : undefined;
+    const changed = configuration?.reason !== this.configuration?.reason;
+    this.configuration = configuration;
+    if (this.failures === 1) this.metrics.outages++;
+    if (configuration && changed) {
+      this.logger.warn(
+        `Publishing paused: ${configuration.message}. Retried with backoff until it is fixed; ` +
+          'no attempt is counted against the events.',
+      );
+    } else if (this.failures === 1 && !configuration) {
       this.logger.warn(
         `The broker is unavailable (${describeError(error)}); publishing paused and retried with backoff. ` +
           'No attempt is counted against the events.',
@@ -54,6 +71,7 @@ export class BrokerPause {
     if (this.failures === 0) return;
     this.failures = 0;
     this.until = 0;
+    this.configuration = undefined;
     this.logger.log('The broker accepts events again; publishing resumed.');
   }
 }

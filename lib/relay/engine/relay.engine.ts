@@ -134,6 +134,7 @@ export class RelayEngine {
       trackedAggregates: this.lanes.size,
       heldDestinations: this.holds.snapshot(),
       brokerPausedUntil: this.pause.endsAt(),
+      configurationError: this.pause.configurationError(),
     };
   }
 

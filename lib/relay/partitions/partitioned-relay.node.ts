@@ -170,6 +170,7 @@ export class PartitionedRelayNode {
       stream: worstStream(statuses.map((status) => status.stream)),
       streamError: statuses.find((status) => status.streamError)?.streamError,
       brokerPausedUntil: statuses.find((status) => status.brokerPausedUntil)?.brokerPausedUntil,
+      configurationError: statuses.find((status) => status.configurationError)?.configurationError,
       heldDestinations: statuses.flatMap((status) => status.heldDestinations),
       inFlight: { events: this.budget.events, bytes: this.budget.bytes },
       trackedAggregates: statuses.reduce((sum, status) => sum + status.trackedAggregates, 0),
