@@ -7,7 +7,8 @@ import type { TopicBatch } from '../../../lib/publisher/kafka/kafka.sender';
 
 export type ChildRequest =
   | { id: number; sender: number; op: 'create'; options: PlatformaticKafkaSenderOptions }
-  | { id: number; sender: number; op: 'connect' | 'disconnect' }
+  | { id: number; sender: number; op: 'connect' | 'disconnect' | 'replaceProducer' }
+  | { id: number; sender: number; op: 'skewClock'; ms: number }
   | { id: number; sender: number; op: 'partitionCount'; topic: string }
   | { id: number; sender: number; op: 'send'; batches: TopicBatch[]; aborted: boolean };
 
@@ -41,9 +42,16 @@ function serialize(value: unknown, depth = 0): SerializedError {
 
 const senders = new Map<number, PlatformaticKafkaSender>();
 
+/** This process's clock, before `skewClock` shifts it (the client stamps records with it). */
+const realNow = Date.now.bind(Date);
+
 async function handle(request: ChildRequest): Promise<unknown> {
   if (request.op === 'create') {
     senders.set(request.sender, new PlatformaticKafkaSender(request.options));
+    return undefined;
+  }
+  if (request.op === 'skewClock') {
+    Date.now = request.ms === 0 ? realNow : () => realNow() + request.ms;
     return undefined;
   }
   const sender = senders.get(request.sender);
@@ -54,6 +62,11 @@ async function handle(request: ChildRequest): Promise<unknown> {
     case 'disconnect':
       senders.delete(request.sender);
       return sender.disconnect();
+    case 'replaceProducer': {
+      // Added to `KafkaSender` by the producer fix of #30; nothing to call before it lands.
+      const replace = (sender as { replaceProducer?: () => Promise<void> }).replaceProducer;
+      return replace?.call(sender);
+    }
     case 'partitionCount':
       return sender.partitionCount(request.topic);
     case 'send': {
