@@ -21,12 +21,12 @@ describeWith(
           aggregates: 30,
           drainMs: 30_000,
         });
-        process.stdout.write(
-          `[faulty-broker] platformatic idempotent=${idempotent} seed=${seed} events=${drain.events} records=${drain.records.length} faults fired=${drain.faultsFired} produce requests=${drain.proxy.requests.Produce ?? 0} refused connections=${drain.proxy.refused}\n`,
+        console.log(
+          `[faulty-broker] platformatic idempotent=${idempotent} seed=${seed} events=${drain.events} records=${drain.records.length} faults fired=${drain.faultsFired} produce requests=${drain.proxy.requests.Produce ?? 0} refused connections=${drain.proxy.refused}`,
         );
         const { duplicates } = checkFaultyDrain(drain);
-        process.stdout.write(
-          `[faulty-broker] platformatic idempotent=${idempotent} seed=${seed} duplicates=${duplicates}\n`,
+        console.log(
+          `[faulty-broker] platformatic idempotent=${idempotent} seed=${seed} duplicates=${duplicates}`,
         );
         expect(drain.faultsFired).toBeGreaterThan(0);
       }, 80_000);

@@ -7,6 +7,7 @@ import {
   stopKafka,
   testKafka,
   uniqueName,
+  waitFor,
 } from '../../harness';
 import { FAULT_RETRIES } from '../kafka.sender.faults.contract';
 import type { FaultSenderOptions, KafkaSenderFaultsFixture } from '../kafka.sender.faults.contract';
@@ -16,6 +17,33 @@ import { storedOn } from './kafka-ports';
 export interface FaultClient {
   create(options: KafkaConnectionOptions): Promise<KafkaSender>;
   skewClock(sender: KafkaSender, ms: number): Promise<void>;
+}
+
+/**
+ * A topic of two partitions, created. On this loaded machine kafkajs' admin sometimes fails its
+ * wait for the leaders (UNKNOWN_TOPIC_OR_PARTITION from its metadata poll) although the topic
+ * was created: then its metadata is awaited directly.
+ */
+async function createdTopic(name: string, config: Record<string, string>): Promise<void> {
+  try {
+    await createTopics([name], 2, config);
+  } catch (error) {
+    const admin = testKafka('outbox-contract-admin').admin();
+    await admin.connect();
+    try {
+      await waitFor(
+        () =>
+          admin.fetchTopicMetadata({ topics: [name] }).then(
+            ({ topics }) => topics[0]?.partitions.every((p) => p.leader >= 0) ?? false,
+            () => false,
+          ),
+        15_000,
+        `topic ${name} created (${String(error)})`,
+      );
+    } finally {
+      await admin.disconnect();
+    }
+  }
 }
 
 /** The connection options of every sender of the fault suite (brokers: the proxy). */
@@ -43,7 +71,7 @@ export async function kafkaSenderFaultsFixture(
 ): Promise<KafkaSenderFaultsFixture> {
   const topic = uniqueName('contract-faults');
   const topics = [topic];
-  await createTopics([topic], 2);
+  await createdTopic(topic, {});
   const proxy = await startFaultProxy();
   const senders: KafkaSender[] = [];
   const admin = async <T>(
@@ -69,7 +97,7 @@ export async function kafkaSenderFaultsFixture(
     createTopic: async (config) => {
       const name = uniqueName('contract-faults');
       topics.push(name);
-      await createTopics([name], 2, config);
+      await createdTopic(name, config);
       return name;
     },
     addPartitions: (name, total) =>

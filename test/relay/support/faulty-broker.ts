@@ -36,23 +36,30 @@ function seeded(seed: number): () => number {
 
 const REQUEST_TIMEOUT_MS = 1_500;
 
+/** Attempts of one send by the clients here (`retries: 2`): a fault armed this many times in a row fails it. */
+const SEND_ATTEMPTS = 3;
+
 /**
- * Each fault kind twice, at seeded moments: the n-th Produce request of the topic (or the n-th
- * new connection) after the drain starts. A backlog of `events` in batches of `batchSize` makes
- * about `events / batchSize` produce requests when nothing fails.
+ * Each fault kind twice, at seeded moments: from the n-th Produce request of the topic (or the
+ * n-th new connection) after the drain starts. A request fault fires on `SEND_ATTEMPTS`
+ * requests in a row, so that the send it hits fails after the client's own retries (once, the
+ * client's retry usually succeeds and the relay never sees the fault). A backlog of `events` in
+ * batches of `batchSize` makes about `events / batchSize` produce requests when nothing fails.
  */
 export function faultSchedule(seed: number, topic: string, produceRequests: number): FaultSpec[] {
   const random = seeded(seed);
   const moment = () => 1 + Math.floor(random() * Math.max(1, produceRequests - 2));
+  const times = SEND_ATTEMPTS;
   const specs: FaultSpec[] = [];
   for (let round = 0; round < 2; round++) {
     specs.push(
-      { api: 'Produce', topic, action: 'drop-response-then-close', after: moment() },
+      { api: 'Produce', topic, action: 'drop-response-then-close', times, after: moment() },
       {
         api: 'Produce',
         topic,
         action: 'delay-response',
         delayMs: REQUEST_TIMEOUT_MS + 1_000,
+        times,
         after: moment(),
       },
       {
@@ -60,6 +67,7 @@ export function faultSchedule(seed: number, topic: string, produceRequests: numb
         topic,
         action: 'cut-request',
         forwardBytes: Math.floor(random() * 64),
+        times,
         after: moment(),
       },
       { action: 'refuse-connections', times: 2, after: 1 + Math.floor(random() * 3) },
@@ -101,6 +109,8 @@ export interface FaultyDrain {
   /** Event ids the relay's store marked published. */
   published: string[];
   deadLettered: number;
+  /** The last error of each dead letter, distinct. */
+  deadLetterErrors: string[];
   records: KafkaRecord[];
   proxy: ReturnType<KafkaFaultProxy['stats']>;
   faultsFired: number;
@@ -140,7 +150,9 @@ export async function drainThroughFaults(opts: {
   const { engine, offer } = relayCore(store, publisher, {
     batchSize,
     maxInFlight: 200,
-    maxAttempts: 50,
+    // The relay's default: a failure counted against the events (class `event`) dead-letters
+    // them within seconds; the faults here, all of the broker or the way to it, never should.
+    maxAttempts: 10,
     publishConcurrency: 2,
     backoff: { initialMs: 100, maxMs: 1_000, jitter: 0.2 },
   });
@@ -182,6 +194,9 @@ export async function drainThroughFaults(opts: {
       .filter((doc) => doc.status === 'published')
       .map((doc) => doc.eventId),
     deadLettered: store.deadLetters.length,
+    deadLetterErrors: [
+      ...new Set(store.deadLetters.map((dead) => dead.errors.at(-1)?.error ?? 'no error')),
+    ],
     records: await readAll(topic),
     proxy: proxy.stats(),
     faultsFired: faults.reduce((sum, fault) => sum + fault.fired, 0),
@@ -204,7 +219,11 @@ export function checkFaultyDrain(drain: FaultyDrain): { duplicates: number } {
   }
   const lost = drain.produced.filter((id) => !inKafka.has(id));
   if (lost.length > 0) failures.push(`${lost.length} of ${drain.events} events not in Kafka`);
-  if (drain.deadLettered > 0) failures.push(`${drain.deadLettered} events dead-lettered`);
+  if (drain.deadLettered > 0) {
+    failures.push(
+      `${drain.deadLettered} events dead-lettered (${drain.deadLetterErrors.slice(0, 3).join(' | ')})`,
+    );
+  }
   const order = new Map(drain.produced.map((id, index) => [id, index]));
   const firsts = new Map<string, number[]>();
   const seen = new Set<string>();
