@@ -15,6 +15,8 @@ module.exports = {
       testMatch: [
         '<rootDir>/lib/**/*.spec.ts',
         '<rootDir>/scripts/**/*.spec.ts',
+        // The test harness's own pieces (the Kafka fault proxy) need no server either.
+        '<rootDir>/test/harness/**/*.spec.ts',
         // The contract suites on the simulated ports need no server.
         '<rootDir>/test/contracts/*.sim.spec.ts',
       ],
@@ -27,6 +29,7 @@ module.exports = {
       testPathIgnorePatterns: [
         '/node_modules/',
         '<rootDir>/test/compat/',
+        '<rootDir>/test/harness/',
         '<rootDir>/test/contracts/[^/]*\\.sim\\.spec\\.ts$',
       ],
     },

@@ -70,15 +70,21 @@ async function ensureKafkaJars(log) {
   });
 }
 
-function brokerProperties({ port, controllerPort, logDir }) {
+/**
+ * Two client listeners: PLAINTEXT, which every test uses, and FAULTS, for the tests that put the
+ * Kafka fault proxy (test/harness/kafka-fault-proxy) between a client and the broker. FAULTS
+ * listens on `faultsPort` but advertises `faultsProxyPort`, where the proxy listens: a client
+ * that bootstraps through the proxy reads the proxy's address in the metadata and stays on it.
+ */
+function brokerProperties({ port, controllerPort, faultsPort, faultsProxyPort, logDir }) {
   return [
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+    `listeners=PLAINTEXT://127.0.0.1:${port},FAULTS://127.0.0.1:${faultsPort},CONTROLLER://127.0.0.1:${controllerPort}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${port},FAULTS://127.0.0.1:${faultsProxyPort}`,
     'controller.listener.names=CONTROLLER',
-    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,FAULTS:PLAINTEXT,CONTROLLER:PLAINTEXT',
     'inter.broker.listener.name=PLAINTEXT',
     `log.dirs=${logDir}`,
     'num.partitions=1',
@@ -104,6 +110,8 @@ function brokerProperties({ port, controllerPort, logDir }) {
 async function startKafkaProcess(state) {
   await assertPortFree(state.port, 'Kafka', FIX);
   await assertPortFree(state.controllerPort, 'Kafka controller', FIX);
+  // Not `faultsProxyPort`: a test's fault proxy may be listening there across a restart.
+  if (state.faultsPort) await assertPortFree(state.faultsPort, 'Kafka fault listener', FIX);
   const java = findJava(17);
   if (!java) {
     throw new ServerSetupError(
@@ -180,11 +188,21 @@ async function createKafkaState() {
     dataDir,
     logFile: path.join(dataDir, 'broker.log'),
     propsFile: path.join(dataDir, 'server.properties'),
-    // Both ports outside the ephemeral range: the outage tests stop the broker and start it
+    // Every port outside the ephemeral range: the outage tests stop the broker and start it
     // again on the same ports.
     port: Number(process.env.OUTBOX_KAFKA_PORT) || (await restartablePort()),
-    controllerPort: await restartablePort(),
   };
+  // Four distinct ports (each is only checked free, not reserved, when picked).
+  const distinctPort = async () => {
+    let port;
+    do port = await restartablePort();
+    while (Object.values(state).includes(port));
+    return port;
+  };
+  state.controllerPort = await distinctPort();
+  // The fault listener and the port its proxy listens on (see brokerProperties).
+  state.faultsPort = await distinctPort();
+  state.faultsProxyPort = await distinctPort();
   fs.writeFileSync(
     state.propsFile,
     brokerProperties({ ...state, logDir: path.join(dataDir, 'data') }),

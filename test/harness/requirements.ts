@@ -1,4 +1,4 @@
-import { testServers } from './servers';
+import { faultListenerPorts, testServers } from './servers';
 
 /**
  * What a block of tests needs to prove its claim:
@@ -6,9 +6,11 @@ import { testServers } from './servers';
  * - `real-mongodb`: a claim only real MongoDB can prove (atomic abort seen by change streams,
  *   concurrent transactions, transient-error retries, commit order);
  * - `kafka`: a Kafka broker;
- * - `managed-kafka`: a broker the test may stop and restart (started by the runner).
+ * - `managed-kafka`: a broker the test may stop and restart (started by the runner);
+ * - `kafka-faults`: the managed broker's fault listener, behind which a test runs the Kafka
+ *   fault proxy (test/harness/kafka-fault-proxy).
  */
-export type Need = 'mongodb' | 'real-mongodb' | 'kafka' | 'managed-kafka';
+export type Need = 'mongodb' | 'real-mongodb' | 'kafka' | 'managed-kafka' | 'kafka-faults';
 
 export function unmetNeeds(needs: Need[]): string[] {
   const servers = testServers();
@@ -30,6 +32,11 @@ export function unmetNeeds(needs: Need[]): string[] {
     if (need === 'managed-kafka' && !servers.kafkaStateFile) {
       reasons.push(
         'needs a broker the test can stop and restart (started by npm test, not KAFKA_BROKERS)',
+      );
+    }
+    if (need === 'kafka-faults' && !faultListenerPorts()) {
+      reasons.push(
+        'needs the managed broker’s fault listener for the Kafka fault proxy (started by npm test, not KAFKA_BROKERS)',
       );
     }
   }

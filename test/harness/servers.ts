@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 export type MongoKind = 'mongodb' | 'poppydb' | 'none';
 
@@ -34,6 +35,20 @@ export function testServers(): TestServers {
       .filter(Boolean),
     kafkaStateFile: env.OUTBOX_TEST_STATE || undefined,
   };
+}
+
+/**
+ * The managed broker's fault listener (scripts/servers/kafka.js): the port it listens on and the
+ * port it advertises, where a test's Kafka fault proxy listens. Unset without a managed broker.
+ */
+export function faultListenerPorts(): { listenerPort: number; proxyPort: number } | undefined {
+  const file = testServers().kafkaStateFile;
+  if (!file) return undefined;
+  const { kafka } = JSON.parse(readFileSync(file, 'utf8')) as {
+    kafka?: { faultsPort?: number; faultsProxyPort?: number };
+  };
+  if (!kafka?.faultsPort || !kafka.faultsProxyPort) return undefined;
+  return { listenerPort: kafka.faultsPort, proxyPort: kafka.faultsProxyPort };
 }
 
 /** A name unique to this run, safe as a database, topic or group id: [a-z0-9_-]. */

@@ -15,7 +15,7 @@ function setup() {
   const metrics = new OutboxRelayMetrics();
   const pause = new BrokerPause(
     systemClock,
-    { initialMs: 10, maxMs: 20, jitter: 0 },
+    { initialMs: 60_000, maxMs: 60_000, jitter: 0 },
     logger,
     metrics,
   );

@@ -3,6 +3,7 @@ import { KafkajsSender } from '../../../lib/publisher/kafka/kafkajs.sender';
 import { createTopics, readTopic, testKafka, testServers, uniqueName } from '../../harness';
 import { CONTRACT_MESSAGE_MAX_BYTES } from '../kafka.sender.contract';
 import type { KafkaSenderFixture } from '../kafka.sender.contract';
+import type { FaultClient } from './kafka-faults-ports';
 
 /** kafkajs' own warnings are expected here (unknown topics, oversize messages). */
 const quiet: LoggerService = {
@@ -70,3 +71,16 @@ export async function kafkajsSenderFixture(): Promise<KafkaSenderFixture> {
     },
   };
 }
+
+/** This process's clock, before `kafkajsFaultClient.skewClock` shifts it. */
+const realNow = Date.now.bind(Date);
+
+/** The fault suite's client: `KafkajsSender` in this process (see kafka-faults-ports.ts). */
+export const kafkajsFaultClient: FaultClient = {
+  create: (options) => Promise.resolve(new KafkajsSender(options, quiet)),
+  // kafkajs stamps each record with `Date.now()` when it builds the request.
+  skewClock: (_sender, ms) => {
+    Date.now = ms === 0 ? realNow : () => realNow() + ms;
+    return Promise.resolve();
+  },
+};

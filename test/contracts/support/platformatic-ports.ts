@@ -9,6 +9,7 @@ import type { KafkaSenderFixture } from '../kafka.sender.contract';
 import { storedOn, UNREACHABLE_BROKER } from './kafka-ports';
 import type { PlatformaticKafkaSenderOptions } from '../../../lib/publisher/platformatic/platformatic-kafka.sender';
 import type { ChildReply, ChildRequest, SerializedError } from './platformatic-sender.child';
+import type { FaultClient } from './kafka-faults-ports';
 
 type Request = ChildRequest extends infer R
   ? R extends ChildRequest
@@ -99,7 +100,18 @@ class ChildPlatformaticSender implements KafkaSender {
   async disconnect(): Promise<void> {
     await this.call({ op: 'disconnect' }).catch(() => undefined);
   }
+
+  /** Shifts the child's clock (every sender of the child) by `ms`; 0 restores it. */
+  async skewClock(ms: number): Promise<void> {
+    await this.call({ op: 'skewClock', ms });
+  }
 }
+
+/** The fault suite's client: senders in the child process (see kafka-faults-ports.ts). */
+export const platformaticFaultClient: FaultClient = {
+  create: (options) => new ChildPlatformaticSender().create(options),
+  skewClock: (sender, ms) => (sender as ChildPlatformaticSender).skewClock(ms),
+};
 
 /**
  * `PlatformaticKafkaSender` (lib/publisher/platformatic) on the run's broker, with a fresh

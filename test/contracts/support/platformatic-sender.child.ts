@@ -8,6 +8,7 @@ import type { TopicBatch } from '../../../lib/publisher/kafka/kafka.sender';
 export type ChildRequest =
   | { id: number; sender: number; op: 'create'; options: PlatformaticKafkaSenderOptions }
   | { id: number; sender: number; op: 'connect' | 'disconnect' | 'replaceProducer' }
+  | { id: number; sender: number; op: 'skewClock'; ms: number }
   | { id: number; sender: number; op: 'partitionCount'; topic: string }
   | { id: number; sender: number; op: 'send'; batches: TopicBatch[]; aborted: boolean };
 
@@ -41,9 +42,16 @@ function serialize(value: unknown, depth = 0): SerializedError {
 
 const senders = new Map<number, PlatformaticKafkaSender>();
 
+/** This process's clock, before `skewClock` shifts it (the client stamps records with it). */
+const realNow = Date.now.bind(Date);
+
 async function handle(request: ChildRequest): Promise<unknown> {
   if (request.op === 'create') {
     senders.set(request.sender, new PlatformaticKafkaSender(request.options));
+    return undefined;
+  }
+  if (request.op === 'skewClock') {
+    Date.now = request.ms === 0 ? realNow : () => realNow() + request.ms;
     return undefined;
   }
   const sender = senders.get(request.sender);
