@@ -358,6 +358,7 @@ class MarkOnlyStore implements OutboxRelayStore {
 const storesNothing: KafkaSender = {
   connect: async () => undefined,
   disconnect: async () => undefined,
+  replaceProducer: async () => undefined,
   partitionCount: async () => 6,
   send: () => new Promise((resolve) => setImmediate(resolve)),
 };

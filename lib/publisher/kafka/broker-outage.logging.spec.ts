@@ -30,6 +30,7 @@ class DownSender implements KafkaSender {
   down = true;
   async connect(): Promise<void> {}
   async disconnect(): Promise<void> {}
+  async replaceProducer(): Promise<void> {}
   async partitionCount(): Promise<number> {
     if (this.down) throw connectionRefused();
     return 1;

@@ -18,6 +18,7 @@ class FakeSender implements KafkaSender {
   constructor(private readonly partitions: Record<string, number>) {}
   async connect(): Promise<void> {}
   async disconnect(): Promise<void> {}
+  async replaceProducer(): Promise<void> {}
   async partitionCount(topic: string): Promise<number> {
     const count = this.partitions[topic];
     if (!count) throw protocol('UNKNOWN_TOPIC_OR_PARTITION');

@@ -30,6 +30,11 @@ export interface KafkaSender {
    * Once `signal` is aborted, sends nothing more (no retry): rejects with `SendAbortedError`.
    */
   send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void>;
+  /**
+   * Retires the producer: the next send uses a new one (a new producer id, sequence numbers
+   * from 0), and the old one is disconnected once its sends settled. Never rejects.
+   */
+  replaceProducer(): Promise<void>;
   /** Never rejects. */
   disconnect(): Promise<void>;
 }

@@ -59,6 +59,8 @@ export class KafkajsSender implements KafkaSender {
     throwIfUnanswered(batches, stored);
   }
 
+  async replaceProducer(): Promise<void> {}
+
   async disconnect(): Promise<void> {
     const producer = await this.producer?.catch(() => undefined);
     const admin = await this.admin?.catch(() => undefined);

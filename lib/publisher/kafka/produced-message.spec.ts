@@ -13,6 +13,7 @@ class CapturingSender implements KafkaSender {
   readonly calls: TopicBatch[][] = [];
   async connect(): Promise<void> {}
   async disconnect(): Promise<void> {}
+  async replaceProducer(): Promise<void> {}
   async partitionCount(): Promise<number> {
     return 6;
   }

@@ -99,6 +99,8 @@ export class PlatformaticKafkaSender implements KafkaSender {
     }
   }
 
+  async replaceProducer(): Promise<void> {}
+
   async disconnect(): Promise<void> {
     const producer = this.producer;
     this.producer = undefined;

@@ -24,6 +24,7 @@ class SlowSender implements KafkaSender {
   private rejectFirst?: (error: Error) => void;
   async connect(): Promise<void> {}
   async disconnect(): Promise<void> {}
+  async replaceProducer(): Promise<void> {}
   async partitionCount(): Promise<number> {
     return 8;
   }

@@ -210,6 +210,7 @@ describe('metrics through the OpenTelemetry metrics API', () => {
     const inner: KafkaSender = {
       connect: async () => undefined,
       disconnect: async () => undefined,
+      replaceProducer: async () => undefined,
       partitionCount: async () => 1,
       send: async (_batches: readonly TopicBatch[]) => undefined,
     };

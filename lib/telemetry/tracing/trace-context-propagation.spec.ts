@@ -37,6 +37,7 @@ class RecordingSender implements KafkaSender {
   fail?: Error;
   async connect() {}
   async disconnect() {}
+  async replaceProducer(): Promise<void> {}
   async partitionCount() {
     return 1;
   }

@@ -92,6 +92,8 @@ class ChildPlatformaticSender implements KafkaSender {
     await this.call({ op: 'send', batches: [...batches], aborted: signal?.aborted ?? false });
   }
 
+  async replaceProducer(): Promise<void> {}
+
   async disconnect(): Promise<void> {
     await this.call({ op: 'disconnect' }).catch(() => undefined);
   }
