@@ -110,6 +110,11 @@ export class SimKafkaCluster {
     const spec = this.topics.get(topic);
     if (!spec || added <= 0) return;
     spec.partitions += added;
+    this.history.partitionsAdded.push({
+      at: this.scheduler.now,
+      topic,
+      partitions: spec.partitions,
+    });
     this.history.countEffect('kafka-partitions-added');
   }
 
