@@ -41,7 +41,7 @@ class SimProducer {
   /**
    * Idempotent: until when its last request is in flight (virtual ms). kafkajs holds a lock per
    * broker from before a request until its answer (`eosManager.acquireBrokerLock`,
-   * sendMessages.js 78 and 121): no other request of the producer reaches the broker meanwhile.
+   * sendMessages.js 79 and 122): no other request of the producer reaches the broker meanwhile.
    */
   busyUntil = Number.NEGATIVE_INFINITY;
 }
@@ -61,7 +61,7 @@ const NEVER = new Promise<never>(() => undefined);
  * `metadataMaxAge` (300 s) ran out (`cluster.refreshMetadataIfNecessary`, sendMessages.js 26), and
  * again after an attempt failed with a stale-metadata, connection or retriable protocol error
  * (sendMessages.js 150-161). A message for a partition it does not know is left out of the
- * request (kafkajs finds no leader for it, sendMessages.js 47) and, the rest answered, the call
+ * request (kafkajs finds no leader for it, sendMessages.js 48) and, the rest answered, the call
  * rejects as `KafkajsSender.throwIfUnanswered` makes it (`partitionNotInMetadata`).
  *
  * `idempotent`: the producer has a producer id and per-partition sequences
