@@ -61,7 +61,8 @@ describe('relay under simulated faults', () => {
    * Issue 30: `relay.kafka.idempotent` against a broker that checks sequence numbers, with
    * ambiguous acknowledgements and partitions added to topics (defects 1 and 5): (k) no event
    * marked published that Kafka does not hold, (a) and (f) no topic held for the producer's
-   * metadata age. Saved finding: idempotent-producer-marks-published-a-batch-the-broker-took-for-a-duplicate.
+   * metadata age. Saved findings: idempotent-producer-marks-published-a-batch-the-broker-took-for-a-duplicate,
+   * partitions-added-hold-the-topic-until-the-producer-metadata-is-300-s-old.
    */
   it(
     `keeps its invariants over ${IDEMPOTENT_RUNS} schedules with an idempotent producer (seed ${SEED})`,
