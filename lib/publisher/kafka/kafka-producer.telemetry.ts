@@ -77,7 +77,7 @@ class TracingKafkaSender implements KafkaSender {
   readonly connect = (): Promise<void> => this.inner.connect();
   readonly partitionCount = (topic: string): Promise<number> => this.inner.partitionCount(topic);
   readonly disconnect = (): Promise<void> => this.inner.disconnect();
-  async replaceProducer(): Promise<void> {}
+  readonly replaceProducer = (): Promise<void> => this.inner.replaceProducer();
 
   async send(batches: readonly TopicBatch[], signal?: AbortSignal): Promise<void> {
     const { api } = this;
