@@ -47,6 +47,8 @@ export const KAFKA_SENDER_CASES = {
     'a message for a partition the topic does not have is never reported as stored (send rejects)',
   unreachable:
     'a sender whose brokers do not answer rejects connect, partitionCount and send, each classified broker',
+  replaced:
+    'after replaceProducer, sends store as before, each on its partition, in order (a new producer took over)',
 } as const;
 
 export type KafkaSenderCase = keyof typeof KAFKA_SENDER_CASES;
@@ -172,6 +174,15 @@ export function kafkaSenderContract(
       );
     expect(outcome).toBe('rejected');
     expect(await f.stored(f.topic)).toEqual({});
+  });
+
+  test('replaced', async () => {
+    await f.sender.send([{ topic: f.topic, messages: [message('p', 0)] }]);
+    await f.sender.replaceProducer();
+    await f.sender.send([{ topic: f.topic, messages: [message('q', 0), message('r', 1)] }]);
+    await f.sender.replaceProducer();
+    await f.sender.send([{ topic: f.topic, messages: [message('s', 0)] }]);
+    expect(await f.stored(f.topic)).toEqual({ 0: ['p', 'q', 's'], 1: ['r'] });
   });
 
   test('unreachable', async () => {

@@ -7,3 +7,10 @@ describe('KafkaSender contract: the simulated sender (SimKafkaSender)', () => {
       'the simulated cluster has no addresses to get wrong (its broker outage is the brokerDown case)',
   });
 });
+
+describe('KafkaSender contract: the simulated sender, idempotent (producer ids and sequence numbers)', () => {
+  kafkaSenderContract(() => Promise.resolve(simKafkaSenderFixture({ idempotent: true })), {
+    unreachable:
+      'the simulated cluster has no addresses to get wrong (its broker outage is the brokerDown case)',
+  });
+});

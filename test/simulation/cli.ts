@@ -17,7 +17,9 @@
  * partitioned hand-overs with publishes in flight (a relay joins, relays leave). `--scheduled`
  * runs single-lease schedules of which one in three has scheduled and cancelled events; with
  * `--partitioned`, `--partitions N`, `--graceful-stops` or `--hand-overs`, that family's
- * schedules built on those.
+ * schedules built on those. `--idempotent` runs single-lease schedules with
+ * `relay.kafka.idempotent`, ambiguous acknowledgements and partitions added to topics
+ * (`idempotent.arbitrary.ts`). `--help` prints this.
  */
 import { readFileSync } from 'node:fs';
 import type fc from 'fast-check';
@@ -32,9 +34,27 @@ import {
   scheduledHandOverSchedules,
 } from './schedule/stop-under-load.arbitrary';
 import { scheduledScheduleArbitrary } from './schedule/schedule.arbitrary';
+import { idempotentScheduleArbitrary } from './schedule/idempotent.arbitrary';
 import { ToyRelay } from './toy/toy.relay';
 import type { RelayFactory } from './world/relay-under-test';
 import { realRelay } from './world/relay.factory';
+
+const USAGE = `npm run simulate -- [--runs N] [--seed S] [--path P] [--verbose] [--no-shrink] [--shrink]
+  [--keep-going] [--only a,f] [--schedule FILE] [--toy]
+  [--partitioned | --partitions N] [--graceful-stops | --hand-overs] [--scheduled] [--idempotent]
+
+  --runs N, --seed S     N schedules from seed S (default 1000, a seed from the time)
+  --seed S --path P      replay one schedule, as printed for a failure (--shrink: shrink it further)
+  --schedule FILE        replay a schedule saved as JSON (test/simulation/findings/*.json)
+  --verbose              print the trace of the failing or replayed run
+  --keep-going           run all N whatever fails, list the failures by kind (no shrinking)
+  --only a,f             judge only these invariants
+  --toy                  the toy relay (test/simulation/toy) instead of lib/'s
+  --partitioned          partitioned schedules, 2-8 partitions (--partitions N: N)
+  --graceful-stops       graceful stops under load; --hand-overs: hand-overs with publishes in flight
+  --scheduled            scheduled and cancelled events (alone or with the three above)
+  --idempotent           relay.kafka.idempotent, ambiguous acks, partitions added to topics
+  --help                 this`;
 
 interface CliArgs {
   runs: number;
@@ -55,6 +75,8 @@ interface CliArgs {
   stops?: 'graceful-stops' | 'hand-overs';
   /** The scheduled-events family (`--scheduled`). */
   scheduled?: boolean;
+  /** The idempotent-producer family (`--idempotent`). */
+  idempotent?: boolean;
 }
 
 function parseArgs(argv: string[]): CliArgs {
@@ -87,7 +109,11 @@ function parseArgs(argv: string[]): CliArgs {
     else if (flag === '--partitioned') args.partitions = 0;
     else if (flag === '--partitions') args.partitions = positiveInt(flag, value());
     else if (flag === '--scheduled') args.scheduled = true;
-    else if (flag === '--graceful-stops' || flag === '--hand-overs')
+    else if (flag === '--idempotent') args.idempotent = true;
+    else if (flag === '--help' || flag === '-h') {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    } else if (flag === '--graceful-stops' || flag === '--hand-overs')
       args.stops = flag === '--graceful-stops' ? 'graceful-stops' : 'hand-overs';
     else throw new Error(`unknown option ${flag} (see test/simulation/cli.ts)`);
   }
@@ -103,12 +129,17 @@ function flags(args: CliArgs): string {
       : args.partitions === 0
         ? ' --partitioned'
         : ` --partitions ${args.partitions}`;
-  const family = `${args.stops ? ` --${args.stops}` : ''}${args.scheduled ? ' --scheduled' : ''}`;
+  const family = `${args.stops ? ` --${args.stops}` : ''}${args.scheduled ? ' --scheduled' : ''}${args.idempotent ? ' --idempotent' : ''}`;
   return `${args.toy ? ' --toy' : ''}${partitioned}${family}`;
 }
 
 /** The schedules to generate, and their name in the report. */
 function scheduleKind(args: CliArgs): { name: string; arbitrary?: fc.Arbitrary<Schedule> } {
+  if (args.idempotent) {
+    if (args.stops || args.partitions !== undefined || args.scheduled)
+      throw new Error('--idempotent runs single-lease schedules only (no other family flag)');
+    return { name: 'single lease, idempotent producer', arbitrary: idempotentScheduleArbitrary };
+  }
   const scheduled = args.scheduled ? ' with scheduled events' : '';
   if (args.stops === 'graceful-stops') {
     return {

@@ -144,6 +144,18 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'with maxInFlight 1, aggregates due together are read one after another as the lane frees, not one per pass of the due reader (a second apart)',
   },
+  {
+    file: 'idempotent-producer-marks-published-a-batch-the-broker-took-for-a-duplicate.json',
+    invariant: 'k',
+    title:
+      'an idempotent producer whose send failed after the broker appended (ambiguous ack) does not send other events with the rolled-back sequence numbers: the broker would answer them as a duplicate, and they would be marked published without being in Kafka (issue 30, defect 1)',
+  },
+  {
+    file: 'partitions-added-hold-the-topic-until-the-producer-metadata-is-300-s-old.json',
+    invariant: 'a',
+    title:
+      'partitions added to a topic do not hold it until the producer’s metadata is 300 s old: once the publisher knows the new count, the producer learns it too, and a partition it does not know yet holds only that partition (issue 30, defect 5)',
+  },
 ];
 
 async function violationsOf(file: string, invariant: string): Promise<string[] | undefined> {

@@ -12,6 +12,7 @@ import { NoSilentStopInvariant } from './invariants/no-silent-stop.invariant';
 import { NotBeforeDueInvariant } from './invariants/not-before-due.invariant';
 import { OrderInvariant } from './invariants/order.invariant';
 import { PartitionsInvariant } from './invariants/partitions.invariant';
+import { PublishedStoredInvariant } from './invariants/published-stored.invariant';
 import { SimContractInvariant } from './invariants/ports-only.invariant';
 import { scheduleArbitrary } from './schedule/schedule.arbitrary';
 import type { Schedule } from './schedule/schedule.types';
@@ -56,6 +57,7 @@ export class BoundsMonitor implements SimMonitor {
 export function invariantCheckers(): InvariantChecker[] {
   return [
     new LivenessInvariant(),
+    new PublishedStoredInvariant(),
     new OrderInvariant(),
     new CheckpointSafetyInvariant(),
     new MemoryInvariant(),

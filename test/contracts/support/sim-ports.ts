@@ -124,7 +124,7 @@ export function simChangeSourceFixture(): ChangeSourceFixture {
 }
 
 /** The simulated `KafkaSender` (test/simulation/kafka/sim-kafka.sender.ts) on a simulated cluster. */
-export function simKafkaSenderFixture(): KafkaSenderFixture {
+export function simKafkaSenderFixture(options: { idempotent?: boolean } = {}): KafkaSenderFixture {
   const scheduler = new SimScheduler(new SimTrace());
   const history = new SimHistory();
   const random = new SimRandom(20261201);
@@ -153,7 +153,13 @@ export function simKafkaSenderFixture(): KafkaSenderFixture {
     faults,
     process,
     random.fork('sender'),
-    { latencyMs: 2, retries: 2, retryDelayMs: 100, holdsLease: () => true },
+    {
+      latencyMs: 2,
+      retries: 2,
+      retryDelayMs: 100,
+      holdsLease: () => true,
+      idempotent: options.idempotent,
+    },
   );
   return {
     sender: driven(scheduler, sender),

@@ -1,10 +1,14 @@
-import { TARGETED_FAULT_KINDS } from '../schedule/schedule.types';
+import { KAFKA_CLIENT_FAULT_KINDS, TARGETED_FAULT_KINDS } from '../schedule/schedule.types';
 import type { FaultKind } from '../schedule/schedule.types';
 import type { CommitFact } from '../world/sim.history';
 import type { SimWorld } from '../world/sim-world';
 import { majorityReachedAt } from './majority-lag';
 
-const TARGETED: ReadonlySet<FaultKind> = new Set(TARGETED_FAULT_KINDS);
+/** Partitions added to a topic disturb that topic (its producer's metadata lags), nothing else. */
+const TARGETED: ReadonlySet<FaultKind> = new Set([
+  ...TARGETED_FAULT_KINDS,
+  ...KAFKA_CLIENT_FAULT_KINDS,
+]);
 
 /** The simulated kafkajs' own retries of a request (`SimWorld`: 2 retries, 100 ms doubling). */
 const KAFKAJS_RETRIES_MS = 100 + 200;
@@ -248,7 +252,11 @@ export function targetsOf(world: SimWorld): Target[] {
     const topic = topics[fault.target % topics.length];
     const name = `sim.${topic.type}`;
     const window = { from: fault.at, to: fault.at + fault.duration };
-    if (fault.kind === 'kafka-topic-missing' || fault.kind === 'kafka-topic-unauthorized') {
+    if (
+      fault.kind === 'kafka-topic-missing' ||
+      fault.kind === 'kafka-topic-unauthorized' ||
+      fault.kind === 'kafka-partitions-added'
+    ) {
       result.push({ window, topic: name, label: `${fault.kind} ${name}` });
     } else {
       const partition = fault.param % Math.max(1, topic.partitions);

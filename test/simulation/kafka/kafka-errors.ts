@@ -4,6 +4,7 @@ import {
   KafkaJSNumberOfRetriesExceeded,
   KafkaJSProtocolError,
 } from 'kafkajs';
+import { partitionNotInMetadataError } from '../../../lib/publisher/kafka/kafka.sender';
 
 /** Exported by kafkajs at runtime, missing from its typings. */
 const KafkaJSConnectionClosedError = (
@@ -25,6 +26,8 @@ export const KAFKA_PROTOCOL = {
   RECORD_LIST_TOO_LARGE: { code: 18, retriable: false },
   NOT_ENOUGH_REPLICAS: { code: 19, retriable: true },
   TOPIC_AUTHORIZATION_FAILED: { code: 29, retriable: false },
+  /** An idempotent producer's batch whose first sequence is not the next the broker expects. */
+  OUT_OF_ORDER_SEQUENCE_NUMBER: { code: 45, retriable: false },
   UNKNOWN_SERVER_ERROR: { code: -1, retriable: false },
 } as const;
 
@@ -35,6 +38,15 @@ export function protocolError(type: KafkaProtocolType, detail: string): KafkaJSP
   const { code, retriable } = KAFKA_PROTOCOL[type];
   const raw = Object.assign(new Error(`${type}: ${detail}`), { type, code, retriable });
   return new KafkaJSProtocolError(raw);
+}
+
+/**
+ * What `KafkajsSender` raises when kafkajs left a partition out of the request because its
+ * producer's metadata does not have it yet (`throwIfUnanswered`, lib/publisher/kafka/kafkajs.sender.ts):
+ * the one place the simulation makes this error, so a partition-scoped one replaces it at once.
+ */
+export function partitionNotInMetadata(topic: string, partition: number): Error {
+  return partitionNotInMetadataError(topic, partition);
 }
 
 /** What a failed connection (broker down, or it closed the socket) looks like. */

@@ -120,4 +120,82 @@ describe('SimKafkaCluster', () => {
     expect(history.appends.filter((append) => append.ambiguous)).toHaveLength(ambiguous);
     expect(history.appends).toHaveLength(20);
   });
+
+  describe('idempotent producers (issue 30)', () => {
+    const order = (ids: string[], partition = 0) => [
+      { topic: 'sim.Order', messages: ids.map((id) => message(id, partition)) },
+    ];
+
+    it('moves a producer’s sequences on per partition by the records each request appended', () => {
+      const { kafka, history } = cluster();
+      const producer = { id: kafka.initProducerId(), sequences: new Map<string, number>() };
+      expect(kafka.produce('relay-1', 1, order(['a', 'b']), producer).error).toBeUndefined();
+      expect(kafka.produce('relay-1', 2, order(['c']), producer).error).toBeUndefined();
+      expect(producer.sequences.get('sim.Order#0')).toBe(3);
+      expect(history.appends.map((append) => append.eventId)).toEqual(['a', 'b', 'c']);
+    });
+
+    it('answers a batch equal to an appended one (same first sequence and count) as a duplicate: success, nothing appended', () => {
+      const { kafka, history } = cluster();
+      const producer = { id: kafka.initProducerId(), sequences: new Map<string, number>() };
+      kafka.produce('relay-1', 1, order(['a', 'b']), producer);
+      // The client's sequence went back (a failed request), the broker had appended it.
+      producer.sequences.set('sim.Order#0', 0);
+      const again = kafka.produce('relay-1', 2, order(['x', 'y']), producer);
+      expect(again.error).toBeUndefined();
+      expect(history.appends.map((append) => append.eventId)).toEqual(['a', 'b']);
+      expect(history.effects.get('kafka-duplicate-batch')).toBe(1);
+    });
+
+    it('refuses a batch whose first sequence is not the next one (OUT_OF_ORDER_SEQUENCE_NUMBER, not retriable), and moves no sequence', () => {
+      const { kafka, history } = cluster();
+      const producer = { id: kafka.initProducerId(), sequences: new Map<string, number>() };
+      kafka.produce('relay-1', 1, order(['a', 'b']), producer);
+      producer.sequences.set('sim.Order#0', 0);
+      const refused = kafka.produce('relay-1', 2, order(['x']), producer);
+      expect(refused).toMatchObject({ retriable: false });
+      expect(classifyKafkaError(refused.error).type).toBe('OUT_OF_ORDER_SEQUENCE_NUMBER');
+      expect(producer.sequences.get('sim.Order#0')).toBe(0);
+      expect(history.appends).toHaveLength(2);
+    });
+
+    it('leaves every partition’s sequence where it was when one partition of the request fails, though the others appended', () => {
+      const { kafka, history } = cluster([window('kafka-partition-retriable', 0, 1)]);
+      const producer = { id: kafka.initProducerId(), sequences: new Map<string, number>() };
+      const attempt = kafka.produce(
+        'relay-1',
+        1,
+        [{ topic: 'sim.Order', messages: [message('a', 0), message('b', 1)] }],
+        producer,
+      );
+      expect(attempt.error).toBeDefined();
+      expect(history.appends.map((append) => append.eventId)).toEqual(['a']);
+      expect(producer.sequences.size).toBe(0);
+      // kafkajs' retry of the same request: partition 0 is a duplicate, nothing appended twice.
+      kafka.produce('relay-1', 2, order(['a']), producer);
+      expect(history.appends.map((append) => append.eventId)).toEqual(['a']);
+    });
+
+    it('gives a new producer a new id whose sequences start at 0', () => {
+      const { kafka, history } = cluster();
+      const first = { id: kafka.initProducerId(), sequences: new Map<string, number>() };
+      kafka.produce('relay-1', 1, order(['a']), first);
+      const second = { id: kafka.initProducerId(), sequences: new Map<string, number>() };
+      expect(second.id).not.toBe(first.id);
+      expect(kafka.produce('relay-1', 2, order(['b']), second).error).toBeUndefined();
+      expect(history.appends.map((append) => append.eventId)).toEqual(['a', 'b']);
+    });
+  });
+
+  it('adds partitions to a topic: metadata and appends see them at once, the history records it', () => {
+    const { kafka, history } = cluster();
+    kafka.addPartitions('sim.Order', 2);
+    expect(kafka.metadata('sim.Order')).toEqual({ partitions: 4 });
+    expect(kafka.partitionsOf('sim.Order')).toBe(4);
+    expect(
+      kafka.produce('relay-1', 1, [{ topic: 'sim.Order', messages: [message('a', 3)] }]).error,
+    ).toBeUndefined();
+    expect(history.contractViolations).toEqual([]);
+    expect(history.partitionsAdded).toEqual([{ at: 0, topic: 'sim.Order', partitions: 4 }]);
+  });
 });

@@ -28,6 +28,24 @@ export interface ProduceAttempt {
   failed?: { topic: string; partition: number };
 }
 
+/**
+ * An idempotent producer as one produce attempt carries it: its producer id, and the client's
+ * next sequence number per partition (`topic#partition`, absent: 0). The client assigns each
+ * partition's batch the next sequence and moves it on by the batch's record count before the
+ * request, and moves it back when the request fails, whatever the broker did (kafkajs
+ * `src/producer/sendMessages.js` 86-89 and 105-111; `@platformatic/kafka`
+ * `clients/producer/producer.js` moves it on only once the request succeeded, 712): the net
+ * effect, which the attempt being atomic here lets the cluster apply, is that the sequences move
+ * on only when the whole request succeeded.
+ */
+export interface SimProducerIdentity {
+  id: number;
+  sequences: Map<string, number>;
+}
+
+/** How many of a producer's last batches per partition the broker remembers (Kafka's `NUM_BATCHES_TO_RETAIN`). */
+const RETAINED_BATCHES = 5;
+
 /** Bytes of a message as the broker counts them (key, value, header names and values). */
 export function messageBytes(message: PartitionedMessage): number {
   let bytes = message.key.length + message.value.length + 16;
@@ -49,6 +67,9 @@ export class SimKafkaCluster {
   private readonly offsets = new Map<string, number>();
   /** Where kafkajs puts a message that names no partition (its default partitioner). */
   private readonly partitioner = Partitioners.DefaultPartitioner();
+  /** Per (producer id, topic, partition): the last batches appended, first sequence and count. */
+  private readonly producerBatches = new Map<string, Array<{ first: number; count: number }>>();
+  private lastProducerId = 0;
 
   constructor(
     private readonly scheduler: SimScheduler,
@@ -79,8 +100,44 @@ export class SimKafkaCluster {
     return { partitions: (this.topics.get(topic) as SimTopic).partitions };
   }
 
-  /** One attempt of a produce request (kafkajs retries retriable ones: the caller calls again). */
-  produce(node: string, callId: number, batches: readonly TopicBatch[]): ProduceAttempt {
+  /** Partition count as the cluster has it now, faults aside (what a client's metadata refresh reads). */
+  partitionsOf(topic: string): number | undefined {
+    return this.topics.get(topic)?.partitions;
+  }
+
+  /** Partitions added to a topic (an operator's `kafka-topics --alter --partitions`). */
+  addPartitions(topic: string, added: number): void {
+    const spec = this.topics.get(topic);
+    if (!spec || added <= 0) return;
+    spec.partitions += added;
+    this.history.partitionsAdded.push({
+      at: this.scheduler.now,
+      topic,
+      partitions: spec.partitions,
+    });
+    this.history.countEffect('kafka-partitions-added');
+  }
+
+  /** A new producer id (InitProducerId): its sequences start at 0 on every partition. */
+  initProducerId(): number {
+    return ++this.lastProducerId;
+  }
+
+  /**
+   * One attempt of a produce request (kafkajs retries retriable ones: the caller calls again).
+   * With `producer` (an idempotent producer), each partition's batch carries its first sequence
+   * and the broker keeps, per producer and partition, its last batches: a batch equal to one of
+   * them (same first sequence and record count) is a retry of it, answered as it was (success,
+   * nothing appended again); a batch whose first sequence is not the one after the last batch
+   * is refused with OUT_OF_ORDER_SEQUENCE_NUMBER (Kafka's `ProducerStateEntry` and
+   * `ProducerAppendInfo.checkSequence`).
+   */
+  produce(
+    node: string,
+    callId: number,
+    batches: readonly TopicBatch[],
+    producer?: SimProducerIdentity,
+  ): ProduceAttempt {
     if (this.outage()) return { error: connectionError(false), retriable: true };
     let requestBytes = 0;
     for (const batch of batches)
@@ -92,6 +149,7 @@ export class SimKafkaCluster {
     if (requestBytes > 0.8 * this.limits.requestMaxBytes)
       this.history.countEffect('request over 80% of the broker limit');
     let first: ProduceAttempt | undefined;
+    const sent: Array<{ key: string; first: number; count: number }> = [];
     for (const batch of batches) {
       const groups = new Map<number, PartitionedMessage[]>();
       for (const message of batch.messages) {
@@ -101,10 +159,19 @@ export class SimKafkaCluster {
         else groups.set(partition, [message]);
       }
       for (const [partition, messages] of groups) {
-        const failure = this.appendGroup(node, callId, batch.topic, partition, messages);
+        let sequence: { producerId: number; first: number } | undefined;
+        if (producer) {
+          const key = `${batch.topic}#${partition}`;
+          sequence = { producerId: producer.id, first: producer.sequences.get(key) ?? 0 };
+          sent.push({ key, first: sequence.first, count: messages.length });
+        }
+        const failure = this.appendGroup(node, callId, batch.topic, partition, messages, sequence);
         if (failure && !first) first = failure;
       }
     }
+    // The client's sequences move on only when the whole request succeeded (see SimProducerIdentity).
+    if (producer && !first)
+      for (const { key, first: from, count } of sent) producer.sequences.set(key, from + count);
     return first ?? { retriable: false };
   }
 
@@ -114,6 +181,7 @@ export class SimKafkaCluster {
     topic: string,
     partition: number,
     messages: PartitionedMessage[],
+    sequence?: { producerId: number; first: number },
   ): ProduceAttempt | undefined {
     const now = this.scheduler.now;
     const fail = (type: KafkaProtocolType, detail: string): ProduceAttempt => ({
@@ -169,6 +237,31 @@ export class SimKafkaCluster {
     if (poisoned) {
       this.history.countEffect('kafka-poison-event');
       return fail('UNKNOWN_SERVER_ERROR', 'the broker fails on a message of this batch');
+    }
+    if (sequence) {
+      const state = `${sequence.producerId}/${topic}/${partition}`;
+      const last = this.producerBatches.get(state) ?? [];
+      const count = messages.length;
+      if (last.some((batch) => batch.first === sequence.first && batch.count === count)) {
+        // A retry of a batch it has: answered as that one was, nothing appended (with acks -1
+        // the answer still waits for the replicas, so it may time out as the first did).
+        this.history.countEffect('kafka-duplicate-batch');
+        if (this.faults.any('kafka-ambiguous-ack', now, targets) && this.random.chance(0.5))
+          return fail('REQUEST_TIMED_OUT', 'a duplicate batch, and the acknowledgement timed out');
+        return undefined;
+      }
+      const previous = last[last.length - 1];
+      const expected = previous ? previous.first + previous.count : 0;
+      if (sequence.first !== expected) {
+        this.history.countEffect('kafka-out-of-order-sequence');
+        return fail(
+          'OUT_OF_ORDER_SEQUENCE_NUMBER',
+          `producer ${sequence.producerId}: expected sequence ${expected}, got ${sequence.first}`,
+        );
+      }
+      last.push({ first: sequence.first, count });
+      if (last.length > RETAINED_BATCHES) last.shift();
+      this.producerBatches.set(state, last);
     }
     const ambiguous =
       this.faults.any('kafka-ambiguous-ack', now, targets) && this.random.chance(0.5);

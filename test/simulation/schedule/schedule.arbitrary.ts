@@ -254,6 +254,8 @@ function faultShape(kind: FaultKind): {
       return { duration: fc.constant(1), param: ms(-5_000, 5_000) };
     case 'leave':
       return { duration: ms(0, 6_000), param: fc.constant(0) };
+    case 'kafka-partitions-added':
+      return { duration: ms(0, 3_000), param: ms(1, 3) };
   }
 }
 

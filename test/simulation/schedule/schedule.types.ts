@@ -41,7 +41,18 @@ export const FAULT_KINDS = [
  */
 export const CHURN_FAULT_KINDS = ['leave'] as const;
 
-export type FaultKind = (typeof FAULT_KINDS)[number] | (typeof CHURN_FAULT_KINDS)[number];
+/**
+ * What a Kafka client meets besides the broker's answers (only in the idempotent family,
+ * `idempotent.arbitrary.ts`, so the other families' schedules stay what they were):
+ * `kafka-partitions-added` adds `param` partitions to topic `target` at `at` (an operator's
+ * `kafka-topics --alter`); the producer's metadata learns it only when it refreshes.
+ */
+export const KAFKA_CLIENT_FAULT_KINDS = ['kafka-partitions-added'] as const;
+
+export type FaultKind =
+  | (typeof FAULT_KINDS)[number]
+  | (typeof CHURN_FAULT_KINDS)[number]
+  | (typeof KAFKA_CLIENT_FAULT_KINDS)[number];
 
 /**
  * Faults that hit one destination (a topic, a partition) or one aggregate only: the Kafka
@@ -59,7 +70,7 @@ export interface Fault {
   /**
    * The target, by kind: a relay index (crash, crash-at-call, crash-in-timer, pause, clock-skew,
    * clock-drift), an aggregate
-   * type index (kafka-topic-*), a type and partition (kafka-partition-retriable,
+   * type index (kafka-topic-*, kafka-partitions-added), a type and partition (kafka-partition-retriable,
    * kafka-ambiguous-ack), a transaction (kafka-oversize-event, kafka-poison-event).
    */
   target: number;
@@ -69,7 +80,8 @@ export interface Fault {
    * (db-transient-*, db-timeout, cursor-error); the event's index in its transaction (oversize,
    * poison); the clock-rate drift in parts per million (clock-drift: the process's clocks and timers
    * run at 1 + param / 1e6 of real time while it lasts); how long replication to the secondaries
-   * stalls before a stepdown (stepdown, ms: commits in that window are rolled back).
+   * stalls before a stepdown (stepdown, ms: commits in that window are rolled back); how many
+   * partitions are added (kafka-partitions-added).
    */
   param: number;
 }
@@ -91,6 +103,11 @@ export interface SimRelayOptionsData {
   shutdownTimeoutMs: number;
   /** `relay.partitions` of the relays at their start (absent: 1, the single-lease RelayNode). */
   partitions?: number;
+  /**
+   * `relay.kafka.idempotent` (absent: false): the relay's producer is idempotent, and the
+   * simulated cluster checks its sequence numbers (`SimKafkaSender`).
+   */
+  idempotent?: true;
 }
 
 export interface SimTopicData {

@@ -20,7 +20,10 @@ export function simOutboxOptions(ports: SimRelayPorts): ResolvedOutboxOptions {
   return resolveOutboxOptions({
     createIndexes: false,
     relay: {
-      kafka: { brokers: ['127.0.0.1:9092'] },
+      kafka: {
+        brokers: ['127.0.0.1:9092'],
+        ...(options.idempotent ? { idempotent: true } : {}),
+      },
       topicPrefix: ports.topicPrefix,
       batchSize: options.batchSize,
       maxBatchBytes: options.maxBatchBytes,

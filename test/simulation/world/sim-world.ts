@@ -449,6 +449,7 @@ export class SimWorld {
           latencyMs: this.schedule.world.kafkaLatencyMs,
           retries: 2,
           retryDelayMs: 100,
+          idempotent: this.schedule.options.idempotent === true,
           holdsLease: () =>
             this.db.holdsLease(owner, undefined, this.partitioned ? 'any' : undefined),
         },
@@ -554,6 +555,14 @@ export class SimWorld {
       case 'clock-skew':
         onLiveNode('clock step', (target) => target.process.stepClock(fault.param));
         break;
+      case 'kafka-partitions-added': {
+        const topics = this.schedule.world.topics;
+        const topic = `${SIM_TOPIC_PREFIX}${topics[fault.target % topics.length].type}`;
+        this.scheduler.at(fault.at, 'kafka', `${fault.param} partition(s) added to ${topic}`, () =>
+          this.kafka.addPartitions(topic, fault.param),
+        );
+        break;
+      }
       case 'extra-relay':
         if (this.schedule.relays.skewsMs.length + this.joined >= 3) return;
         this.joined++;

@@ -227,6 +227,8 @@ export class SimHistory {
   readonly effects = new Map<string, number>();
   /** A lease taken while another owner's lease was still valid by the server's clock. */
   readonly leaseOverlaps: string[] = [];
+  /** Partitions added to a topic (`kafka-partitions-added`): when, and its count since. */
+  readonly partitionsAdded: Array<{ at: number; topic: string; partitions: number }> = [];
   /** Calls that broke a port's contract (e.g. a message for a partition the topic does not have). */
   readonly contractViolations: string[] = [];
   /** Unhandled promise rejections seen during the run. */
