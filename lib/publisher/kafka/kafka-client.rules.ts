@@ -205,7 +205,7 @@ export const KAFKA_OPTION_RULES: readonly KafkaOptionRule[] = [
   {
     option: 'idempotent',
     means:
-      "broker-side dedupe of the client's retries, one request in flight, `acks: -1`; default false",
+      "broker-side dedupe of the client's retries, `acks: -1`; the relay sends one request at a time and replaces the producer after a failed send ([why](relay.md#what-each-client-guarantees)); default false",
     kafkajs: { maps: '`idempotent`, `maxInFlightRequests: 1`' },
     platformatic: { maps: '`idempotent` (its producer then keeps one request in flight)' },
   },
