@@ -349,6 +349,59 @@ export const MUTATIONS: readonly Mutation[] = [
     edits: [{ find: '      if (!head?.settled) break;\n', replace: '      if (!head) break;\n' }],
     checks: ['simulation'],
   },
+  // ------------------------------------------------------------ issue 30: the Kafka clients
+  {
+    id: 'idempotent-no-producer-reset',
+    description:
+      'after an idempotent send failed (an answer lost, a deadline passed), the next send goes out on the same producer: the client rolled its sequence back, and a batch of the same record count is answered as a duplicate of the stored one, reported published without being in Kafka',
+    file: 'lib/publisher/kafka/idempotent.sends.ts',
+    edits: [
+      {
+        find: '    await this.inner.replaceProducer().catch(() => undefined);\n',
+        replace: '',
+      },
+    ],
+    checks: [{ jest: ['lib/publisher/kafka/idempotent-sends.spec.ts'] }, 'simulation'],
+  },
+  {
+    id: 'client-partitioner-used',
+    description:
+      "the publisher hands its messages to the client without the partition it chose: the client picks one (@platformatic/kafka with a partitioner that is not Kafka's), an aggregate's events may land on another partition than its earlier ones and than the relay counts them on",
+    file: 'lib/publisher/kafka/kafka.publisher.ts',
+    edits: [
+      {
+        find: '  prepared.sent = { key, value, headers, partition };\n',
+        replace: '  prepared.sent = { key, value, headers } as PartitionedMessage;\n',
+      },
+    ],
+    checks: [{ jest: ['lib/publisher/kafka/auto-created-topic.spec.ts'] }],
+  },
+  {
+    id: 'classifier-first-attempt',
+    description:
+      "the final answer of a retried @platformatic/kafka send is read from its first attempt: the same broker answers are classified unlike kafkajs' (a CORRUPT_MESSAGE then network errors dead-letter at once)",
+    file: 'lib/publisher/platformatic/platformatic-kafka.errors.ts',
+    edits: [
+      {
+        find: '  const last = tried.at(-1) ?? errors.at(-1);\n',
+        replace: '  const last = tried.at(0) ?? errors.at(0);\n',
+      },
+    ],
+    checks: [{ jest: ['lib/publisher/kafka/kafka-error.clients.spec.ts'] }],
+  },
+  {
+    id: 'grown-topic-keeps-producer',
+    description:
+      "KafkajsSender keeps its producer when a topic gained partitions: kafkajs' cached metadata (5 minutes) leaves the new partitions out of its requests, and the whole topic is refused meanwhile",
+    file: 'lib/publisher/kafka/kafkajs.sender.ts',
+    edits: [
+      {
+        find: "    if (count > before) this.slot.retire(); // the producer's metadata may not have them\n",
+        replace: '',
+      },
+    ],
+    checks: [{ jest: ['lib/publisher/kafka/kafkajs.sender.spec.ts'] }],
+  },
 ];
 
 /** How often `find` occurs in `text` (non-overlapping). */
