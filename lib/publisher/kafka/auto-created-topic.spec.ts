@@ -2,6 +2,7 @@ import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { KafkaPublisher } from './kafka.publisher';
 import type { KafkaSender, PartitionCountOptions, TopicBatch } from './kafka.sender';
 import { partitionOfKey } from './key.partitioner';
+import { pendingEvent } from '../../../test/publisher/support/pending-event';
 
 const unknownTopic = () =>
   Object.assign(new Error('This server does not host this topic-partition'), {
@@ -34,21 +35,7 @@ class AutoCreatingCluster implements KafkaSender {
   }
 }
 
-let n = 0;
-function event(aggregateId: string): OutboxEventRecord {
-  n++;
-  return {
-    _id: `id-${n}` as never,
-    eventId: `evt-${n}`,
-    eventType: 'Happened',
-    aggregateType: 'Fresh',
-    aggregateId,
-    payload: {},
-    occurredAt: new Date(0),
-    status: 'pending',
-    attempts: 0,
-  };
-}
+const event = (aggregateId: string): OutboxEventRecord => pendingEvent(aggregateId, 'Fresh');
 
 describe('allowAutoTopicCreation (the relay chooses every partition, Kafka`s way)', () => {
   it('an unknown topic is created through metadata, and every message goes to the partition of its key', async () => {

@@ -4,6 +4,7 @@ import type { LoggerService } from '@nestjs/common';
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { KafkaPublisher } from './kafka.publisher';
 import type { KafkaSender } from './kafka.sender';
+import { pendingEvent } from '../../../test/publisher/support/pending-event';
 
 /** Every line logged through Nest's Logger, by level. */
 class RecordingLogger implements LoggerService {
@@ -40,21 +41,7 @@ class DownSender implements KafkaSender {
   }
 }
 
-let n = 0;
-function event(): OutboxEventRecord {
-  n++;
-  return {
-    _id: `id-${n}` as never,
-    eventId: `evt-${n}`,
-    eventType: 'Happened',
-    aggregateType: 'Order',
-    aggregateId: `a${n}`,
-    payload: {},
-    occurredAt: new Date(0),
-    status: 'pending',
-    attempts: 0,
-  };
-}
+const event = (): OutboxEventRecord => pendingEvent();
 
 /** A port on 127.0.0.1 where nothing listens. */
 async function closedPort(): Promise<number> {

@@ -4,6 +4,7 @@ import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { PublisherConfigurationError } from '../errors/publisher-configuration.error';
 import { KafkaPublisher } from './kafka.publisher';
 import type { KafkaSender } from './kafka.sender';
+import { pendingEvent } from '../../../test/publisher/support/pending-event';
 
 /** kafkajs' error for a protocol error code in an answer (src/protocol/error.js). */
 const { createErrorFromCode } = require('kafkajs/src/protocol/error') as {
@@ -35,21 +36,7 @@ const logger: LoggerService = {
   verbose: () => undefined,
 };
 
-let n = 0;
-function event(aggregateId: string): OutboxEventRecord {
-  n++;
-  return {
-    _id: `id-${n}` as never,
-    eventId: `evt-${n}`,
-    eventType: 'Happened',
-    aggregateType: 'Order',
-    aggregateId,
-    payload: {},
-    occurredAt: new Date(0),
-    status: 'pending',
-    attempts: 0,
-  };
-}
+const event = (aggregateId: string): OutboxEventRecord => pendingEvent(aggregateId);
 
 describe('a configuration error of the broker or the client is reported as one', () => {
   beforeEach(() => {

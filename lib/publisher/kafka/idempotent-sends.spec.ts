@@ -1,6 +1,7 @@
 import type { OutboxEventRecord } from '../../documents/outbox-event.document';
 import { KafkaPublisher } from './kafka.publisher';
 import type { KafkaSender, TopicBatch } from './kafka.sender';
+import { pendingEvent } from '../../../test/publisher/support/pending-event';
 
 /**
  * An idempotent producer and the broker behind it, as Kafka has them: the producer numbers each
@@ -77,21 +78,7 @@ class IdempotentCluster implements KafkaSender {
   }
 }
 
-let n = 0;
-function event(aggregateId: string): OutboxEventRecord {
-  n++;
-  return {
-    _id: `id-${n}` as never,
-    eventId: `evt-${n}`,
-    eventType: 'Happened',
-    aggregateType: 'Order',
-    aggregateId,
-    payload: {},
-    occurredAt: new Date(0),
-    status: 'pending',
-    attempts: 0,
-  };
-}
+const event = (aggregateId: string): OutboxEventRecord => pendingEvent(aggregateId);
 
 describe('idempotent: true (a lost answer never makes the next batch a "duplicate")', () => {
   it('after a failed send, a next batch of the same size is stored, not answered as a duplicate', async () => {

@@ -249,3 +249,31 @@ export function checkFaultyDrain(drain: FaultyDrain): { duplicates: number } {
   }
   return { duplicates: drain.records.length - seen.size };
 }
+
+/**
+ * The relay-level fault cases for one client, with and without `idempotent`: a backlog drained
+ * through the proxy's seeded faults; every event in Kafka, none marked published without being
+ * there, per-aggregate order kept; the duplicates printed.
+ */
+export function faultyDrainCases(client: KafkaClientName): void {
+  for (const idempotent of [false, true]) {
+    it(`idempotent ${idempotent}: every event in Kafka, none marked published without being there, per-aggregate order kept`, async () => {
+      const seed = faultSeed();
+      const drain = await drainThroughFaults({
+        client,
+        idempotent,
+        seed,
+        events: 600,
+        aggregates: 30,
+        drainMs: 30_000,
+      });
+      const label = `[faulty-broker] ${client} idempotent=${idempotent} seed=${seed}`;
+      console.log(
+        `${label} events=${drain.events} records=${drain.records.length} faults fired=${drain.faultsFired} produce requests=${drain.proxy.requests.Produce ?? 0} refused connections=${drain.proxy.refused}`,
+      );
+      const { duplicates } = checkFaultyDrain(drain);
+      console.log(`${label} duplicates=${duplicates}`);
+      expect(drain.faultsFired).toBeGreaterThan(0);
+    }, 80_000);
+  }
+}
