@@ -96,12 +96,12 @@ describe('SimKafkaSender', () => {
       expect(w.history.effects.get('kafka-duplicate-batch')).toBeGreaterThan(0);
     });
 
-    it('after such a failure, a batch of another size is refused with OUT_OF_ORDER_SEQUENCE_NUMBER (an event error)', async () => {
+    it('after such a failure, a batch of another size is refused with OUT_OF_ORDER_SEQUENCE_NUMBER (producer state, not the event: the partition waits, no attempt counted)', async () => {
       const w = world({ idempotent: true, faults: [AMBIGUOUS] });
       await untilAmbiguousFailure(w);
       const outcome = await w.send(order(['x', 'y']));
       expect(classifyKafkaError(outcome)).toEqual({
-        scope: 'event',
+        scope: 'partition',
         type: 'OUT_OF_ORDER_SEQUENCE_NUMBER',
       });
       expect(w.stored()).not.toContain('x');
