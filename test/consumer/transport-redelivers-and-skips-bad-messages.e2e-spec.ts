@@ -165,6 +165,9 @@ describeWith(
       }
     };
     const runtime: IdempotentHandlerRuntimeApi = {
+      // Nest's own Kafka transport delivers one message at a time: never asked for a batch.
+      batchLimits: defaults.batch,
+      applyBatch: () => Promise.reject(new Error("Nest's ServerKafka forms no batches")),
       consume: (delivery, settings, invoke) =>
         guard(delivery, () =>
           consumeIdempotently(
