@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { KafkaContext, KafkaOptions, ServerKafka } from '@nestjs/microservices';
 import type { Consumer, KafkaMessage } from 'kafkajs';
 import {
+  anyIdempotentHandler,
   idempotentBatchTargetOf,
   type IdempotentBatchTarget,
 } from '../consumer/nest/idempotent-batch.target';
@@ -70,12 +71,15 @@ export class OutboxKafkaServer extends ServerKafka {
    */
   override async bindEvents(consumer: Consumer): Promise<void> {
     await consumer.subscribe({ ...(this.options.subscribe ?? {}), topics: this.topics });
+    // Without an @IdempotentHandler, nothing batches: no message is read twice to find out.
+    const batching = anyIdempotentHandler(this.getHandlers().values());
     await consumer.run({
       ...(this.options.run ?? {}),
       eachBatchAutoResolve: false,
       eachBatch: (payload) =>
         consumeFetchedBatch(payload, {
-          targetOf: (message, topic, partition) => this.batchTargetOf(message, topic, partition),
+          targetOf: async (message, topic, partition) =>
+            batching ? this.batchTargetOf(message, topic, partition) : undefined,
           handle: (one) => this.handleMessage(one),
           isPaused: (topic, partition) => isPaused(consumer, topic, partition),
           logger: this.logger,

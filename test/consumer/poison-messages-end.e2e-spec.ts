@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { of } from 'rxjs';
 import { IdempotentHandler } from '../../lib';
 import { createTopics, describeWith, uniqueName } from '../harness';
-import type { ConsumerOptions } from '../../lib';
+import { OutboxConsumerMetrics, type ConsumerOptions } from '../../lib';
 import {
   createTopicsWithConfig,
   dropDatabase,
@@ -40,6 +40,8 @@ const topics = {
   dlq: uniqueName('poison-dlq'),
   big: uniqueName('poison-big'),
   dto: uniqueName('poison-dto'),
+  hang: uniqueName('poison-hang'),
+  transient: uniqueName('poison-transient'),
 };
 /** Never created; the broker does not create topics on demand. */
 const missingDeadLetterTopic = uniqueName('missing-dlq');
@@ -107,6 +109,38 @@ class PoisonHandlers {
   }
 }
 
+/** A MongoDB error as the driver labels one the whole transaction may be retried after. */
+const transientError = () =>
+  Object.assign(new Error('WriteConflict (simulated)'), {
+    code: 112,
+    errorLabels: ['TransientTransactionError'],
+    hasErrorLabel: (label: string) => label === 'TransientTransactionError',
+  });
+const transientCalls = new Map<string, number>();
+
+@Controller()
+class TimingHandlers {
+  constructor(private readonly ledger: LedgerService) {}
+
+  /** Never returns for a poison event: its attempts time out. */
+  @EventPattern(topics.hang)
+  @IdempotentHandler({ consumer: 'poison.hang', handlerTimeoutMs: 1000 })
+  async hang(@Payload() p: { n: number; poison?: boolean }, @Ctx() ctx: KafkaContext) {
+    if (p.poison) await new Promise(() => undefined);
+    await this.ledger.record('poison.hang', id(ctx), p.n);
+  }
+
+  /** Writes, then fails with a transient transaction error on the event's first call. */
+  @EventPattern(topics.transient)
+  @IdempotentHandler({ consumer: 'poison.transient' })
+  async transient(@Payload() p: { n: number; poison?: boolean }, @Ctx() ctx: KafkaContext) {
+    const calls = (transientCalls.get(id(ctx)) ?? 0) + 1;
+    transientCalls.set(id(ctx), calls);
+    await this.ledger.record('poison.transient', id(ctx), p.n);
+    if (p.poison && calls === 1) throw transientError();
+  }
+}
+
 /** A catch-all RPC filter that turns every error into a reply: Nest then acknowledges. */
 @Catch()
 class SwallowEverything implements RpcExceptionFilter {
@@ -166,7 +200,15 @@ describe.each(modes)('$name', (mode) => {
 
     beforeAll(async () => {
       await createTopics(
-        [topics.pipe, topics.guard, topics.dlq, topics.dto, flakyTopic].map(topicOf),
+        [
+          topics.pipe,
+          topics.guard,
+          topics.dlq,
+          topics.dto,
+          topics.hang,
+          topics.transient,
+          flakyTopic,
+        ].map(topicOf),
         1,
       );
       // Kafka accepts ~1 MB per message by default: this topic takes 20 MB.
@@ -225,6 +267,13 @@ describe.each(modes)('$name', (mode) => {
       eventMessage(`${prefix}-3`, { n: 3 }),
     ];
 
+    /** In batched mode, the case went through batches (committed or fallen back). */
+    const expectBatched = () => {
+      const { batches, batchFallbacks } = consumer!.app.get(OutboxConsumerMetrics).snapshot();
+      if (mode.batched) expect(batches + batchFallbacks).toBeGreaterThan(0);
+      else expect({ batches, batchFallbacks }).toEqual({ batches: 0, batchFallbacks: 0 });
+    };
+
     it('pipe and guard rejections are counted and dead-lettered; later messages are applied', async () => {
       consumer = await startAndSend([PoisonHandlers], { maxFailures: 2 }, [
         [topics.pipe, poisonThenGood('pipe')],
@@ -248,6 +297,7 @@ describe.each(modes)('$name', (mode) => {
         /rejected by the pipe/,
       );
       expect((await deadLetter('poison.guard', 'guard-1'))!.lastError).toMatch(/Forbidden/);
+      expectBatched();
     }, 120000);
 
     // Issue 18, defect 5: the dto's exception escaped the flow and the message came back forever.
@@ -312,6 +362,56 @@ describe.each(modes)('$name', (mode) => {
       expect(letter!.value.length).toBeLessThan(2 * 1024 * 1024);
       expect(value.toString('utf8').startsWith(letter!.value)).toBe(true);
     }, 150000);
+
+    it('a handler that hangs: each attempt times out, the event is dead-lettered, the others are applied', async () => {
+      consumer = await startAndSend([TimingHandlers], { maxFailures: 2 }, [
+        [
+          topics.hang,
+          [
+            eventMessage('hang-1', { n: 1 }),
+            eventMessage('hang-2', { n: 2, poison: true }),
+            eventMessage('hang-3', { n: 3 }),
+          ],
+        ],
+      ]);
+      await waitFor(async () => (await applied('poison.hang', 'hang-3')) === 1, 60_000, 'hang-3');
+      expect(await applied('poison.hang', 'hang-1')).toBe(1);
+      expect(await applied('poison.hang', 'hang-2')).toBe(0);
+      expect(await deadLetter('poison.hang', 'hang-2')).toMatchObject({
+        status: 'dead',
+        reason: 'max-failures',
+        attempts: 2,
+        lastError: expect.stringMatching(/handlerTimeoutMs \(1000 ms\)/),
+      });
+      expectBatched();
+    }, 120000);
+
+    it('a transient transaction error: the event is applied once, nothing counted or dead-lettered', async () => {
+      transientCalls.clear();
+      consumer = await startAndSend([TimingHandlers], {}, [
+        [
+          topics.transient,
+          [
+            eventMessage('tr-1', { n: 1 }),
+            eventMessage('tr-2', { n: 2, poison: true }),
+            eventMessage('tr-3', { n: 3 }),
+          ],
+        ],
+      ]);
+      await waitFor(async () => (await applied('poison.transient', 'tr-3')) === 1, 60_000, 'tr-3');
+      for (const eventId of ['tr-1', 'tr-2']) {
+        expect(await applied('poison.transient', eventId)).toBe(1);
+      }
+      expect(transientCalls.get('tr-2')).toBe(2);
+      expect(await deadLetter('poison.transient', 'tr-2')).toBeNull();
+      // Nothing failing or dead-lettered is left for the consumer.
+      expect(
+        await consumer.connection
+          .collection(DEAD_LETTERS)
+          .countDocuments({ consumer: 'poison.transient' }),
+      ).toBe(0);
+      expectBatched();
+    }, 120000);
 
     it('a catch-all exception filter that returns a value does not acknowledge a failed event', async () => {
       flakyCalls.clear();

@@ -29,6 +29,17 @@ export function idempotentBatchTargetOf(handler: unknown): IdempotentBatchTarget
   return { runtime, settings };
 }
 
+/** True when one of a transport's pattern handlers is an `@IdempotentHandler` (may batch). */
+export function anyIdempotentHandler(handlers: Iterable<unknown>): boolean {
+  for (const handler of handlers) {
+    for (let h = handler as { extras?: Record<string, unknown>; next?: unknown } | undefined; h;) {
+      if (h.extras?.[IDEMPOTENT_HANDLER_EXTRAS]) return true;
+      h = h.next as typeof h;
+    }
+  }
+  return false;
+}
+
 /** True when the running batch already failed (its other deliveries need not run). */
 export function currentBatchFailed(): boolean {
   return currentBatch()?.failed !== undefined;
