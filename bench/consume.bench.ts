@@ -27,6 +27,7 @@ import { v7 as uuidv7 } from 'uuid';
 import {
   IdempotentHandler,
   OUTBOX_CHANNELS,
+  OutboxConsumerMetrics,
   OutboxKafkaServer,
   OutboxModule,
   Transactional,
@@ -412,6 +413,7 @@ async function idempotentRun(
     });
     await app.listen();
     const figures = await timing.figures(`@IdempotentHandler, batches of ${maxEvents}`);
+    const metrics = app.get(OutboxConsumerMetrics).snapshot();
     // Stop the consumer, then check what it applied: each processed event once in the ledger.
     await app.close();
     app = undefined;
@@ -425,6 +427,10 @@ async function idempotentRun(
     line(
       `batch ${maxEvents}: processed records / ledger documents / distinct`,
       `${processed} / ${ledger} / ${distinct}`,
+    );
+    line(
+      `batch ${maxEvents}: batches committed / applied again one at a time, duplicates`,
+      `${metrics.batches} / ${metrics.batchFallbacks}, ${metrics.duplicates}`,
     );
     check(processed >= events, `${events - processed} committed events have no processed record`);
     check(ledger === processed, `${ledger} ledger documents for ${processed} processed events`);

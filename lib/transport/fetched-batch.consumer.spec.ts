@@ -24,6 +24,7 @@ function fakeRuntime(log: string[], failAt?: string) {
     applyBatch: jest.fn(
       async (
         settings: readonly IdempotentHandlerSettings[],
+        _headers: unknown,
         deliverAll: () => Promise<void>,
       ): Promise<BatchResult> => {
         const batch = new ConsumeBatch('billing', {}, Date.now() + 1000);

@@ -62,7 +62,8 @@ export async function consumeFetchedBatch(
       let rebalance: { error: unknown } | undefined;
       const { runtime } = run.items[0].target!;
       const settings = run.items.map((fetched) => fetched.target!.settings);
-      const result = await runtime.applyBatch(settings, async () => {
+      const headers = messages.map((message) => message.headers);
+      const result = await runtime.applyBatch(settings, headers, async () => {
         for (const message of messages) {
           await one(message);
           if (currentBatchFailed()) return;

@@ -427,7 +427,8 @@ export class ConsumerWorld {
     if (run.length < 2) return this.deliver(partition);
     this.rebalanced = false;
     let crashed = false;
-    const result = await applyBatch(CONSUMER, BATCH_BUDGET_MS, this.deps, async () => {
+    const ids = run.map((sim) => sim.message.headers.ce_id);
+    const result = await applyBatch(CONSUMER, BATCH_BUDGET_MS, this.deps, ids, async () => {
       const batch = currentBatch()!;
       for (const sim of run) {
         const delivery = this.delivery(sim);

@@ -141,6 +141,9 @@ describeWith(
       runner,
       processed: {
         wasApplied: async (consumer, eventId) => applied.has(`${consumer}|${eventId}`),
+        appliedAmong: async (consumer, eventIds) =>
+          eventIds.filter((eventId) => applied.has(`${consumer}|${eventId}`)),
+        insertMany: () => Promise.reject(new Error('no batches on Transport.KAFKA')),
         insert: async (consumer, eventId) => {
           const key = `${consumer}|${eventId}`;
           if (applied.has(key) || staged?.has(key))

@@ -40,6 +40,11 @@ class FakeDb {
   };
 
   processedStore = {
+    appliedAmong: async (consumer: string, eventIds: readonly string[]) =>
+      eventIds.filter((eventId) => this.processed.has(`${consumer}|${eventId}`)),
+    insertMany: async (consumer: string, eventIds: readonly string[]): Promise<void> => {
+      for (const eventId of eventIds) await this.processedStore.insert(consumer, eventId);
+    },
     wasApplied: async (consumer: string, eventId: string) =>
       this.processed.has(`${consumer}|${eventId}`),
     insert: async (consumer: string, eventId: string): Promise<void> => {
@@ -120,7 +125,7 @@ describe('a batch of one consumer applied in one transaction', () => {
     };
 
   it('commits every dedupe record and every write in one commit, then counts them', async () => {
-    const result = await applyBatch('billing', 1000, deps, deliverAll(['e-1', 'e-2', 'e-3']));
+    const result = await applyBatch('billing', 1000, deps, [], deliverAll(['e-1', 'e-2', 'e-3']));
     expect(result).toMatchObject({ committed: true });
     expect(db.commits).toBe(1);
     expect(db.applied).toEqual(['e-1', 'e-2', 'e-3']);
@@ -136,6 +141,7 @@ describe('a batch of one consumer applied in one transaction', () => {
         'billing',
         1000,
         deps,
+        [],
         deliverAll(ids, (id) => {
           db.write(id);
           if (id === ids[position]) throw new Error('handler broke');
@@ -152,13 +158,42 @@ describe('a batch of one consumer applied in one transaction', () => {
 
   it('an event already applied aborts the batch (its duplicate key aborts the transaction)', async () => {
     db.processed.add('billing|e-2');
-    const result = await applyBatch('billing', 1000, deps, deliverAll(['e-1', 'e-2']));
+    const result = await applyBatch('billing', 1000, deps, [], deliverAll(['e-1', 'e-2']));
     expect(result).toMatchObject({ committed: false });
     expect(db.applied).toEqual([]);
   });
 
+  it('events known to be applied (ids read ahead) send it one at a time before any handler runs', async () => {
+    db.processed.add('billing|e-2');
+    const handler = jest.fn((id: string) => db.write(id));
+    const result = await applyBatch(
+      'billing',
+      1000,
+      deps,
+      ['e-1', 'e-2'],
+      deliverAll(['e-1', 'e-2'], handler),
+    );
+    expect(result).toMatchObject({ committed: false });
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('the same event twice in one batch aborts it (a relay duplicate)', async () => {
+    const result = await applyBatch('billing', 1000, deps, [], deliverAll(['e-1', 'e-1']));
+    expect(result).toMatchObject({ committed: false });
+    expect(db.applied).toEqual([]);
+  });
+
+  it('writes every dedupe record in one command at the end', async () => {
+    const insertMany = jest.spyOn(db.processedStore, 'insertMany');
+    const insert = jest.spyOn(db.processedStore, 'insert');
+    await applyBatch('billing', 1000, deps, [], deliverAll(['e-1', 'e-2', 'e-3']));
+    expect(insertMany).toHaveBeenCalledTimes(1);
+    expect(insertMany).toHaveBeenCalledWith('billing', ['e-1', 'e-2', 'e-3']);
+    expect(insert.mock.calls.length).toBe(3); // the fake's insertMany inserts one by one
+  });
+
   it('a message with bad input aborts the batch before any dead letter is written', async () => {
-    const result = await applyBatch('billing', 1000, deps, async () => {
+    const result = await applyBatch('billing', 1000, deps, [], async () => {
       await consumeInBatch(
         { message: message('e-1', '{"bad'), heartbeat: async () => undefined },
         settings,
@@ -176,6 +211,7 @@ describe('a batch of one consumer applied in one transaction', () => {
       'billing',
       150,
       deps,
+      [],
       deliverAll(['e-1', 'e-2'], (id) =>
         id === 'e-2' ? new Promise((r) => setTimeout(r, 400)) : db.write(id),
       ),
@@ -188,7 +224,7 @@ describe('a batch of one consumer applied in one transaction', () => {
   it('a body the transaction would retry (transient error) falls back instead of running twice', async () => {
     db.retryBody = true;
     const handler = jest.fn((id: string) => db.write(id));
-    const result = await applyBatch('billing', 1000, deps, deliverAll(['e-1'], handler));
+    const result = await applyBatch('billing', 1000, deps, [], deliverAll(['e-1'], handler));
     expect(result).toMatchObject({ committed: false });
     expect(handler).toHaveBeenCalledTimes(1);
     expect(db.applied).toEqual([]);
@@ -196,13 +232,13 @@ describe('a batch of one consumer applied in one transaction', () => {
 
   it('a failed commit falls back; nothing is counted', async () => {
     db.failCommit = Object.assign(new Error('WriteConflict'), { code: 112 });
-    const result = await applyBatch('billing', 1000, deps, deliverAll(['e-1', 'e-2']));
+    const result = await applyBatch('billing', 1000, deps, [], deliverAll(['e-1', 'e-2']));
     expect(result).toMatchObject({ committed: false });
     expect(metrics.snapshot()).toMatchObject({ applied: 0, batchFallbacks: 1 });
   });
 
   it('an event of another consumer cannot join it', async () => {
-    const result = await applyBatch('billing', 1000, deps, async () => {
+    const result = await applyBatch('billing', 1000, deps, [], async () => {
       await consumeInBatch(
         { message: message('e-1'), heartbeat: async () => undefined },
         { ...settings, consumer: 'shipping' },

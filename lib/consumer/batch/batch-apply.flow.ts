@@ -14,7 +14,9 @@ export type BatchResult =
 /**
  * Applies a batch of one consumer's events in ONE transaction: `deliverAll` runs each delivery
  * in order (through its pipeline, down to `consumeInBatch`) inside the transaction and the batch's
- * scope; the dedupe records and every handler's writes commit together, or none do.
+ * scope, then the `(consumer, eventId)` records are inserted in one command; the records and every
+ * handler's writes commit together, or none do. Events of `eventIds` already applied (one read
+ * first) send the batch to the per-event pass before any handler runs.
  *
  * Committed: counted as applied, one by one. Not committed (an event failed, the budget ran out,
  * `deliverAll` threw, the transaction was retried after a transient error, the commit failed):
@@ -25,17 +27,27 @@ export type BatchResult =
 export async function applyBatch(
   consumer: string,
   budgetMs: number,
-  deps: Pick<ConsumeDeps, 'runner' | 'sink' | 'metrics' | 'logger'>,
+  deps: Pick<ConsumeDeps, 'runner' | 'processed' | 'sink' | 'metrics' | 'logger'>,
+  /** The event ids read from the messages' headers ahead (undefined: not known before). */
+  eventIds: readonly (string | undefined)[],
   deliverAll: () => Promise<void>,
   now: () => number = Date.now,
 ): Promise<BatchResult> {
   const batch = new ConsumeBatch(consumer, deps.runner, now() + budgetMs, now);
   let bodies = 0;
   try {
+    // A redelivery of events already applied (after a crash between a commit and its offsets)
+    // goes one at a time, so that no handler runs again for them, even inside an aborted batch.
+    const known = eventIds.filter((id): id is string => typeof id === 'string');
+    const applied = known.length > 0 ? await deps.processed.appliedAmong(consumer, known) : [];
+    if (applied.length > 0) throw batch.fail(`event ${applied[0]} was already applied`);
     await deps.runner.run(async () => {
       if (++bodies > 1) throw batch.fail('its transaction was to be retried (transient error)');
       await runInBatch(batch, deliverAll);
       if (batch.failed) throw batch.failed;
+      const ids = batch.entries.map((entry) => entry.eventId);
+      // One command for every record; a duplicate (applied meanwhile) aborts the batch.
+      if (ids.length > 0) await deps.processed.insertMany(consumer, ids);
     });
   } catch (error) {
     const aborted = batch.failed ?? batch.fail(describeError(error), error);

@@ -10,10 +10,11 @@ import {
 import type { ConsumeBatch } from './consume-batch.scope';
 
 /**
- * One delivery inside a batch: the event joins the batch's transaction (its `(consumer, eventId)`
- * insert, then its handler, with what is left of the batch's budget as its timeout). It writes
- * nothing else and counts nothing: anything but a clean application (bad input, a dead letter
- * waiting, a duplicate, a throw, a timeout, a database error) fails the batch, whose transaction
+ * One delivery inside a batch: the event's handler joins the batch's transaction, with what is
+ * left of the batch's budget as its timeout; its `(consumer, eventId)` record is inserted with the
+ * others' before the commit (`applyBatch`). It writes nothing else and counts nothing: anything
+ * but a clean application (bad input, a dead letter waiting, the same event twice in the batch, a
+ * throw, a timeout, a database error) fails the batch, whose transaction
  * is then aborted and whose events are applied again one at a time by `consumeIdempotently`,
  * which counts, retries and dead-letters as it always does. Returns `applied` (committed only if
  * the batch commits) or throws the batch's `BatchAbortedError`.
@@ -38,6 +39,9 @@ export async function consumeInBatch(
   const timeoutMs = batch.remainingMs();
   if (timeoutMs <= 0) throw batch.fail('its time budget (handlerTimeoutMs) is spent');
   const { eventId, payload } = input;
+  if (batch.entries.some((entry) => entry.eventId === eventId)) {
+    throw batch.fail(`event ${eventId} is twice in it`);
+  }
   const result = await runAttempt(
     {
       handler: settings.handler,
@@ -48,7 +52,8 @@ export async function consumeInBatch(
       run: () => handler(payload),
     },
     deps.runner,
-    deps.processed,
+    // Its `(consumer, eventId)` record is written with the others', in one command at the end.
+    { insert: async () => undefined },
   );
   if (result.kind === 'duplicate') throw batch.fail(`event ${eventId} was already applied`);
   if (result.durationMs !== undefined) deps.metrics.handlerDuration(result.durationMs);

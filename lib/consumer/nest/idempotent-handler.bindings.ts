@@ -18,6 +18,7 @@ export interface IdempotentHandlerRuntimeApi {
   /** Consecutive events of one consumer in one transaction (see `applyBatch`). */
   applyBatch(
     handlers: readonly IdempotentHandlerSettings[],
+    headers: readonly (Record<string, unknown> | undefined)[],
     deliverAll: () => Promise<void>,
   ): Promise<BatchResult>;
   /** A failure raised before the method ran; throws only `ConsumerRetryError`. */

@@ -101,20 +101,19 @@ export abstract class ConsumeRuntime implements IdempotentHandlerRuntimeApi {
 
   /**
    * Applies consecutive events of one consumer in one transaction (`applyBatch`): `deliverAll`
-   * runs their deliveries in order; the budget is the smallest `handlerTimeoutMs` of `handlers`.
+   * runs their deliveries in order; the budget is the smallest `handlerTimeoutMs` of `handlers`;
+   * `headers` (the raw messages') give the event ids looked up before it starts.
    */
   async applyBatch(
     handlers: readonly IdempotentHandlerSettings[],
+    headers: readonly (Record<string, unknown> | undefined)[],
     deliverAll: () => Promise<void>,
   ): Promise<BatchResult> {
     const settings = handlers.map((handler) => mergeWithDefaults(handler, this.consumer));
     const budgetMs = Math.min(...settings.map((s) => s.handlerTimeoutMs));
-    return applyBatch(
-      settings[0].consumer,
-      budgetMs,
-      this.deps(undefined, settings[0]),
-      deliverAll,
-    );
+    const eventIds = settings.map((s, i) => headerText(headers[i]?.[s.eventIdHeader]));
+    const deps = this.deps(undefined, settings[0]);
+    return applyBatch(settings[0].consumer, budgetMs, deps, eventIds, deliverAll);
   }
 
   protected abstract deps(
@@ -252,4 +251,11 @@ export class IdempotentHandlerRuntime extends ConsumeRuntime {
     }
     return this.parts;
   }
+}
+
+/** A raw header value as text (a Buffer, a string), or undefined. */
+function headerText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return undefined;
 }
