@@ -58,6 +58,11 @@ export interface Scenario {
    * in one transaction, as `OutboxKafkaServer` does with a kafkajs fetch (1: one at a time).
    */
   batchMaxEvents: number;
+  /**
+   * Crashes of the first batches (besides the `crash-*` faults, which may fire when no batch
+   * runs): inside a batch, before its commit; between a batch's commit and its offsets.
+   */
+  batchCrashes: { inBatch: number; afterCommit: number };
   events: SimEventSpec[];
   faults: Array<{ atDelivery: number; kind: FaultKind; count: number }>;
 }
@@ -124,6 +129,10 @@ export const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
   deadLetterTopic: fc.boolean(),
   commitEvery: fc.integer({ min: 1, max: 4 }),
   batchMaxEvents: fc.constantFrom(1, 2, 3, 5, 12),
+  batchCrashes: fc.record({
+    inBatch: fc.integer({ min: 0, max: 2 }),
+    afterCommit: fc.integer({ min: 0, max: 2 }),
+  }),
   events: fc.array(eventSpec, { minLength: 1, maxLength: 12 }),
   faults: fc.array(
     fc.record({

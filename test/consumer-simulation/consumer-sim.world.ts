@@ -155,6 +155,8 @@ export class ConsumerWorld {
 
   constructor(private readonly scenario: Scenario) {
     this.random = mulberry32(scenario.seed);
+    this.faults.crashInBatch = scenario.batchCrashes.inBatch;
+    this.faults.crashAfterCommit = scenario.batchCrashes.afterCommit;
     const fault = (collection: string, operation: string) => this.maybeFail(collection, operation);
     this.processed = new SimCollection(
       'outbox_processed_events',
