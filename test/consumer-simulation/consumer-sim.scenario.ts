@@ -72,7 +72,7 @@ const behaviour = fc.constantFrom<Behaviour>('throw', 'throw', 'hang', 'unrecove
 const eventSpec: fc.Arbitrary<SimEventSpec> = fc.record({
   aggregate: fc.integer({ min: 0, max: 5 }),
   input: fc.oneof(
-    { weight: 12, arbitrary: fc.constant<InputKind>('ok') },
+    { weight: 20, arbitrary: fc.constant<InputKind>('ok') },
     {
       weight: 4,
       arbitrary: fc.constantFrom<InputKind>(
@@ -91,7 +91,7 @@ const eventSpec: fc.Arbitrary<SimEventSpec> = fc.record({
   script: fc.oneof(
     { weight: 3, arbitrary: fc.constant<Behaviour[]>(['ok']) },
     {
-      weight: 2,
+      weight: 1,
       arbitrary: fc
         .tuple(
           fc.integer({ min: 0, max: 5 }),
@@ -105,7 +105,10 @@ const eventSpec: fc.Arbitrary<SimEventSpec> = fc.record({
         ),
     },
   ),
-  duplicated: fc.boolean(),
+  duplicated: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(false) },
+    { weight: 1, arbitrary: fc.constant(true) },
+  ),
 });
 
 const faultKind = fc.constantFrom<FaultKind>(
