@@ -72,6 +72,7 @@ const TYPES = [
   'ScheduledHealth',
   'OutboxHealthReport',
   'ConsumedMessage',
+  'ConsumerBatchOptions',
   'ConsumerDeadLetterDocument',
   'ConsumerOptions',
   'DeadLetterReason',
