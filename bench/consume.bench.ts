@@ -8,7 +8,9 @@
  *    received to the last, and the group join before it;
  * 2. idempotent (MongoDB + Kafka): the same topic through `OutboxKafkaServer` and an
  *    `@IdempotentHandler()` whose handler writes one document in the handler's transaction, the
- *    library's consume path; its rate over the first 2 000 events, and its ratios to part 1.
+ *    library's consume path, with `consumer.batch.maxEvents` 1, 10 and 100 in turn (a fresh
+ *    group and database each): rate over the first 2 000 events from the first fetch to the last
+ *    commit, latency p50/p99 from a message's fetch to its commit, ratios to batch 1 and part 1.
  * Under `--smoke`: 2 000 messages, 50 idempotent events. */
 import { Controller, Injectable, Module } from '@nestjs/common';
 import type { INestMicroservice } from '@nestjs/common';
@@ -16,12 +18,20 @@ import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
 import { InjectConnection, MongooseModule } from '@nestjs/mongoose';
 import { logLevel, Partitioners } from 'kafkajs';
-import type { Kafka } from 'kafkajs';
+import type { Consumer, Kafka } from 'kafkajs';
+import diagnostics from 'node:diagnostics_channel';
 import type { Message } from 'kafkajs';
 import { mongo as driver, Schema } from 'mongoose';
 import type { Connection } from 'mongoose';
 import { v7 as uuidv7 } from 'uuid';
-import { IdempotentHandler, OutboxKafkaServer, OutboxModule, Transactional } from '../lib';
+import {
+  IdempotentHandler,
+  OUTBOX_CHANNELS,
+  OutboxConsumerMetrics,
+  OutboxKafkaServer,
+  OutboxModule,
+  Transactional,
+} from '../lib';
 import { loadPlatformaticKafka } from '../lib/publisher/platformatic/platformatic-kafka.loader';
 import { check, line, sized } from './bench-part';
 import type { BenchContext, BenchPart } from './bench-part';
@@ -290,37 +300,120 @@ class IdempotentOrders {
     @Ctx() _context: KafkaContext,
   ): Promise<void> {
     await this.ledger.record(payload.orderId, payload.seq);
-    nestClock?.tick();
   }
 }
 
-async function idempotent(ctx: BenchContext): Promise<void> {
-  const kafka = benchKafka(ctx);
-  // Part 1 filled the topic when it ran in this run; otherwise fill one here.
-  const topic = sharedTopic ?? (await fillTopic(ctx, kafka));
-  const events = Math.min(idempotentCount(ctx), topic.count);
+/** The batch sizes (`consumer.batch.maxEvents`) of the idempotent part, in one run. */
+const BATCH_SIZES = [1, 10, 100] as const;
+
+/**
+ * When kafkajs handed each message to the transport (its `START_BATCH_PROCESS` event: a fetched
+ * partition's offsets), and when each event's transaction committed (the `consumer:applied`
+ * diagnostics channel, published after the commit): latency fetch -> commit, and the rate from
+ * the first fetch to the last commit.
+ */
+class FetchToCommit {
+  private readonly fetched = new Map<string, bigint>();
+  private firstFetch = 0n;
+  private lastCommit = 0n;
+  readonly latenciesMs: number[] = [];
+  private done!: () => void;
+  readonly all = new Promise<void>((resolve) => (this.done = resolve));
+
+  constructor(private readonly count: number) {}
+
+  onFetch(topic: string, partition: number, first: string, last: string): void {
+    const now = process.hrtime.bigint();
+    if (this.firstFetch === 0n) this.firstFetch = now;
+    for (let offset = BigInt(first); offset <= BigInt(last); offset++) {
+      const key = `${topic}/${partition}/${offset}`;
+      if (!this.fetched.has(key)) this.fetched.set(key, now);
+    }
+  }
+
+  onCommit(topic: string, partition: number, offset: string): void {
+    const now = process.hrtime.bigint();
+    const fetched = this.fetched.get(`${topic}/${partition}/${offset}`);
+    if (fetched !== undefined) this.latenciesMs.push(Number(now - fetched) / 1e6);
+    this.lastCommit = now;
+    if (this.latenciesMs.length >= this.count) this.done();
+  }
+
+  async figures(label: string) {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, READ_TIMEOUT_MS)));
+    await Promise.race([this.all, timeout]);
+    clearTimeout(timer);
+    check(
+      this.latenciesMs.length >= this.count,
+      `${label}: ${this.latenciesMs.length} of ${this.count} events committed within ${READ_TIMEOUT_MS / 1000} s`,
+    );
+    const sorted = [...this.latenciesMs].sort((a, b) => a - b);
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+    const seconds = Number(this.lastCommit - this.firstFetch) / 1e9;
+    return { rate: this.count / Math.max(seconds, 1e-9), p50: at(0.5), p99: at(0.99) };
+  }
+}
+
+/** `OutboxKafkaServer` that reports its fetches to `timing`. */
+function timedOutboxServer(
+  ctx: BenchContext,
+  topic: Topic,
+  group: string,
+  timing: FetchToCommit,
+): OutboxKafkaServer {
+  const server = outboxServer(ctx, topic, group);
+  const bind = server.bindEvents.bind(server);
+  server.bindEvents = async (consumer: Consumer) => {
+    consumer.on(consumer.events.START_BATCH_PROCESS, ({ payload }) =>
+      timing.onFetch(payload.topic, payload.partition, payload.firstOffset, payload.lastOffset),
+    );
+    return bind(consumer);
+  };
+  return server;
+}
+
+interface IdempotentFigures {
+  maxEvents: number;
+  rate: number;
+  p50: number;
+  p99: number;
+}
+
+/** One run of the idempotent path with `consumer.batch.maxEvents`, on its own group and database. */
+async function idempotentRun(
+  ctx: BenchContext,
+  topic: Topic,
+  events: number,
+  maxEvents: number,
+): Promise<IdempotentFigures> {
   const db = `bench-consume-${suffix()}`;
   @Module({
     imports: [
       // PoppyDB binds a transaction to its socket: one pooled connection there.
       MongooseModule.forRoot(dbUri(ctx, db, true)),
-      OutboxModule.forRoot({ relay: false, consumer: {} }),
+      OutboxModule.forRoot({ relay: false, consumer: { batch: { maxEvents } } }),
     ],
     controllers: [IdempotentOrders],
     providers: [BenchLedger],
   })
   class IdempotentModule {}
 
-  const clock = new Clock(events);
-  nestClock = clock;
+  const timing = new FetchToCommit(events);
+  const onApplied = (message: unknown) => {
+    const m = message as { consumer: string; topic: string; partition: number; offset: string };
+    if (m.consumer === 'bench.orders') timing.onCommit(m.topic, m.partition, m.offset);
+  };
+  diagnostics.subscribe(OUTBOX_CHANNELS.consumerApplied, onApplied);
   let app: INestMicroservice | undefined;
   try {
     app = await NestFactory.createMicroservice(IdempotentModule, {
-      strategy: outboxServer(ctx, topic, 'bench-idempotent'),
+      strategy: timedOutboxServer(ctx, topic, `bench-idempotent-${maxEvents}`, timing),
       logger: ['error'],
     });
     await app.listen();
-    const figures = await clock.figures('@IdempotentHandler');
+    const figures = await timing.figures(`@IdempotentHandler, batches of ${maxEvents}`);
+    const metrics = app.get(OutboxConsumerMetrics).snapshot();
     // Stop the consumer, then check what it applied: each processed event once in the ledger.
     await app.close();
     app = undefined;
@@ -331,45 +424,51 @@ async function idempotent(ctx: BenchContext): Promise<void> {
       .countDocuments({ consumer: 'bench.orders' });
     const ledger = await database.collection('bench_ledger').countDocuments();
     const distinct = (await database.collection('bench_ledger').distinct('eventId')).length;
-    process.stdout.write(
-      `the idempotent consume path, first ${events} events of the same topic (${ctx.mongoKind}):\n`,
-    );
-    print('OutboxKafkaServer + @IdempotentHandler, one write', figures, {
-      ...topic,
-      count: events,
-    });
-    const ms = 1000 / figures.rate;
-    line('per event (one MongoDB transaction each)', `${ms.toFixed(1)} ms`);
-    if (readRates.kafkajs) {
-      line('ratio idempotent / raw kafkajs', (figures.rate / readRates.kafkajs).toFixed(4));
-    }
-    if (readRates.platformatic) {
-      line(
-        'ratio idempotent / raw @platformatic/kafka',
-        (figures.rate / readRates.platformatic).toFixed(4),
-      );
-    }
-    if (readRates.nest) {
-      line(
-        "ratio idempotent / Nest's transport, no-op",
-        (figures.rate / readRates.nest).toFixed(4),
-      );
-      line(
-        'share of an event spent outside the client and transport',
-        `${(100 * (1 - figures.rate / readRates.nest)).toFixed(1)} %`,
-      );
-    }
     line(
-      'processed records / ledger documents / distinct',
+      `batch ${maxEvents}: processed records / ledger documents / distinct`,
       `${processed} / ${ledger} / ${distinct}`,
     );
-    check(processed >= events, `${events - processed} received events have no processed record`);
+    line(
+      `batch ${maxEvents}: batches committed / applied again one at a time, duplicates`,
+      `${metrics.batches} / ${metrics.batchFallbacks}, ${metrics.duplicates}`,
+    );
+    check(processed >= events, `${events - processed} committed events have no processed record`);
     check(ledger === processed, `${ledger} ledger documents for ${processed} processed events`);
     check(distinct === ledger, `${ledger - distinct} events applied twice`);
     await dropAndClose(client);
+    return { maxEvents, ...figures };
   } finally {
-    nestClock = undefined;
+    diagnostics.unsubscribe(OUTBOX_CHANNELS.consumerApplied, onApplied);
     await app?.close();
+  }
+}
+
+async function idempotent(ctx: BenchContext): Promise<void> {
+  const kafka = benchKafka(ctx);
+  // Part 1 filled the topic when it ran in this run; otherwise fill one here.
+  const topic = sharedTopic ?? (await fillTopic(ctx, kafka));
+  const events = Math.min(idempotentCount(ctx), topic.count);
+  const runs: IdempotentFigures[] = [];
+  for (const maxEvents of BATCH_SIZES)
+    runs.push(await idempotentRun(ctx, topic, events, maxEvents));
+  process.stdout.write(
+    `the idempotent consume path (OutboxKafkaServer + @IdempotentHandler, one write), first ${events} events of the same topic, ${ctx.mongoKind}, consumer.batch.maxEvents 1 / 10 / 100; rate from the first fetch to the last commit, latency from a message's fetch to its commit:\n`,
+  );
+  const one = runs[0];
+  for (const run of runs) {
+    line(
+      `batches of ${run.maxEvents}`,
+      `${run.rate.toFixed(0)} ev/s (${(1000 / run.rate).toFixed(2)} ms/event), fetch->commit p50 ${run.p50.toFixed(0)} ms, p99 ${run.p99.toFixed(0)} ms, ${(run.rate / one.rate).toFixed(2)}x batch 1`,
+    );
+  }
+  if (readRates.kafkajs) {
+    line('ratio batch 1 / raw kafkajs', (one.rate / readRates.kafkajs).toFixed(4));
+  }
+  if (readRates.nest) {
+    line(
+      'share of an event spent outside the client and transport (batch 1)',
+      `${(100 * (1 - one.rate / readRates.nest)).toFixed(1)} %`,
+    );
   }
 }
 

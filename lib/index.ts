@@ -71,6 +71,7 @@ export {
 } from './consumer';
 export type {
   ConsumedMessage,
+  ConsumerBatchOptions,
   ConsumerOptions,
   DtoValidatorOptions,
   EventIdFallback,

@@ -73,6 +73,7 @@ const TYPES = [
   'ScheduledHealth',
   'OutboxHealthReport',
   'ConsumedMessage',
+  'ConsumerBatchOptions',
   'ConsumerDeadLetterDocument',
   'ConsumerOptions',
   'DeadLetterReason',

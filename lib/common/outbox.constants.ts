@@ -12,3 +12,5 @@ export const OUTBOX_PUBLISHER = Symbol('outbox:publisher');
 export const EMITS_EVENT_METADATA = 'outbox:emits_event';
 export const TRANSACTIONAL_METADATA = 'outbox:transactional';
 export const IDEMPOTENT_HANDLER_METADATA = 'outbox:idempotent_handler';
+/** Key of a handler's settings in its Nest pattern extras (read by `OutboxKafkaServer`). */
+export const IDEMPOTENT_HANDLER_EXTRAS = 'outbox:idempotent_handler';

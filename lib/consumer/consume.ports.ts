@@ -32,6 +32,10 @@ export interface ProcessedEventStore {
   insert(consumer: string, eventId: string): Promise<void>;
   /** Whether `(consumer, eventId)` was applied (read outside any transaction). */
   wasApplied(consumer: string, eventId: string): Promise<boolean>;
+  /** Inserts the records of a batch's events in one command, in its transaction; rejects on a duplicate. */
+  insertMany(consumer: string, eventIds: readonly string[]): Promise<void>;
+  /** Which of `eventIds` were applied (one read, outside any transaction). */
+  appliedAmong(consumer: string, eventIds: readonly string[]): Promise<string[]>;
 }
 
 /** Failure counts and dead letters; every call runs outside the handler's transaction. */

@@ -7,7 +7,7 @@ import {
 } from './idempotent-handler.options';
 
 describe('consumer options', () => {
-  it('has defaults: 7 days retention, 5 failures, 20 s timeout, the ce_id header, no dead-letter topic', () => {
+  it('has defaults: 7 days retention, 5 failures, 20 s timeout, the ce_id header, no dead-letter topic, batches of 100 events / 4 MiB', () => {
     expect(resolveConsumerOptions(undefined)).toEqual({
       processedRetentionSeconds: 7 * 24 * 3600,
       maxFailures: 5,
@@ -16,6 +16,7 @@ describe('consumer options', () => {
       deadLetterMaxValueBytes: 512 * 1024,
       eventIdHeader: 'ce_id',
       errorHistoryLimit: 10,
+      batch: { maxEvents: 100, maxBytes: 4 * 1024 * 1024 },
     });
   });
 
@@ -32,6 +33,7 @@ describe('consumer options', () => {
         retryBackoff: { initialMs: 10 },
         handlerTimeoutMs: 1000,
         deadLetterMaxValueBytes: 4096,
+        batch: { maxEvents: 1 },
       }),
     ).toEqual({
       processedRetentionSeconds: 3600,
@@ -43,6 +45,7 @@ describe('consumer options', () => {
       eventIdHeader: 'x-event-id',
       eventIdFallback,
       errorHistoryLimit: 3,
+      batch: { maxEvents: 1, maxBytes: 4 * 1024 * 1024 },
     });
   });
 
@@ -64,6 +67,12 @@ describe('consumer options', () => {
     [{ retryBackoff: { initial: 5 } }, 'consumer.retryBackoff.initial'],
     [{ retryBackoff: { initialMs: 500, maxMs: 100 } }, 'consumer.retryBackoff.maxMs'],
     [{ maxFailure: 3 }, 'consumer.maxFailure'],
+    [{ batch: 10 }, 'consumer.batch'],
+    [{ batch: { maxEvents: 0 } }, 'consumer.batch.maxEvents'],
+    [{ batch: { maxEvents: 1001 } }, 'consumer.batch.maxEvents'],
+    [{ batch: { maxEvents: 2.5 } }, 'consumer.batch.maxEvents'],
+    [{ batch: { maxBytes: 16 * 1024 * 1024 } }, 'consumer.batch.maxBytes'],
+    [{ batch: { maxEvent: 10 } }, 'consumer.batch.maxEvent'],
   ])('fails bootstrap on %j, naming %s', (raw, option) => {
     let error: unknown;
     try {

@@ -3,6 +3,11 @@ import { OutboxOptionsError } from '../common/errors/outbox-options.error';
 import { OptionChecker, type OptionKeys } from '../common/options/option.checker';
 import { topicNameProblem } from '../publisher/topic-name';
 import type { EventIdFallback } from './input/event-id.extractor';
+import {
+  resolveConsumerBatch,
+  type ConsumerBatchOptions,
+  type ResolvedConsumerBatchOptions,
+} from './batch/consumer-batch.options';
 
 /** Module-level defaults for `@IdempotentHandler` consumers (`OutboxModule.forRoot({ consumer })`). */
 export interface ConsumerOptions {
@@ -44,6 +49,13 @@ export interface ConsumerOptions {
    * until the topic's retention removes it. Default 524 288 (512 KiB), at most 8 MiB.
    */
   deadLetterMaxValueBytes?: number;
+  /**
+   * Consecutive events of one consumer that Kafka fetched together are applied in one
+   * transaction: up to `maxEvents` (default 100) and `maxBytes` (default 4 MiB), never longer than
+   * `handlerTimeoutMs` in all. A failure inside a batch aborts it and applies its events again one
+   * at a time. `{ maxEvents: 1 }`: one transaction per event. See docs/consuming.md.
+   */
+  batch?: ConsumerBatchOptions;
 }
 
 type OptionalConsumerOption = 'deadLetterTopic' | 'eventIdFallback';
@@ -52,6 +64,7 @@ type OptionalConsumerOption = 'deadLetterTopic' | 'eventIdFallback';
 export type ResolvedConsumerOptions = Required<Omit<ConsumerOptions, OptionalConsumerOption>> &
   Pick<ConsumerOptions, OptionalConsumerOption> & {
     retryBackoff: Required<NonNullable<ConsumerOptions['retryBackoff']>>;
+    batch: ResolvedConsumerBatchOptions;
   };
 
 export const CONSUMER_DEFAULTS = {
@@ -82,6 +95,7 @@ const CONSUMER_KEYS = {
   eventIdHeader: true,
   eventIdFallback: true,
   errorHistoryLimit: true,
+  batch: true,
 } as const satisfies OptionKeys<ConsumerOptions>;
 const RETRY_BACKOFF_KEYS = {
   initialMs: true,
@@ -125,6 +139,7 @@ export function resolveConsumerOptions(raw: ConsumerOptions | undefined): Resolv
       true,
     ),
     retryBackoff: resolveRetryBackoff(check, given.retryBackoff),
+    batch: resolveConsumerBatch(check, given.batch),
     handlerTimeoutMs: check.durationMs(
       'handlerTimeoutMs',
       given.handlerTimeoutMs,

@@ -7,6 +7,7 @@ export type {
   PayloadValidateOption,
 } from './input/payload.validator';
 export type { FailureEntry } from './consume.ports';
+export type { ConsumerBatchOptions } from './batch/consumer-batch.options';
 export { DEAD_LETTER_HEADERS } from './flow/dead-letter.publisher';
 export { IdempotentHandler } from './nest/idempotent-handler.decorator';
 export type { IdempotentHandlerOptions } from './idempotent-handler.options';

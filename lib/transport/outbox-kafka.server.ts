@@ -1,6 +1,12 @@
 import { Logger } from '@nestjs/common';
 import { KafkaContext, KafkaOptions, ServerKafka } from '@nestjs/microservices';
-import type { Consumer } from 'kafkajs';
+import type { Consumer, KafkaMessage } from 'kafkajs';
+import {
+  anyIdempotentHandler,
+  idempotentBatchTargetOf,
+  type IdempotentBatchTarget,
+} from '../consumer/nest/idempotent-batch.target';
+import { consumeFetchedBatch } from './fetched-batch.consumer';
 import { OutboxError } from '../common/errors/outbox.error';
 import { EventTypeDeserializer } from './event-type.deserializer';
 import { RawKeepingKafkaParser } from './raw-keeping-kafka.parser';
@@ -58,9 +64,38 @@ export class OutboxKafkaServer extends ServerKafka {
     this.parser = new RawKeepingKafkaParser(kafkaOptions.parser);
   }
 
+  /**
+   * Consumes with kafkajs' `eachBatch`: consecutive events of one `@IdempotentHandler` consumer
+   * are applied in one transaction (`consumer.batch` of `OutboxModule`); every other message is
+   * handled one at a time, as with `eachMessage`. See `consumeFetchedBatch`.
+   */
   override async bindEvents(consumer: Consumer): Promise<void> {
     await consumer.subscribe({ ...(this.options.subscribe ?? {}), topics: this.topics });
-    await consumer.run({ ...(this.options.run ?? {}), eachMessage: this.getMessageHandler() });
+    // Without an @IdempotentHandler, nothing batches: no message is read twice to find out.
+    const batching = anyIdempotentHandler(this.getHandlers().values());
+    await consumer.run({
+      ...(this.options.run ?? {}),
+      eachBatchAutoResolve: false,
+      eachBatch: (payload) =>
+        consumeFetchedBatch(payload, {
+          targetOf: async (message, topic, partition) =>
+            batching ? this.batchTargetOf(message, topic, partition) : undefined,
+          handle: (one) => this.handleMessage(one),
+          isPaused: (topic, partition) => isPaused(consumer, topic, partition),
+          logger: this.logger,
+        }),
+    });
+  }
+
+  /** The handler a message goes to, when it is an `@IdempotentHandler` that batches. */
+  private async batchTargetOf(
+    message: KafkaMessage,
+    topic: string,
+    partition: number,
+  ): Promise<IdempotentBatchTarget | undefined> {
+    const parsed = this.parser!.parse({ ...message, topic, partition });
+    const packet = await this.deserializer.deserialize(parsed, { channel: topic });
+    return idempotentBatchTargetOf(this.getHandlerByPattern(packet.pattern));
   }
 
   override async handleEvent(
@@ -76,4 +111,10 @@ export class OutboxKafkaServer extends ServerKafka {
     }
     return super.handleEvent(pattern, packet, context);
   }
+}
+
+function isPaused(consumer: Consumer, topic: string, partition: number): boolean {
+  return consumer
+    .paused()
+    .some((paused) => paused.topic === topic && paused.partitions.includes(partition));
 }

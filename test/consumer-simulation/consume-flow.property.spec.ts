@@ -5,7 +5,10 @@
  * after pauses, rebalances and restarts replaying from the committed offset), handlers that
  * work, throw, hang past `handlerTimeoutMs` or throw `UnrecoverableEventError`, pipes that
  * reject, `dto`/`validate` checks that refuse or throw, and a database, failure store and
- * dead-letter topic failing transiently or (the topic) for good.
+ * dead-letter topic failing transiently or (the topic) for good. With `batchMaxEvents` above 1,
+ * the partition's next messages are applied in one transaction as `OutboxKafkaServer` does
+ * (`applyBatch`, `consumeInBatch`), with every behaviour above at any position of a batch, a
+ * crash inside a batch or between its commit and its offsets, and rebalances inside it.
  *
  * Seeded and replayable: each run prints its seed; run it again with
  *   CONSUMER_SIM_SEED=<seed> [CONSUMER_SIM_PATH=<path>] npx jest test/consumer-simulation
@@ -114,6 +117,28 @@ function violations(world: ConsumerWorld, scenario: Scenario): string[] {
     }
   }
 
+  // Atomic: an event's effects committed if and only if its dedupe record did.
+  const recorded = world.processed.docs.map((d) => String(d.eventId)).sort();
+  const effects = [...new Set(appliedIds)].sort();
+  if (JSON.stringify(recorded) !== JSON.stringify(effects)) {
+    found.push(
+      `dedupe records ${JSON.stringify(recorded)} differ from applied effects ${JSON.stringify(effects)}`,
+    );
+  }
+
+  // Partition order: a partition's events are applied in the order of their first offsets.
+  const lastByPartition = new Map<number, number>();
+  for (const id of appliedIds) {
+    const m = world.messages.find((x) => `evt-${x.event.index}` === id)!;
+    const offset = Number(m.message.offset);
+    if ((lastByPartition.get(m.message.partition) ?? -1) > offset) {
+      found.push(
+        `partition ${m.message.partition}: ${id} (offset ${offset}) applied after a later event`,
+      );
+    }
+    lastByPartition.set(m.message.partition, offset);
+  }
+
   // Kafka order: an aggregate's events are applied in the order of their first offsets.
   const firstOffset = new Map<string, number>();
   for (const m of world.messages) {
@@ -135,10 +160,19 @@ function violations(world: ConsumerWorld, scenario: Scenario): string[] {
 
 describe('consume flow under simulated deliveries and faults (property-based)', () => {
   it(
-    `every delivery ends applied, duplicate or dead-lettered, each event applied at most once, in Kafka order (seed ${seed})`,
+    `every delivery ends applied, duplicate or dead-lettered, each event applied at most once, atomically with its dedupe record, in partition order, batched or not (seed ${seed})`,
     async () => {
       // What the runs went through, so a generator that stopped producing a case is noticed.
-      const seen = { applied: 0, duplicate: 0, deadLettered: 0, faults: 0, lateWritesRefused: 0 };
+      const seen = {
+        applied: 0,
+        duplicate: 0,
+        deadLettered: 0,
+        faults: 0,
+        lateWritesRefused: 0,
+        batchesCommitted: 0,
+        batchesFellBack: 0,
+        batchesCrashed: 0,
+      };
       await fc.assert(
         fc.asyncProperty(scenarioArbitrary, async (scenario) => {
           const world = new ConsumerWorld(scenario);
@@ -150,6 +184,9 @@ describe('consume flow under simulated deliveries and faults (property-based)', 
           seen.deadLettered += world.tally['dead-lettered'];
           seen.faults += world.faultsFired;
           seen.lateWritesRefused += world.lateWrites.filter((w) => w === 'refused').length;
+          seen.batchesCommitted += world.batches.committed;
+          seen.batchesFellBack += world.batches.fellBack;
+          seen.batchesCrashed += world.batches.crashed;
         }),
         options(runs),
       );

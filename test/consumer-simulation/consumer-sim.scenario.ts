@@ -28,7 +28,9 @@ export type FaultKind =
   | 'heartbeat-fails' // a rebalance between attempts
   | 'topic-down' // the dead-letter topic is unreachable for `count` copies
   | 'topic-gone' // the dead-letter topic never comes back
-  | 'restart'; // the consumer restarts from its committed offsets
+  | 'restart' // the consumer restarts from its committed offsets
+  | 'crash-in-batch' // the process dies inside a batch, before its commit (`count` batches)
+  | 'crash-after-commit'; // it dies after a batch committed, before its offsets did
 
 export interface SimEventSpec {
   /** Its aggregate (the Kafka key; so its partition). */
@@ -51,6 +53,16 @@ export interface Scenario {
   deadLetterTopic: boolean;
   /** Offsets are committed after this many messages (a restart replays the rest). */
   commitEvery: number;
+  /**
+   * `consumer.batch.maxEvents`: up to this many consecutive messages of a partition are applied
+   * in one transaction, as `OutboxKafkaServer` does with a kafkajs fetch (1: one at a time).
+   */
+  batchMaxEvents: number;
+  /**
+   * Crashes of the first batches (besides the `crash-*` faults, which may fire when no batch
+   * runs): inside a batch, before its commit; between a batch's commit and its offsets.
+   */
+  batchCrashes: { inBatch: number; afterCommit: number };
   events: SimEventSpec[];
   faults: Array<{ atDelivery: number; kind: FaultKind; count: number }>;
 }
@@ -60,7 +72,7 @@ const behaviour = fc.constantFrom<Behaviour>('throw', 'throw', 'hang', 'unrecove
 const eventSpec: fc.Arbitrary<SimEventSpec> = fc.record({
   aggregate: fc.integer({ min: 0, max: 5 }),
   input: fc.oneof(
-    { weight: 12, arbitrary: fc.constant<InputKind>('ok') },
+    { weight: 20, arbitrary: fc.constant<InputKind>('ok') },
     {
       weight: 4,
       arbitrary: fc.constantFrom<InputKind>(
@@ -75,18 +87,28 @@ const eventSpec: fc.Arbitrary<SimEventSpec> = fc.record({
     },
   ),
   // A pipe only runs at the start of a delivery: its rejections come before the handler's tries.
-  script: fc
-    .tuple(
-      fc.integer({ min: 0, max: 5 }),
-      fc.array(behaviour, { maxLength: 5 }),
-      fc.constantFrom<Behaviour>('ok', 'ok', 'throw', 'reject'),
-    )
-    .map(([rejects, tries, last]): Behaviour[] =>
-      last === 'reject'
-        ? Array<Behaviour>(rejects + 1).fill('reject')
-        : [...Array<Behaviour>(rejects).fill('reject'), ...tries, last],
-    ),
-  duplicated: fc.boolean(),
+  // Clean events (applied at the first try) are frequent, so that batches of them commit.
+  script: fc.oneof(
+    { weight: 3, arbitrary: fc.constant<Behaviour[]>(['ok']) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(
+          fc.integer({ min: 0, max: 5 }),
+          fc.array(behaviour, { maxLength: 5 }),
+          fc.constantFrom<Behaviour>('ok', 'ok', 'throw', 'reject'),
+        )
+        .map(([rejects, tries, last]): Behaviour[] =>
+          last === 'reject'
+            ? Array<Behaviour>(rejects + 1).fill('reject')
+            : [...Array<Behaviour>(rejects).fill('reject'), ...tries, last],
+        ),
+    },
+  ),
+  duplicated: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(false) },
+    { weight: 1, arbitrary: fc.constant(true) },
+  ),
 });
 
 const faultKind = fc.constantFrom<FaultKind>(
@@ -99,6 +121,8 @@ const faultKind = fc.constantFrom<FaultKind>(
   'topic-down',
   'topic-gone',
   'restart',
+  'crash-in-batch',
+  'crash-after-commit',
 );
 
 export const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
@@ -107,6 +131,11 @@ export const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
   maxFailures: fc.integer({ min: 1, max: 4 }),
   deadLetterTopic: fc.boolean(),
   commitEvery: fc.integer({ min: 1, max: 4 }),
+  batchMaxEvents: fc.constantFrom(1, 2, 3, 5, 12),
+  batchCrashes: fc.record({
+    inBatch: fc.integer({ min: 0, max: 2 }),
+    afterCommit: fc.integer({ min: 0, max: 2 }),
+  }),
   events: fc.array(eventSpec, { minLength: 1, maxLength: 12 }),
   faults: fc.array(
     fc.record({

@@ -16,6 +16,9 @@ import { OutboxConsumerMetrics } from '../../lib/consumer/flow/consumer.metrics'
 import { ConsumerSink } from '../../lib/consumer/flow/consumer-sink';
 import { UnrecoverableEventError } from '../../lib/consumer/consumer.errors';
 import { currentHandlerScope } from '../../lib/consumer/flow/handler-scope';
+import { applyBatch } from '../../lib/consumer/batch/batch-apply.flow';
+import { consumeInBatch } from '../../lib/consumer/batch/batch-consume.flow';
+import { currentBatch } from '../../lib/consumer/batch/consume-batch.scope';
 import {
   consumeIdempotently,
   consumeRejected,
@@ -34,6 +37,8 @@ import { SimCollection, SimSession, type Doc } from './sim-collection';
 
 /** Real milliseconds a handler may run before it times out. */
 export const HANDLER_TIMEOUT_MS = 4;
+/** Real milliseconds a whole batch may run (a loaded machine must not fail every batch). */
+const BATCH_BUDGET_MS = 40;
 const TOPIC = 'Order';
 const CONSUMER = 'billing';
 /** A run that needs more deliveries than this is reported as never ending. */
@@ -69,6 +74,9 @@ class SimRunner implements ConsumerTransactionRunner {
   constructor(private readonly world: ConsumerWorld) {}
 
   async run<T>(fn: () => Promise<T>): Promise<T> {
+    // Inside a running transaction (a batch's), join it, as TransactionRunner does.
+    const running = this.sessions.getStore();
+    if (running && !running.ended) return fn();
     const session = new SimSession();
     try {
       const result = await this.sessions.run(session, fn);
@@ -137,12 +145,18 @@ export class ConsumerWorld {
     heartbeatFails: 0,
     topicDown: 0,
     topicGone: false,
+    crashInBatch: 0,
+    crashAfterCommit: 0,
   };
+  /** Batches committed, and batches that fell back to one event at a time. */
+  readonly batches = { committed: 0, fellBack: 0, crashed: 0 };
   private rebalanced = false;
   private random: () => number;
 
   constructor(private readonly scenario: Scenario) {
     this.random = mulberry32(scenario.seed);
+    this.faults.crashInBatch = scenario.batchCrashes.inBatch;
+    this.faults.crashAfterCommit = scenario.batchCrashes.afterCommit;
     const fault = (collection: string, operation: string) => this.maybeFail(collection, operation);
     this.processed = new SimCollection(
       'outbox_processed_events',
@@ -238,7 +252,9 @@ export class ConsumerWorld {
         this.clock = Math.min(...live.map((p) => p.pausedUntil));
         continue;
       }
-      await this.deliver(ready[Math.floor(this.random() * ready.length)]);
+      const partition = ready[Math.floor(this.random() * ready.length)];
+      if (this.scenario.batchMaxEvents > 1) await this.deliverBatch(partition);
+      else await this.deliver(partition);
     }
     await Promise.all(this.late);
   }
@@ -397,6 +413,78 @@ export class ConsumerWorld {
     return event.script[Math.min(counted, event.script.length - 1)];
   }
 
+  /**
+   * What `OutboxKafkaServer` does with a kafkajs fetch (`consumeFetchedBatch`): the next
+   * `batchMaxEvents` messages of the partition in one transaction (`applyBatch`), each through
+   * `consumeInBatch` (a pipe's rejection fails the batch, as the runtime's `consumeRejected`
+   * does inside one); committed, their offsets follow; not, the same messages one at a time
+   * (`deliver`), stopping at the first that does not end. A crash inside the batch or between its
+   * commit and its offsets restarts the consumer; a failed heartbeat inside it is a rebalance.
+   */
+  private async deliverBatch(partition: Partition): Promise<void> {
+    const run = partition.log.slice(
+      partition.position,
+      partition.position + this.scenario.batchMaxEvents,
+    );
+    if (run.length < 2) return this.deliver(partition);
+    this.rebalanced = false;
+    let crashed = false;
+    const ids = run.map((sim) => sim.message.headers.ce_id);
+    const result = await applyBatch(CONSUMER, BATCH_BUDGET_MS, this.deps, ids, async () => {
+      const batch = currentBatch()!;
+      for (const sim of run) {
+        const delivery = this.delivery(sim);
+        if (this.behaviourAtDeliveryStart(sim) === 'reject') {
+          throw batch.fail('rejected by a pipe', new Error('rejected by a pipe'));
+        }
+        await consumeInBatch(delivery, this.settings, this.handler, this.deps, batch).catch(
+          () => undefined, // Nest's pipeline may swallow it: the batch keeps its failure
+        );
+        if (batch.failed) return;
+        if (this.faults.crashInBatch > 0 && this.random() < 0.5) {
+          this.faults.crashInBatch--;
+          this.faultsFired++;
+          crashed = true;
+          throw new Error('the process died inside the batch');
+        }
+        await delivery.heartbeat(); // a rebalance (its failure) aborts the batch
+      }
+    });
+    if (crashed) {
+      this.batches.crashed++;
+      this.partitions.forEach((p) => this.rewind(p));
+      return;
+    }
+    if (result.committed) {
+      this.batches.committed++;
+      for (const sim of run) this.ended(sim, { kind: 'applied', result: 'applied' });
+      if (this.faults.crashAfterCommit > 0) {
+        this.faults.crashAfterCommit--;
+        this.faultsFired++;
+        this.batches.crashed++;
+        this.partitions.forEach((p) => this.rewind(p));
+        return;
+      }
+      partition.position += run.length;
+      partition.sinceCommit += run.length;
+      if (partition.sinceCommit >= this.scenario.commitEvery) {
+        partition.committed = partition.position;
+        partition.sinceCommit = 0;
+      }
+      return;
+    }
+    if (this.rebalanced) {
+      this.rewind(partition);
+      return;
+    }
+    this.batches.fellBack++;
+    for (let i = 0; i < run.length; i++) {
+      const before = partition.position;
+      await this.deliver(partition);
+      if (partition.position !== before + 1) return; // not ended: fetched again later
+    }
+  }
+
   private async deliver(partition: Partition): Promise<void> {
     const sim = partition.log[partition.position];
     const faultsBefore = this.faultsFired;
@@ -515,6 +603,12 @@ export class ConsumerWorld {
         break;
       case 'topic-gone':
         this.faults.topicGone = true;
+        break;
+      case 'crash-in-batch':
+        this.faults.crashInBatch += Math.min(count, 3);
+        break;
+      case 'crash-after-commit':
+        this.faults.crashAfterCommit += Math.min(count, 3);
         break;
       case 'restart':
         // The consumer restarts: every partition goes back to its committed offset.

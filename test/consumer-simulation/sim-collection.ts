@@ -64,6 +64,41 @@ export class SimCollection {
     return { acknowledged: true };
   }
 
+  /**
+   * `ordered: true` (the driver's default) only: one command that inserts in order and stops at
+   * the first duplicate key, which it reports with the driver's code 11000. In a transaction that
+   * error aborts it, so what was staged before it never commits either.
+   */
+  async insertMany(
+    docs: Doc[],
+    options: { session?: unknown; ordered?: boolean } = {},
+  ): Promise<{ acknowledged: true; insertedCount: number }> {
+    if (options.ordered === false) throw new UnsupportedBySimulation('insertMany ordered: false');
+    this.fault(this.collectionName, 'insertMany');
+    const session = options.session as SimSession | undefined;
+    for (const doc of docs) {
+      const pending = session
+        ? session.staged.filter((s) => s.collection === this).map((s) => s.doc)
+        : [];
+      this.checkUnique(doc, [...this.docs, ...pending]);
+      if (session) session.stage(this, { ...doc });
+      else this.docs.push({ ...doc });
+    }
+    return { acknowledged: true, insertedCount: docs.length };
+  }
+
+  /** `find(filter, { projection })` read with `toArray()` (committed documents only). */
+  find(filter: Doc, options: { projection?: Doc } = {}) {
+    return {
+      toArray: async (): Promise<Doc[]> => {
+        this.fault(this.collectionName, 'find');
+        return this.docs
+          .filter((d) => matches(d, filter))
+          .map((d) => project(d, options.projection));
+      },
+    };
+  }
+
   /** Applies a committed session's staged document (uniqueness checked again, as at commit). */
   commitStaged(doc: Doc): void {
     this.checkUnique(doc, this.docs);

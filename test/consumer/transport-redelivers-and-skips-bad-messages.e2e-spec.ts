@@ -141,6 +141,9 @@ describeWith(
       runner,
       processed: {
         wasApplied: async (consumer, eventId) => applied.has(`${consumer}|${eventId}`),
+        appliedAmong: async (consumer, eventIds) =>
+          eventIds.filter((eventId) => applied.has(`${consumer}|${eventId}`)),
+        insertMany: () => Promise.reject(new Error('no batches on Transport.KAFKA')),
         insert: async (consumer, eventId) => {
           const key = `${consumer}|${eventId}`;
           if (applied.has(key) || staged?.has(key))
@@ -165,6 +168,9 @@ describeWith(
       }
     };
     const runtime: IdempotentHandlerRuntimeApi = {
+      // Nest's own Kafka transport delivers one message at a time: never asked for a batch.
+      batchLimits: defaults.batch,
+      applyBatch: () => Promise.reject(new Error("Nest's ServerKafka forms no batches")),
       consume: (delivery, settings, invoke) =>
         guard(delivery, () =>
           consumeIdempotently(

@@ -13,6 +13,10 @@ export interface OutboxConsumerMetricsSnapshot {
   deadLettered: number;
   /** Times a partition was paused (failure store unavailable, module not ready, redelivery backoff). */
   partitionPauses: number;
+  /** Batches of events applied in one transaction each (`consumer.batch`). */
+  batches: number;
+  /** Batches aborted and applied again one event at a time (a failure, a duplicate, the budget). */
+  batchFallbacks: number;
   /** Duration of handler attempts, ms (timeouts count with their timeout). */
   handlerDuration: { count: number; sumMs: number; maxMs: number };
 }
@@ -30,6 +34,8 @@ export class OutboxConsumerMetrics {
   timeouts = 0;
   deadLettered = 0;
   partitionPauses = 0;
+  batches = 0;
+  batchFallbacks = 0;
   private readonly durations = { count: 0, sumMs: 0, maxMs: 0 };
 
   handlerDuration(ms: number): void {
@@ -46,6 +52,8 @@ export class OutboxConsumerMetrics {
       timeouts: this.timeouts,
       deadLettered: this.deadLettered,
       partitionPauses: this.partitionPauses,
+      batches: this.batches,
+      batchFallbacks: this.batchFallbacks,
       handlerDuration: { ...this.durations },
     };
   }

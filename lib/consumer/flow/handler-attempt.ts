@@ -43,7 +43,7 @@ class AlreadyProcessed extends Error {}
 export async function runAttempt(
   input: AttemptInput,
   runner: ConsumerTransactionRunner,
-  processed: ProcessedEventStore,
+  processed: Pick<ProcessedEventStore, 'insert'>,
 ): Promise<AttemptResult> {
   const controller = new AbortController();
   let durationMs: number | undefined;

@@ -41,6 +41,11 @@ class FakeDb {
   };
 
   processedStore = {
+    appliedAmong: async (consumer: string, eventIds: readonly string[]) =>
+      eventIds.filter((eventId) => this.processed.has(`${consumer}|${eventId}`)),
+    insertMany: async (consumer: string, eventIds: readonly string[]): Promise<void> => {
+      for (const eventId of eventIds) await this.processedStore.insert(consumer, eventId);
+    },
     wasApplied: async (consumer: string, eventId: string): Promise<boolean> =>
       this.processed.has(`${consumer}|${eventId}`),
     insert: async (consumer: string, eventId: string): Promise<void> => {

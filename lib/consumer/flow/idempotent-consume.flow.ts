@@ -72,13 +72,14 @@ export class RedeliveryRequired extends Error {
 }
 
 /** Why a message is dead-lettered: its event id (if any), the reason and the detail. */
-interface Refusal {
+export interface Refusal {
   eventId: string | null;
   reason: DeadLetterReason;
   detail: string;
 }
 
-type CheckedInput = { ok: true; eventId: string; payload: unknown } | ({ ok: false } & Refusal);
+export type CheckedInput =
+  { ok: true; eventId: string; payload: unknown } | ({ ok: false } & Refusal);
 
 /** One delivery being consumed, as every step below sees it. */
 interface Consumption {
@@ -245,7 +246,12 @@ async function admit(
   return input;
 }
 
-async function checkInput({ message, settings, deps }: Consumption): Promise<CheckedInput> {
+/** Decodes the value, reads the event id, runs `dto`/`validate`: the payload, or why not. */
+export async function checkInput({
+  message,
+  settings,
+  deps,
+}: Pick<Consumption, 'message' | 'settings' | 'deps'>): Promise<CheckedInput> {
   const decoded = decodePayload(message.value);
   const id = extractEventId(
     message,

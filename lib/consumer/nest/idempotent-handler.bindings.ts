@@ -1,5 +1,7 @@
 import { RuntimeRegistry } from '../../common/runtime.registry';
 import type { ConsumeOutcome } from '../consume.ports';
+import type { BatchResult } from '../batch/batch-apply.flow';
+import type { ResolvedConsumerBatchOptions } from '../batch/consumer-batch.options';
 import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import type { KafkaDelivery } from './kafka-delivery';
 
@@ -11,6 +13,14 @@ export interface IdempotentHandlerRuntimeApi {
     settings: IdempotentHandlerSettings,
     invoke: (payload: unknown) => unknown,
   ): Promise<ConsumeOutcome>;
+  /** The `consumer.batch` limits of its module. */
+  readonly batchLimits: ResolvedConsumerBatchOptions;
+  /** Consecutive events of one consumer in one transaction (see `applyBatch`). */
+  applyBatch(
+    handlers: readonly IdempotentHandlerSettings[],
+    headers: readonly (Record<string, unknown> | undefined)[],
+    deliverAll: () => Promise<void>,
+  ): Promise<BatchResult>;
   /** A failure raised before the method ran; throws only `ConsumerRetryError`. */
   consumeRejected(
     delivery: KafkaDelivery,

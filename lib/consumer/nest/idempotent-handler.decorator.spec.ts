@@ -25,6 +25,10 @@ class RecordingRuntime implements IdempotentHandlerRuntimeApi {
   rejections: unknown[] = [];
   payload: unknown = { orderId: 'decoded' };
   outcome: 'applied' | 'duplicate' = 'applied';
+  readonly batchLimits = { maxEvents: 1, maxBytes: 1024 };
+  applyBatch(): Promise<never> {
+    return Promise.reject(new Error('not batched here'));
+  }
 
   async consume(
     delivery: KafkaDelivery,
@@ -123,6 +127,16 @@ describe('@IdempotentHandler decorator', () => {
       expect(fn.name).toBe(method);
     },
   );
+
+  it('hands its settings to the transport in the pattern extras, keeping the extras of @EventPattern, whichever order', () => {
+    const extrasOf = (method: keyof OrderEvents) =>
+      Reflect.getMetadata('microservices:pattern_extras', OrderEvents.prototype[method]);
+    expect(extrasOf('below')).toEqual({ 'outbox:idempotent_handler': settingsOf('below') });
+    expect(extrasOf('above')).toEqual({
+      extra: 1,
+      'outbox:idempotent_handler': settingsOf('above'),
+    });
+  });
 
   it('binds its own exception filter last, so Nest consults it first', () => {
     for (const method of methods) {

@@ -1,5 +1,8 @@
 import { SetMetadata, UseFilters } from '@nestjs/common';
-import { IDEMPOTENT_HANDLER_METADATA } from '../../common/outbox.constants';
+import {
+  IDEMPOTENT_HANDLER_EXTRAS,
+  IDEMPOTENT_HANDLER_METADATA,
+} from '../../common/outbox.constants';
 import { copyMethodMetadata } from '../../transaction/copy-method-metadata';
 import { IdempotentHandlerOptionsError } from '../consumer.errors';
 import { deliverToHandler } from './idempotent-handler.delivery';
@@ -8,7 +11,7 @@ import {
   resolveHandlerOptions,
   type IdempotentHandlerOptions,
 } from '../idempotent-handler.options';
-import { rpcParametersOf } from './nest-internals';
+import { addPatternExtras, rpcParametersOf } from './nest-internals';
 
 /**
  * Applies each event once per consumer, atomically with the handler's own writes. Put it on an
@@ -62,6 +65,7 @@ export function IdempotentHandler(options?: IdempotentHandlerOptions): MethodDec
       return deliverToHandler(settings, parameters, method, this, args);
     };
     copyMethodMetadata(original, wrapper);
+    addPatternExtras(wrapper, { [IDEMPOTENT_HANDLER_EXTRAS]: settings });
     Object.defineProperty(wrapper, 'name', { value: method.name });
     const wrapped = { ...descriptor, value: wrapper as typeof descriptor.value };
     SetMetadata(IDEMPOTENT_HANDLER_METADATA, settings)(target, key, wrapped);

@@ -7,6 +7,7 @@ import type { ConsumeOutcome } from '../consume.ports';
 import { backoffDelay } from '../../common/backoff';
 import { SINK_BACKOFF } from '../flow/consumer-sink';
 import { isConsumerRetryError } from '../consumer.errors';
+import { BatchAbortedError } from '../batch/consume-batch.scope';
 import { IdempotentHandlerBindings } from './idempotent-handler.bindings';
 import type { IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { kafkaDelivery, redeliver, type KafkaDelivery } from './kafka-delivery';
@@ -63,7 +64,7 @@ export async function deliverFailure(
   error: unknown,
   args: readonly unknown[],
 ): Promise<unknown> {
-  if (isConsumerRetryError(error)) throw error;
+  if (isConsumerRetryError(error) || error instanceof BatchAbortedError) throw error;
   const context = findKafkaContext(args);
   if (!context) throw error; // not a Kafka delivery: nothing of ours to count
   const ended = endedDeliveries.get(context)?.get(settings);

@@ -27,6 +27,10 @@ import type { ResolvedConsumerOptions } from '../consumer.options';
 import { mergeWithDefaults, type IdempotentHandlerSettings } from '../idempotent-handler.options';
 import { redeliver, type KafkaDelivery } from './kafka-delivery';
 import type { ConsumerRetryError } from '../consumer.errors';
+import { applyBatch, type BatchResult } from '../batch/batch-apply.flow';
+import { consumeInBatch } from '../batch/batch-consume.flow';
+import type { ResolvedConsumerBatchOptions } from '../batch/consumer-batch.options';
+import { BatchAbortedError, currentBatch } from '../batch/consume-batch.scope';
 import {
   ensureProcessedEventIndexes,
   hasProcessedUniqueIndex,
@@ -60,30 +64,62 @@ export abstract class ConsumeRuntime implements IdempotentHandlerRuntimeApi {
     return this.options.collections.processedEvents;
   }
 
+  /** The `consumer.batch` limits of its module (how the transport forms batches). */
+  get batchLimits(): ResolvedConsumerBatchOptions {
+    return this.consumer.batch;
+  }
+
   /** Makes the runtime ready; false when the unique `(consumer, eventId)` index is missing. */
   abstract prepare(): Promise<boolean>;
 
+  /** One delivery: on its own, or (inside `applyBatch`) joining the batch's transaction. */
   async consume(
     delivery: KafkaDelivery,
     handler: IdempotentHandlerSettings,
     invoke: (payload: unknown) => unknown,
   ): Promise<ConsumeOutcome> {
+    const batch = currentBatch();
     return this.guard(delivery, handler, (settings, deps) =>
-      consumeIdempotently(delivery, settings, invoke, deps),
+      batch
+        ? consumeInBatch(delivery, settings, invoke, deps, batch)
+        : consumeIdempotently(delivery, settings, invoke, deps),
     );
   }
 
+  /** A rejection before the method ran; inside a batch, it fails the batch (counted later). */
   async consumeRejected(
     delivery: KafkaDelivery,
     handler: IdempotentHandlerSettings,
     error: unknown,
   ): Promise<ConsumeOutcome> {
+    const batch = currentBatch();
+    if (batch) throw batch.fail(`${handler.handler} was rejected before it ran`, error);
     return this.guard(delivery, handler, (settings, deps) =>
       consumeRejected(delivery, settings, error, deps),
     );
   }
 
-  protected abstract deps(delivery: KafkaDelivery, settings: ConsumeSettings): ConsumeDeps;
+  /**
+   * Applies consecutive events of one consumer in one transaction (`applyBatch`): `deliverAll`
+   * runs their deliveries in order; the budget is the smallest `handlerTimeoutMs` of `handlers`;
+   * `headers` (the raw messages') give the event ids looked up before it starts.
+   */
+  async applyBatch(
+    handlers: readonly IdempotentHandlerSettings[],
+    headers: readonly (Record<string, unknown> | undefined)[],
+    deliverAll: () => Promise<void>,
+  ): Promise<BatchResult> {
+    const settings = handlers.map((handler) => mergeWithDefaults(handler, this.consumer));
+    const budgetMs = Math.min(...settings.map((s) => s.handlerTimeoutMs));
+    const eventIds = settings.map((s, i) => headerText(headers[i]?.[s.eventIdHeader]));
+    const deps = this.deps(undefined, settings[0]);
+    return applyBatch(settings[0].consumer, budgetMs, deps, eventIds, deliverAll);
+  }
+
+  protected abstract deps(
+    delivery: KafkaDelivery | undefined,
+    settings: ConsumeSettings,
+  ): ConsumeDeps;
 
   /**
    * What a delivery the flow did not end is thrown as: the flow throws `RedeliveryRequired`, or
@@ -105,6 +141,7 @@ export abstract class ConsumeRuntime implements IdempotentHandlerRuntimeApi {
     try {
       return await run(settings, this.deps(delivery, settings));
     } catch (error) {
+      if (error instanceof BatchAbortedError) throw error; // the batch falls back, nothing ends here
       throw this.unacknowledged(error, delivery, settings);
     }
   }
@@ -163,7 +200,7 @@ export class IdempotentHandlerRuntime extends ConsumeRuntime {
     return redeliver(delivery, `${settings.handler}: unexpected error`, pauseMs, error, context);
   }
 
-  protected deps(delivery: KafkaDelivery, settings: ConsumeSettings): ConsumeDeps {
+  protected deps(delivery: KafkaDelivery | undefined, settings: ConsumeSettings): ConsumeDeps {
     const { processed, sink } = this.stores();
     return {
       runner: this.runner,
@@ -171,10 +208,10 @@ export class IdempotentHandlerRuntime extends ConsumeRuntime {
       sink,
       metrics: this.metrics,
       logger: this.logger,
-      ...(settings.deadLetterTopic && isProducerLike(delivery.producer)
+      ...(settings.deadLetterTopic && isProducerLike(delivery?.producer)
         ? {
             publisher: new ProducerDeadLetterPublisher(
-              delivery.producer,
+              delivery!.producer,
               this.consumer.deadLetterMaxValueBytes,
             ),
           }
@@ -214,4 +251,11 @@ export class IdempotentHandlerRuntime extends ConsumeRuntime {
     }
     return this.parts;
   }
+}
+
+/** A raw header value as text (a Buffer, a string), or undefined. */
+function headerText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return undefined;
 }

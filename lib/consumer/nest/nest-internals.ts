@@ -19,6 +19,8 @@ const PATTERN_HANDLER_MESSAGE = 1;
 const PATTERN_HANDLER_EVENT = 2;
 /** `PATTERN_METADATA` (`@nestjs/microservices`): the patterns of `@EventPattern(...)`. */
 const PATTERN_METADATA = 'microservices:pattern';
+/** `PATTERN_EXTRAS_METADATA` (`@nestjs/microservices`): the extras Nest hands the transport. */
+const PATTERN_EXTRAS_METADATA = 'microservices:pattern_extras';
 /** `EXCEPTION_FILTERS_METADATA` (`@nestjs/common`), written by `@UseFilters()`. */
 const EXCEPTION_FILTERS_METADATA = '__exceptionFilters__';
 
@@ -91,4 +93,14 @@ export function handlerPatterns(method: object): unknown[] {
 /** The filters `@UseFilters()` bound to `method`, in the order written to its metadata. */
 export function methodExceptionFilters(method: object): readonly unknown[] {
   return (Reflect.getMetadata(EXCEPTION_FILTERS_METADATA, method) as unknown[] | undefined) ?? [];
+}
+
+/**
+ * Adds `extras` to the pattern extras of `method` (merged with those of `@EventPattern(p, extras)`,
+ * whichever decorator runs first): Nest gives them to the transport with the handler
+ * (`handler.extras`), which is how `OutboxKafkaServer` knows a handler is idempotent.
+ */
+export function addPatternExtras(method: object, extras: Record<string, unknown>): void {
+  const current = Reflect.getMetadata(PATTERN_EXTRAS_METADATA, method) as object | undefined;
+  Reflect.defineMetadata(PATTERN_EXTRAS_METADATA, { ...current, ...extras }, method);
 }

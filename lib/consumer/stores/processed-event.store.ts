@@ -26,6 +26,22 @@ export class MongoProcessedEventStore implements ProcessedEventStore {
     );
   }
 
+  async insertMany(consumer: string, eventIds: readonly string[]): Promise<void> {
+    const session = this.currentSession();
+    const processedAt = new Date();
+    await this.collection.insertMany(
+      eventIds.map((eventId) => ({ consumer, eventId, processedAt })),
+      session ? { session, ordered: true } : { ordered: true },
+    );
+  }
+
+  async appliedAmong(consumer: string, eventIds: readonly string[]): Promise<string[]> {
+    const found = await this.collection
+      .find({ consumer, eventId: { $in: [...eventIds] } }, { projection: { _id: 0, eventId: 1 } })
+      .toArray();
+    return found.map((doc) => doc.eventId);
+  }
+
   async wasApplied(consumer: string, eventId: string): Promise<boolean> {
     const found = await this.collection.findOne({ consumer, eventId }, { projection: { _id: 1 } });
     return found !== null;

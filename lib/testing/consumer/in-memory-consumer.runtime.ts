@@ -80,8 +80,18 @@ export class InMemoryConsumerRuntime extends ConsumeRuntime {
   }
 
   private processedStore(): ProcessedEventStore {
-    return {
+    const store: ProcessedEventStore = {
       wasApplied: async (consumer, eventId) => this.processed.has(`${consumer}\u0000${eventId}`),
+      appliedAmong: async (consumer, eventIds) =>
+        eventIds.filter((eventId) => this.processed.has(`${consumer}\u0000${eventId}`)),
+      insertMany: async (consumer, eventIds) => {
+        if (new Set(eventIds).size !== eventIds.length) {
+          throw Object.assign(new Error(`E11000 duplicate key in one batch of ${consumer}`), {
+            code: 11000,
+          });
+        }
+        for (const eventId of eventIds) await store.insert(consumer, eventId);
+      },
       insert: async (consumer, eventId) => {
         const key = `${consumer}\u0000${eventId}`;
         if (this.processed.has(key)) {
@@ -94,6 +104,7 @@ export class InMemoryConsumerRuntime extends ConsumeRuntime {
         else this.processed.add(key);
       },
     };
+    return store;
   }
 
   private failureStore(): ConsumerFailureStore {
