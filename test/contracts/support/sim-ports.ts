@@ -1,18 +1,11 @@
 import type { OutboxDeadLetter } from '../../../lib/documents/dead-letter.document';
 import type { OutboxDoc } from '../../../lib/documents/outbox-event.document';
-import { SimRandom } from '../../simulation/core/sim.random';
-import { SimScheduler } from '../../simulation/core/sim.scheduler';
-import { SimTrace } from '../../simulation/core/sim.trace';
-import { SimKafkaCluster } from '../../simulation/kafka/sim-kafka.cluster';
-import { SimKafkaSender } from '../../simulation/kafka/sim-kafka.sender';
+import { simKafkaRig } from '../../simulation/kafka/sim-kafka.rig';
 import { SimChangeSource } from '../../simulation/mongo/sim-change.source';
 import { copyDoc } from '../../simulation/mongo/sim-database';
 import { SimOutboxStore } from '../../simulation/mongo/sim-outbox.store';
 import { SimPartitionPorts } from '../../simulation/mongo/sim-partitions.store';
 import { SimStateStore } from '../../simulation/mongo/sim-state.store';
-import { SimProcess } from '../../simulation/process/sim-process';
-import { ActiveFaults } from '../../simulation/schedule/active-faults';
-import { SimHistory } from '../../simulation/world/sim.history';
 import type { ChangeSourceFixture } from '../change-source.contract';
 import { CONTRACT_MESSAGE_MAX_BYTES } from '../kafka.sender.contract';
 import type { KafkaSenderFixture } from '../kafka.sender.contract';
@@ -125,42 +118,21 @@ export function simChangeSourceFixture(): ChangeSourceFixture {
 
 /** The simulated `KafkaSender` (test/simulation/kafka/sim-kafka.sender.ts) on a simulated cluster. */
 export function simKafkaSenderFixture(options: { idempotent?: boolean } = {}): KafkaSenderFixture {
-  const scheduler = new SimScheduler(new SimTrace());
-  const history = new SimHistory();
-  const random = new SimRandom(20261201);
   const OUTAGE_AT = 1_000_000_000;
   const always = { at: 0, duration: 999_999_999 }; // 999_999_999 % 3 = 0: NOT_ENOUGH_REPLICAS
-  const faults = new ActiveFaults([
-    { kind: 'kafka-partition-retriable', ...always, target: 1, param: 0 },
-    { kind: 'kafka-topic-unauthorized', ...always, target: 2, param: 0 },
-    { kind: 'broker-outage', at: OUTAGE_AT, duration: 1_000, target: 0, param: 0 },
-  ]);
   const topics = ['contract.topic', 'contract.refusing', 'contract.unauthorized'];
-  const cluster = new SimKafkaCluster(
-    scheduler,
-    history,
-    faults,
-    random.fork('cluster'),
-    { messageMaxBytes: CONTRACT_MESSAGE_MAX_BYTES, requestMaxBytes: 1_000_000 },
-    topics.map((name, typeIndex) => ({ name, typeIndex, partitions: 2 })),
-  );
-  const process = new SimProcess('contract', scheduler, history, new SimTrace(), 0);
-  process.boot(0);
-  const sender = new SimKafkaSender(
-    scheduler,
-    cluster,
-    history,
-    faults,
-    process,
-    random.fork('sender'),
-    {
-      latencyMs: 2,
-      retries: 2,
-      retryDelayMs: 100,
-      holdsLease: () => true,
-      idempotent: options.idempotent,
-    },
-  );
+  const { scheduler, history, sender } = simKafkaRig({
+    topics,
+    faults: [
+      { kind: 'kafka-partition-retriable', ...always, target: 1, param: 0 },
+      { kind: 'kafka-topic-unauthorized', ...always, target: 2, param: 0 },
+      { kind: 'broker-outage', at: OUTAGE_AT, duration: 1_000, target: 0, param: 0 },
+    ],
+    seed: 20261201,
+    messageMaxBytes: CONTRACT_MESSAGE_MAX_BYTES,
+    processName: 'contract',
+    idempotent: options.idempotent,
+  });
   return {
     sender: driven(scheduler, sender),
     topic: topics[0],

@@ -268,11 +268,11 @@ export function faultyDrainCases(client: KafkaClientName): void {
         drainMs: 30_000,
       });
       const label = `[faulty-broker] ${client} idempotent=${idempotent} seed=${seed}`;
-      console.log(
-        `${label} events=${drain.events} records=${drain.records.length} faults fired=${drain.faultsFired} produce requests=${drain.proxy.requests.Produce ?? 0} refused connections=${drain.proxy.refused}`,
+      process.stdout.write(
+        `${label} events=${drain.events} records=${drain.records.length} faults fired=${drain.faultsFired} produce requests=${drain.proxy.requests.Produce ?? 0} refused connections=${drain.proxy.refused}\n`,
       );
       const { duplicates } = checkFaultyDrain(drain);
-      console.log(`${label} duplicates=${duplicates}`);
+      process.stdout.write(`${label} duplicates=${duplicates}\n`);
       expect(drain.faultsFired).toBeGreaterThan(0);
     }, 80_000);
   }

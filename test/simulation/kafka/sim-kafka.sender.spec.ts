@@ -1,15 +1,9 @@
 import { classifyKafkaError } from '../../../lib/publisher/kafka/kafka-error.classifier';
 import type { PartitionedMessage, TopicBatch } from '../../../lib/publisher/kafka/kafka.sender';
 import { settle } from '../../contracts/support/sim-driver';
-import { SimRandom } from '../core/sim.random';
-import { SimScheduler } from '../core/sim.scheduler';
-import { SimTrace } from '../core/sim.trace';
-import { SimProcess } from '../process/sim-process';
-import { ActiveFaults } from '../schedule/active-faults';
 import type { Fault } from '../schedule/schedule.types';
-import { SimHistory } from '../world/sim.history';
-import { SimKafkaCluster } from './sim-kafka.cluster';
-import { METADATA_MAX_AGE_MS, SimKafkaSender } from './sim-kafka.sender';
+import { simKafkaRig } from './sim-kafka.rig';
+import { METADATA_MAX_AGE_MS } from './sim-kafka.sender';
 
 /** Ambiguous acks on sim.Order partition 0 for the first 10 s: a call may fail after its append. */
 const AMBIGUOUS: Fault = {
@@ -21,35 +15,14 @@ const AMBIGUOUS: Fault = {
 };
 
 function world(options: { idempotent?: boolean; faults?: Fault[]; seed?: number } = {}) {
-  const scheduler = new SimScheduler(new SimTrace());
-  const history = new SimHistory();
-  const faults = new ActiveFaults(options.faults ?? []);
-  const random = new SimRandom(options.seed ?? 7);
-  const cluster = new SimKafkaCluster(
-    scheduler,
-    history,
-    faults,
-    random.fork('cluster'),
-    { messageMaxBytes: 10_000, requestMaxBytes: 1_000_000 },
-    [{ name: 'sim.Order', typeIndex: 0, partitions: 2 }],
-  );
-  const process = new SimProcess('relay-1', scheduler, history, new SimTrace(), 0);
-  process.boot(0);
-  const sender = new SimKafkaSender(
-    scheduler,
-    cluster,
-    history,
-    faults,
-    process,
-    random.fork('sender'),
-    {
-      latencyMs: 2,
-      retries: 2,
-      retryDelayMs: 100,
-      holdsLease: () => true,
-      idempotent: options.idempotent,
-    },
-  );
+  const { scheduler, history, cluster, sender } = simKafkaRig({
+    topics: ['sim.Order'],
+    faults: options.faults,
+    seed: options.seed ?? 7,
+    messageMaxBytes: 10_000,
+    processName: 'relay-1',
+    idempotent: options.idempotent,
+  });
   const send = (batches: TopicBatch[]): Promise<'stored' | Error> =>
     settle(scheduler, sender.send(batches)).then(
       () => 'stored' as const,
