@@ -18,12 +18,9 @@ import { instrumentKafkaSender } from './kafka-producer.telemetry';
 import { idempotentSends } from './idempotent.sends';
 import { partitionOfKey } from './key.partitioner';
 import { SendAbortedError } from './kafka.sender';
-import type {
-  KafkaSender,
-  PartitionCountOptions,
-  PartitionedMessage,
-  TopicBatch,
-} from './kafka.sender';
+import { isPartitionNotInMetadata } from './kafka.sender';
+import type { KafkaSender, PartitionedMessage, TopicBatch } from './kafka.sender';
+import { PartitionCounts } from './partition.counts';
 import { KafkajsSender } from './kafkajs.sender';
 import { PlatformaticKafkaSender } from '../platformatic/platformatic-kafka.sender';
 import { failedSendOutcome } from './kafka-send.outcome';
@@ -55,7 +52,6 @@ interface Group {
   entries: Entry[];
 }
 
-const METADATA_TTL_MS = 5 * 60_000;
 /** Bytes a record takes on the wire beyond its key, value and headers (lengths, offsets, CRC...). */
 const RECORD_OVERHEAD = 70;
 
@@ -77,8 +73,7 @@ export class KafkaPublisher implements OutboxPublisher {
   private readonly route: TopicRouter;
   private readonly sender: KafkaSender;
   private readonly prepared = new WeakMap<OutboxEventRecord, Prepared | Error>();
-  private readonly partitionCounts = new Map<string, { count: number; at: number }>();
-  private readonly fetching = new Map<string, Promise<number>>();
+  private readonly partitionCounts: PartitionCounts;
   private readonly outageLog: BrokerOutageLog;
 
   constructor(
@@ -94,6 +89,7 @@ export class KafkaPublisher implements OutboxPublisher {
         : new KafkajsSender(options, this.logger);
     const instrumented = instrumentKafkaSender(sender, now);
     this.sender = options.idempotent ? idempotentSends(instrumented) : instrumented;
+    this.partitionCounts = new PartitionCounts(this.sender, now);
     this.outageLog = new BrokerOutageLog(this.logger, now, options.client);
   }
 
@@ -113,9 +109,9 @@ export class KafkaPublisher implements OutboxPublisher {
   destinationsOf(event: OutboxEventRecord): readonly string[] {
     const prepared = this.prepare(event);
     if (prepared instanceof Error) return [];
-    const known = this.partitionCounts.get(prepared.topic);
-    if (!known) return [prepared.topic];
-    return [prepared.topic, `${prepared.topic}#${this.partitionOf(prepared, known.count)}`];
+    const count = this.partitionCounts.known(prepared.topic);
+    if (count === undefined) return [prepared.topic];
+    return [prepared.topic, `${prepared.topic}#${this.partitionOf(prepared, count)}`];
   }
 
   async publish(
@@ -189,14 +185,14 @@ export class KafkaPublisher implements OutboxPublisher {
   ): Promise<number | undefined> {
     let error: unknown;
     try {
-      return await this.partitionCount(topic);
+      return await this.partitionCounts.read(topic);
     } catch (caught) {
       error = caught;
     }
     let cls = classifyKafkaError(error);
     if (cls.scope === 'topic' && this.options.allowAutoTopicCreation) {
       try {
-        return await this.partitionCount(topic, { autoCreate: true });
+        return await this.partitionCounts.read(topic, { autoCreate: true });
       } catch (caught) {
         error = caught;
         cls = classifyKafkaError(caught);
@@ -211,24 +207,6 @@ export class KafkaPublisher implements OutboxPublisher {
   private partitioned(topic: string, entries: Entry[], count: number): Group[] {
     const byPartition = groupBy(entries, (entry) => this.partitionOf(entry.prepared, count));
     return [...byPartition].map(([partition, list]) => ({ topic, partition, entries: list }));
-  }
-
-  private partitionCount(topic: string, options?: PartitionCountOptions): Promise<number> {
-    const known = this.partitionCounts.get(topic);
-    if (known && this.now() - known.at < METADATA_TTL_MS) return Promise.resolve(known.count);
-    const key = options?.autoCreate ? `${topic}\0autoCreate` : topic;
-    let fetching = this.fetching.get(key);
-    if (!fetching) {
-      fetching = this.sender
-        .partitionCount(topic, options)
-        .then((count) => {
-          this.partitionCounts.set(topic, { count, at: this.now() });
-          return count;
-        })
-        .finally(() => this.fetching.delete(key));
-      this.fetching.set(key, fetching);
-    }
-    return fetching;
   }
 
   /** The groups' messages by topic, in the groups' order (no list of all entries is built). */
@@ -254,6 +232,7 @@ export class KafkaPublisher implements OutboxPublisher {
         for (const entry of group.entries) outcomes[entry.index] = { status: 'ok' };
       return;
     } catch (error) {
+      if (isPartitionNotInMetadata(error)) await this.partitionCounts.producerLacks();
       if (this.abandoned(groups, outcomes, call)) return;
       const cls = classifyKafkaError(error);
       if (groups.length === 1) return this.failed(groups[0], error, cls, outcomes, call);
@@ -320,7 +299,7 @@ export class KafkaPublisher implements OutboxPublisher {
     error: unknown,
     cls: KafkaErrorClass,
   ) {
-    if (cls.scope === 'topic') this.partitionCounts.delete(group.topic);
+    if (cls.scope === 'topic') this.partitionCounts.forget(group.topic);
     const outcome = failedSendOutcome(error, cls, group.topic, group.partition);
     for (const entry of group.entries) outcomes[entry.index] = outcome;
   }

@@ -91,3 +91,8 @@ export function partitionNotInMetadataError(topic: string, partition: number): E
     },
   );
 }
+
+/** Whether a send failed on a partition its producer's metadata lacks (`partitionNotInMetadataError`). */
+export function isPartitionNotInMetadata(error: unknown): boolean {
+  return (error as { name?: unknown } | null)?.name === 'OutboxPartitionNotInMetadata';
+}

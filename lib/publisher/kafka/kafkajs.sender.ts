@@ -18,17 +18,14 @@ import { withSendDeadline } from './send.deadline';
  * `KafkaSender` over kafkajs: one producer (`acks: -1`) and an admin client for topic metadata.
  * Every send has a deadline (`sendTimeout`). kafkajs caches a producer's metadata for
  * `metadataMaxAge` (5 minutes) and leaves out of a request a message for a partition that cache
- * does not have: when `partitionCount` reads more partitions than it last did for a topic, or a
- * send finds a partition unanswered, the producer is replaced (kafkajs has no public way to
- * refresh a producer's metadata; a new one reads it on its first send).
+ * does not have: a send that finds a partition unanswered rejects with
+ * `OutboxPartitionNotInMetadata`, and the publisher replaces the producer (`PartitionCounts`).
  */
 export class KafkajsSender implements KafkaSender {
   private readonly kafka: Kafka;
   private readonly compression: CompressionTypes;
   private readonly sendTimeout: number;
   private readonly slot: ProducerSlot<Promise<Producer>>;
-  /** The largest partition count read per topic (`partitionCount`). */
-  private readonly counts = new Map<string, number>();
   private admin?: Promise<Admin>;
 
   constructor(
@@ -65,9 +62,6 @@ export class KafkajsSender implements KafkaSender {
     const count = metadata.topics.find((entry) => entry.name === topic)?.partitions.length ?? 0;
     if (count === 0)
       throw unknownPartitionError(`topic "${topic}" has no partitions in the cluster metadata`);
-    const before = this.counts.get(topic) ?? count;
-    if (count > before) this.slot.retire(); // the producer's metadata may not have them
-    if (count >= before) this.counts.set(topic, count);
     return count;
   }
 
@@ -84,10 +78,7 @@ export class KafkajsSender implements KafkaSender {
           topicMessages: batches.map((batch) => ({ topic: batch.topic, messages: batch.messages })),
         });
         const missing = unanswered(batches, stored);
-        if (missing) {
-          this.slot.retire();
-          throw partitionNotInMetadataError(missing.topic, missing.partition);
-        }
+        if (missing) throw partitionNotInMetadataError(missing.topic, missing.partition);
       }),
       this.sendTimeout,
     );

@@ -73,8 +73,6 @@ const NEVER = new Promise<never>(() => undefined);
  */
 export class SimKafkaSender implements KafkaSender {
   private producer = new SimProducer();
-  /** The highest partition count `partitionCount` read per topic. */
-  private readonly counts = new Map<string, number>();
 
   constructor(
     private readonly scheduler: SimScheduler,
@@ -118,14 +116,7 @@ export class SimKafkaSender implements KafkaSender {
   partitionCount(topic: string): Promise<number> {
     return this.call('metadata', () => {
       const answer = this.cluster.metadata(topic);
-      if ('partitions' in answer) {
-        // Like KafkajsSender: a count above the last one read retires the producer, whose
-        // metadata may not have the new partitions (a new one reads it on its first send).
-        const before = this.counts.get(topic) ?? answer.partitions;
-        if (answer.partitions > before) this.retireProducer();
-        if (answer.partitions >= before) this.counts.set(topic, answer.partitions);
-        return { value: answer.partitions };
-      }
+      if ('partitions' in answer) return { value: answer.partitions };
       this.history.portFlow.push({
         kind: 'failed',
         at: this.scheduler.now,
@@ -196,8 +187,6 @@ export class SimKafkaSender implements KafkaSender {
         const result = missing
           ? { error: partitionNotInMetadata(missing.topic, missing.partition), retriable: false }
           : attempted;
-        // Like KafkajsSender: a partition left unanswered retires the producer.
-        if (missing && this.producer === producer) this.retireProducer();
         if (attempted.error && refreshesMetadata(attempted.error)) this.refreshMetadata(producer);
         if (result.error) fact.failedAttempts++;
         // Idempotent: the lock is held until the answer is back (a retry's: within the latency).
