@@ -38,6 +38,17 @@ export type {
   PublishErrorEntry,
 } from './documents/outbox-event.document';
 
+// Tenants: an outbox in each tenant's database (docs/tenants.md)
+export {
+  currentTenant,
+  OutboxTenantContext,
+  OutboxTenantNotResolvedError,
+  OutboxTenants,
+  runInTenant,
+  TENANT_HEADER,
+} from './tenants';
+export type { OutboxTenantsOptions, TenantDatabases, TenantTarget } from './tenants';
+
 // Relay and publishing
 export { OutboxRelay, OutboxRelayMetrics } from './relay';
 export type {

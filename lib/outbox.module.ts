@@ -13,6 +13,7 @@ import { RELAY_PROVIDERS } from './relay/relay.providers';
 import { OutboxTelemetry } from './telemetry/metrics/outbox-telemetry.service';
 import { OutboxWriteSideBootstrap } from './events/outbox-write-side.bootstrap';
 import { TransactionRunner } from './transaction/transaction.runner';
+import { OutboxTenants } from './tenants/outbox-tenants.service';
 
 /**
  * The transactional outbox. Reuses the app's Mongoose connection (import `MongooseModule.forRoot`
@@ -36,6 +37,7 @@ import { TransactionRunner } from './transaction/transaction.runner';
     ...CONSUMER_PROVIDERS,
     OutboxTelemetry,
     OutboxHealthIndicator,
+    OutboxTenants,
   ],
 })
 export class OutboxModule extends ConfigurableOutboxModule {}

@@ -3,11 +3,21 @@ import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
 import type { OutboxCollections } from '../common/outbox-storage.options';
+import type { CliTenant } from './cli-flags';
 import { OutboxModule } from '../outbox.module';
 
 @Module({})
 class OutboxCliModule {
-  static register(uri: string, collections: Partial<OutboxCollections>): DynamicModule {
+  static register(
+    uri: string,
+    collections: Partial<OutboxCollections>,
+    tenant?: CliTenant,
+  ): DynamicModule {
+    // With --tenant, the tenants option maps that tenant to its database (`forTenant` views).
+    const tenants = tenant && {
+      databases: [tenant.database],
+      databaseOf: () => tenant.database,
+    };
     return {
       module: OutboxCliModule,
       imports: [
@@ -16,7 +26,12 @@ class OutboxCliModule {
           retryAttempts: 0,
           ...(/serverSelectionTimeoutMS=/i.test(uri) ? {} : { serverSelectionTimeoutMS: 10_000 }),
         }),
-        OutboxModule.forRoot({ relay: false, createIndexes: false, collections }),
+        OutboxModule.forRoot({
+          relay: false,
+          createIndexes: false,
+          collections,
+          ...(tenants ? { tenants } : {}),
+        }),
       ],
     };
   }
@@ -29,8 +44,9 @@ class OutboxCliModule {
 export function openCliApp(
   uri: string,
   collections: Partial<OutboxCollections>,
+  tenant?: CliTenant,
 ): Promise<INestApplicationContext> {
-  return NestFactory.createApplicationContext(OutboxCliModule.register(uri, collections), {
+  return NestFactory.createApplicationContext(OutboxCliModule.register(uri, collections, tenant), {
     logger: false,
     abortOnError: false,
   });

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { databaseNameProblem } from '../tenants/tenant.resolution';
 
 /**
  * The CLI's command line: commands, actions, every flag and where it may be given, and the checks
@@ -31,6 +32,8 @@ const FLAGS = {
   uri: string('dead-letters', 'scheduled'),
   json: boolean('dead-letters', 'scheduled'),
   'outbox-collection': string('dead-letters', 'scheduled'),
+  tenant: string('dead-letters', 'scheduled'),
+  'tenant-database': string('dead-letters', 'scheduled'),
   limit: string('dead-letters', 'scheduled list'),
   'event-type': string('dead-letters', 'scheduled list'),
   'aggregate-type': string('dead-letters', 'scheduled list'),
@@ -189,6 +192,27 @@ export class CommandFlags<C extends CommandName> {
     return n;
   }
 
+  /**
+   * `--tenant <id>` and its database: `--tenant-database <name>`, or the tenant id (the default
+   * `databaseOf`); `--tenant-database` alone is refused.
+   */
+  tenant(): CliTenant | undefined {
+    const id = this.single('tenant' as StringFlagOf<C>);
+    const database = this.single('tenant-database' as StringFlagOf<C>);
+    if (id === undefined) {
+      if (database !== undefined) {
+        throw new CliUsageError(
+          '--tenant-database needs --tenant <id> (the tenant whose data it holds)',
+        );
+      }
+      return undefined;
+    }
+    const target = database ?? id;
+    const problem = databaseNameProblem(target);
+    if (problem) throw new CliUsageError(`the tenant's database name: ${problem}`);
+    return { id, database: target };
+  }
+
   /** `--uri`, or `$MONGODB_URI`; refused when neither is given. */
   mongoUri(env: Record<string, string | undefined>): string {
     const uri = this.single('uri' as StringFlagOf<C>) ?? env.MONGODB_URI;
@@ -196,6 +220,12 @@ export class CommandFlags<C extends CommandName> {
       throw new CliUsageError('no MongoDB connection string: pass --uri or set MONGODB_URI');
     return uri;
   }
+}
+
+/** The tenant a command works on (`--tenant`, `--tenant-database`). */
+export interface CliTenant {
+  id: string;
+  database: string;
 }
 
 /** `value` as a time, for flag (or `--filter` field) `name`. */

@@ -1,7 +1,7 @@
 import { consumerDeadLetterQuery, deadLetterQuery } from '../operations/dead-letter.filter';
 import type { DeadLetterFilter } from '../operations/dead-letter.filter';
 import { CliUsageError, defined, time } from './cli-flags';
-import type { CommandFlags, CommandLine, StringFlagOf } from './cli-flags';
+import type { CliTenant, CommandFlags, CommandLine, StringFlagOf } from './cli-flags';
 
 export type DeadLetterAction = CommandLine<'dead-letters'>['action'];
 
@@ -17,6 +17,8 @@ export interface DeadLettersCommand {
   yes: boolean;
   json: boolean;
   collections: { outbox?: string; deadLetters?: string; consumerDeadLetters?: string };
+  /** `--tenant`: the tenant's database, its dead letters only. */
+  tenant?: CliTenant;
 }
 
 export const DEAD_LETTERS_USAGE = `Usage: nestjs-outbox dead-letters <list|count|requeue|purge> [options]
@@ -38,6 +40,8 @@ export const DEAD_LETTERS_USAGE = `Usage: nestjs-outbox dead-letters <list|count
   --json                      print JSON
   --outbox-collection <name>  --dead-letters-collection <name>
   --consumer-dead-letters-collection <name>   non-default collection names
+  --tenant <id>               with tenants: work in this tenant's database, on its events only
+  --tenant-database <name>    the tenant's database, when it is not named like the tenant
 
 The filter flags add their field to --filter (AND). Refused, with exit code 2: an empty value
 (--aggregate-id "" from an unset variable), a flag that disagrees with the same field of
@@ -147,6 +151,7 @@ export function deadLettersCommand(
     );
   }
   const filter = buildFilter(flags);
+  const tenant = flags.tenant();
   // Checked now, against the fields of this kind of dead letter: what runs is what was parsed.
   if (kind === 'consumer') consumerDeadLetterQuery(filter);
   else deadLetterQuery(filter);
@@ -167,6 +172,7 @@ export function deadLettersCommand(
     dryRun: flags.on('dry-run'),
     yes: flags.on('yes'),
     json: flags.on('json'),
+    ...(tenant ? { tenant } : {}),
   };
 }
 

@@ -49,12 +49,14 @@ export async function runDeadLettersCommand(
   command: DeadLettersCommand,
   io: CliIo,
 ): Promise<number> {
-  const app = await openCliApp(command.uri, command.collections);
+  const app = await openCliApp(command.uri, command.collections, command.tenant);
   try {
-    const services = {
-      relay: app.get(OutboxDeadLetters),
-      consumer: app.get(OutboxConsumerDeadLetters),
-    };
+    const relay = app.get(OutboxDeadLetters);
+    const consumer = app.get(OutboxConsumerDeadLetters);
+    const tenant = command.tenant?.id;
+    const services = tenant
+      ? { relay: relay.forTenant(tenant), consumer: consumer.forTenant(tenant) }
+      : { relay, consumer };
     return await runDeadLettersAction(command, services, io);
   } finally {
     await app.close();

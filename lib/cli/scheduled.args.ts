@@ -1,5 +1,5 @@
 import { CliUsageError, defined } from './cli-flags';
-import type { CommandLine } from './cli-flags';
+import type { CliTenant, CommandLine } from './cli-flags';
 
 export type ScheduledAction = CommandLine<'scheduled'>['action'];
 
@@ -22,6 +22,8 @@ export interface ScheduledCommand {
   dryRun: boolean;
   json: boolean;
   collections: { outbox?: string };
+  /** `--tenant`: the tenant's database, its events only. */
+  tenant?: CliTenant;
 }
 
 export const SCHEDULED_USAGE = `Usage: nestjs-outbox scheduled <list|cancel> [options]
@@ -38,6 +40,8 @@ export const SCHEDULED_USAGE = `Usage: nestjs-outbox scheduled <list|cancel> [op
   --uri <uri>                 MongoDB connection string (default: $MONGODB_URI); never printed
   --json                      print JSON
   --outbox-collection <name>  non-default outbox collection name
+  --tenant <id>               with tenants: work in this tenant's database, on its events only
+  --tenant-database <name>    the tenant's database, when it is not named like the tenant
 `;
 
 /**
@@ -50,6 +54,7 @@ export function scheduledCommand(
 ): ScheduledCommand {
   const uri = flags.mongoUri(env);
   const eventIds = flags.list('event-id') ?? [];
+  const tenant = flags.tenant();
   if (action === 'cancel' && eventIds.length === 0) {
     throw new CliUsageError('scheduled cancel needs --event-id <id> (repeat it for several)');
   }
@@ -67,5 +72,6 @@ export function scheduledCommand(
     limit: flags.positive('limit', 100),
     dryRun: flags.on('dry-run'),
     json: flags.on('json'),
+    ...(tenant ? { tenant } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { cancelScheduledEvent } from '../events/schedule/cancel-scheduled-event'
 import { CANCEL_PROJECTION, cancelResultOf } from '../events/schedule/cancel-result';
 import type { CancelScheduledResult, CancelView } from '../events/schedule/cancel-result';
 import { serverTime } from '../relay/mongo/relay-collections';
+import { tenantConnection } from '../tenants/tenant.connection';
 import { openCliApp } from './cli-app';
 import { duration } from './duration';
 import type { CliIo } from './cli-io';
@@ -28,6 +29,7 @@ async function listScheduled(
   command: ScheduledCommand,
 ): Promise<ScheduledRow[]> {
   const { aggregateType, aggregateId, eventType, dueBefore } = command.filter;
+  const tenant = command.tenant?.id;
   return outbox
     .find<ScheduledRow>(
       {
@@ -36,6 +38,7 @@ async function listScheduled(
         ...(aggregateType === undefined ? {} : { aggregateType }),
         ...(aggregateId === undefined ? {} : { aggregateId }),
         ...(eventType === undefined ? {} : { eventType }),
+        ...(tenant === undefined ? {} : { tenant }),
       },
       { projection: { _id: 0, ...Object.fromEntries(ROW_FIELDS.map((field) => [field, 1])) } },
     )
@@ -68,11 +71,13 @@ function describeOutcome(result: { outcome: string; eventId: string } & Record<s
 
 /** Runs `scheduled list` or `scheduled cancel` in the CLI's app context (`openCliApp`). */
 export async function runScheduledCommand(command: ScheduledCommand, io: CliIo): Promise<number> {
-  const app = await openCliApp(command.uri, command.collections);
+  const app = await openCliApp(command.uri, command.collections, command.tenant);
   try {
     const { connection } = app.get(OutboxConnectionHost);
     const { collections } = app.get<OutboxStorageOptions>(OUTBOX_STORAGE_OPTIONS);
-    const outbox = connection.db!.collection<OutboxDoc>(collections.outbox);
+    const outbox = tenantConnection(connection, command.tenant?.database).db!.collection<OutboxDoc>(
+      collections.outbox,
+    );
     return command.action === 'list'
       ? await printList(outbox, await serverTime(outbox.db), command, io)
       : await cancelEach(outbox, command, io);
@@ -126,6 +131,11 @@ async function cancelEach(
   const now = command.dryRun ? await serverTime(outbox.db) : undefined;
   const results = [];
   for (const eventId of command.eventIds) {
+    // With --tenant, another tenant's event (in a shared database) is not found.
+    if (command.tenant && !(await outbox.findOne({ eventId, tenant: command.tenant.id }))) {
+      results.push(cancelResultOf(eventId, null));
+      continue;
+    }
     results.push(
       now ? await previewCancel(outbox, eventId, now) : await cancelScheduledEvent(outbox, eventId),
     );

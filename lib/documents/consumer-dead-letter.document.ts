@@ -6,12 +6,18 @@ export type BadPayloadReason = 'empty-value' | 'invalid-json' | 'forbidden-key' 
 
 /**
  * Why a message was dead-lettered: its input (`empty-value`, `invalid-json`, `forbidden-key`,
- * `invalid-payload`, `missing-event-id`, `invalid-event-id`), `max-failures` (the handler, or a
+ * `invalid-payload`, `missing-event-id`, `invalid-event-id`, and with the `tenants` option
+ * `missing-tenant`: no usable `ce_tenant` header), `max-failures` (the handler, or a
  * guard/pipe/interceptor in front of it, failed `maxFailures` times), or `unrecoverable` (an
  * `UnrecoverableEventError`).
  */
 export type DeadLetterReason =
-  BadPayloadReason | 'missing-event-id' | 'invalid-event-id' | 'max-failures' | 'unrecoverable';
+  | BadPayloadReason
+  | 'missing-event-id'
+  | 'invalid-event-id'
+  | 'missing-tenant'
+  | 'max-failures'
+  | 'unrecoverable';
 
 /** The copy of a message a dead letter keeps: bounded, whatever the message's size. */
 export interface DeadLetterCopy {

@@ -1,4 +1,11 @@
-import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnModuleDestroy,
+  OnModuleInit,
+  Optional,
+} from '@nestjs/common';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
@@ -11,13 +18,16 @@ import { resolveDeclaredEvents } from './declared-event.resolver';
 import type { DeclaredEvent } from './emits-event.interface';
 import { OUTBOX_EVENT_WRITER, type OutboxEventWriter } from './outbox-event.writer';
 import { OutboxEmitter } from './outbox.emitter';
+import { OUTBOX_TENANTS_OPTIONS, type TenantsSetting } from '../tenants/tenants.resolved';
 
 /**
  * Readies the write side in `onModuleInit` (before the importing modules' own hooks):
  * 1. the server must be a replica set or a sharded cluster (transactions, change streams);
  * 2. Mongoose's `transactionAsyncLocalStorage` is switched on if the app did not do it, so models
  *    used in `@Transactional()` methods join the transaction without a `session` option;
- * 3. the outbox indexes are created (`createIndexes` option);
+ * 3. the outbox indexes are created (`createIndexes` option), with `tenants` also in each tenant
+ *    database the `databases` option lists (a function or a pattern: at each database's first
+ *    write, or by `OutboxTenants.ensureTenantIndexes`);
  * 4. `@Transactional()` / `@EmitsEvent()` methods are connected to this module.
  * Step 4 is undone in `onModuleDestroy`.
  */
@@ -32,6 +42,7 @@ export class OutboxWriteSideBootstrap implements OnModuleInit, OnModuleDestroy {
     private readonly emitter: OutboxEmitter,
     @Inject(OUTBOX_EVENT_WRITER) private readonly writer: OutboxEventWriter,
     @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
+    @Optional() @Inject(OUTBOX_TENANTS_OPTIONS) private readonly tenants: TenantsSetting = false,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -39,6 +50,9 @@ export class OutboxWriteSideBootstrap implements OnModuleInit, OnModuleDestroy {
     this.enableTransactionStorage();
     if (this.options.createIndexes) {
       await this.writer.ensureIndexes();
+      const listed =
+        this.tenants && Array.isArray(this.tenants.databases) ? this.tenants.databases : [];
+      for (const database of listed as readonly string[]) await this.writer.ensureIndexes(database);
     }
     this.runtime = {
       runner: this.runner,

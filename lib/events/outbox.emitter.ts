@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
 import type { OutboxEventInput } from '../documents/outbox-event.envelope';
 import { OUTBOX_EVENTS_OPTIONS } from '../common/outbox.constants';
@@ -17,6 +17,9 @@ import type { CancelScheduledResult } from './schedule/cancel-result';
 import { validateSchedule } from './schedule/schedule.validator';
 import { applySchedules, scheduleQueryOf, type BufferedEvent } from './schedule/schedule.resolver';
 import { InvalidScheduleError } from './errors/invalid-schedule.error';
+import { groupBy } from '../common/group-by';
+import { resolveTarget, type TenantTarget } from '../tenants/tenant.resolution';
+import { OUTBOX_TENANTS_OPTIONS, type TenantsSetting } from '../tenants/tenants.resolved';
 
 /** One event and its schedule (`@EmitsEvent` gives each declared event its own). */
 export interface ScheduledEmit {
@@ -42,6 +45,7 @@ export class OutboxEmitter {
     private readonly runner: TransactionRunner,
     @Inject(OUTBOX_EVENTS_OPTIONS) private readonly options: OutboxEventsOptions,
     @Inject(OUTBOX_EVENT_WRITER) private readonly writer: OutboxEventWriter,
+    @Optional() @Inject(OUTBOX_TENANTS_OPTIONS) private readonly tenants: TenantsSetting = false,
   ) {
     runner.beforeCommit((attempt) => this.write(attempt));
   }
@@ -69,12 +73,15 @@ export class OutboxEmitter {
    * @internal used by the write side's bootstrap.
    */
   emitEach(entries: readonly ScheduledEmit[]): string[] {
-    const context = this.openContext(entries[0]?.event?.eventType);
+    const eventType = entries[0]?.event?.eventType;
+    const context = this.openContext(eventType);
+    const target = this.target(`emit of ${String(eventType)}`);
     const now = Date.now();
     // Validate all first: one bad event rejects the whole call.
     const buffered: BufferedEvent[] = entries.map(({ event, schedule }) => ({
-      row: rowOf(validateOutboxEvent(event, this.options)),
+      row: rowOf(validateOutboxEvent(event, this.options), target?.tenant),
       schedule: this.allowed(validateSchedule(schedule, now)),
+      ...(target ? { database: target.database } : {}),
     }));
     const buffer = this.emitted.get(context);
     if (buffer) buffer.push(...buffered);
@@ -90,6 +97,7 @@ export class OutboxEmitter {
    */
   async cancel(eventId: string): Promise<CancelScheduledResult> {
     const context = this.openContext(undefined, eventId);
+    const target = this.target(`cancel of ${eventId}`);
     const buffer = this.emitted.get(context) ?? [];
     const index = buffer.findIndex(({ row }) => row.eventId === eventId);
     if (index >= 0) {
@@ -100,7 +108,15 @@ export class OutboxEmitter {
       buffer.splice(index, 1);
       return { outcome: 'cancelled', eventId, alreadyCancelled: false };
     }
-    return this.writer.cancel(eventId, context.session);
+    return this.writer.cancel(eventId, context.session, target?.database);
+  }
+
+  /**
+   * With tenants, the tenant of this call and its database (resolved now, so a call without one
+   * throws `OutboxTenantNotResolvedError` before anything is buffered or written).
+   */
+  private target(what: string): TenantTarget | undefined {
+    return this.tenants ? resolveTarget(this.tenants, `OutboxEmitter: ${what}`) : undefined;
   }
 
   private openContext(eventType?: string, cancelling?: string): OutboxTransactionContext {
@@ -122,24 +138,39 @@ export class OutboxEmitter {
     return schedule;
   }
 
-  /** The attempt's events, scheduled (one read when needed), in one insert. */
+  /**
+   * The attempt's events, scheduled (one read when needed), in one insert per database (one
+   * without tenants; with tenants, one per tenant database the attempt emitted for, all in the
+   * attempt's session).
+   */
   private async write(attempt: OutboxTransactionContext): Promise<void> {
     const entries = this.emitted.get(attempt);
     if (!entries || entries.length === 0) return;
+    for (const group of groupBy(entries, (entry) => entry.database ?? '').values()) {
+      await this.writeTo(group[0].database, group, attempt);
+    }
+  }
+
+  private async writeTo(
+    database: string | undefined,
+    entries: BufferedEvent[],
+    attempt: OutboxTransactionContext,
+  ): Promise<void> {
     const query = this.options.scheduledEvents ? scheduleQueryOf(entries) : undefined;
     const snapshot = query
-      ? await this.writer.readSchedule(query, attempt.session)
+      ? await this.writer.readSchedule(query, attempt.session, database)
       : { latest: new Map() };
     const rows = applySchedules(entries, snapshot);
     await this.writer.insert(
       rows,
       attempt.session,
       entries.map(({ schedule }) => schedule),
+      database,
     );
   }
 }
 
-function rowOf(valid: OutboxEventInput): NewOutboxEvent {
+function rowOf(valid: OutboxEventInput, tenant: string | undefined): NewOutboxEvent {
   const headers = withEmitTraceContext(valid.headers);
   return {
     eventId: uuidv7(),
@@ -150,6 +181,7 @@ function rowOf(valid: OutboxEventInput): NewOutboxEvent {
     ...(headers ? { headers } : {}),
     occurredAt: new Date(),
     slot: eventSlot(valid.aggregateType, valid.aggregateId),
+    ...(tenant !== undefined ? { tenant } : {}),
     status: 'pending',
     attempts: 0,
   };

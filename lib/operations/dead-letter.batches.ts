@@ -1,6 +1,9 @@
 import type { Logger } from '@nestjs/common';
 import type { mongo } from 'mongoose';
 import { OutboxError } from '../common/errors/outbox.error';
+import { OutboxTenantNotResolvedError } from '../tenants/outbox-tenant-not-resolved.error';
+import { targetOf, type TenantTarget } from '../tenants/tenant.resolution';
+import type { TenantsSetting } from '../tenants/tenants.resolved';
 import type { DeadLetterFilter } from './dead-letter.filter';
 import type { DeadLetterPurgeResult } from './dead-letter.results';
 
@@ -16,10 +19,17 @@ export function requeueBatchSize(batchSize = 100): number {
   return batchSize;
 }
 
-/** Listing, counting and purging of one kind of dead letter, by filter. */
+/**
+ * Listing, counting and purging of one kind of dead letter, by filter. With tenants, a view of
+ * the service made by `forTenant` works in that tenant's database, on that tenant's letters only.
+ */
 export abstract class DeadLetterOperations<Letter extends mongo.Document> {
   protected abstract readonly logger: Logger;
   protected abstract get deadLetters(): mongo.Collection<Letter>;
+  /** A `forTenant` view's tenant and database; undefined: the app's database. */
+  protected target?: TenantTarget;
+  /** What a `forTenant` view adds to every query (the tenant's letters only). */
+  private tenantScope?: Record<string, unknown>;
 
   constructor(
     private readonly queryOf: (filter: DeadLetterFilter) => mongo.Filter<Letter>,
@@ -27,10 +37,35 @@ export abstract class DeadLetterOperations<Letter extends mongo.Document> {
     private readonly noun: string,
   ) {}
 
+  /** The database query of `filter` (within the view's tenant, if any). */
+  protected query(filter: DeadLetterFilter): mongo.Filter<Letter> {
+    const query = this.queryOf(filter);
+    return this.tenantScope ? ({ $and: [query, this.tenantScope] } as mongo.Filter<Letter>) : query;
+  }
+
+  /**
+   * A view of this service on `tenant`'s letters, in `databaseOf(tenant)`; `scope` selects the
+   * tenant's letters there (several tenants may share a database).
+   */
+  protected tenantView(
+    tenants: TenantsSetting,
+    tenant: string,
+    scope: (tenant: string) => Record<string, unknown>,
+  ): this {
+    const what = `${this.constructor.name}.forTenant()`;
+    if (!tenants) {
+      throw new OutboxTenantNotResolvedError(what, 'the module has no tenants option', tenant);
+    }
+    const view = Object.create(this) as this;
+    view.target = targetOf(tenants, tenant, what);
+    view.tenantScope = scope(tenant);
+    return view;
+  }
+
   /** Dead letters matching `filter`, oldest first, at most `limit`. */
   list(filter: DeadLetterFilter = {}, limit = 100): Promise<Letter[]> {
     return this.deadLetters
-      .find(this.queryOf(filter), {
+      .find(this.query(filter), {
         sort: { deadLetteredAt: 1, _id: 1 },
         limit,
         projection: { _id: 0 },
@@ -40,7 +75,7 @@ export abstract class DeadLetterOperations<Letter extends mongo.Document> {
 
   /** How many dead letters match `filter`. */
   count(filter: DeadLetterFilter = {}): Promise<number> {
-    return this.deadLetters.countDocuments(this.queryOf(filter));
+    return this.deadLetters.countDocuments(this.query(filter));
   }
 
   /**
@@ -51,7 +86,7 @@ export abstract class DeadLetterOperations<Letter extends mongo.Document> {
     filter: DeadLetterFilter = {},
     options: { dryRun?: boolean } = {},
   ): Promise<DeadLetterPurgeResult> {
-    const query = this.queryOf(filter);
+    const query = this.query(filter);
     if (options.dryRun) {
       return { dryRun: true, matched: await this.deadLetters.countDocuments(query), deleted: 0 };
     }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { describeError } from '../common/errors/describe-error';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
@@ -12,6 +12,9 @@ import { DeadLetterOperations, pagesInOrder, requeueBatchSize } from './dead-let
 import { consumerDeadLetterQuery, type DeadLetterFilter } from './dead-letter.filter';
 import { emptyRequeueResult } from './dead-letter.results';
 import type { DeadLetterRequeueResult } from './dead-letter.results';
+import { tenantConnection } from '../tenants/tenant.connection';
+import { TENANT_HEADER } from '../tenants/tenant.header';
+import { OUTBOX_TENANTS_OPTIONS, type TenantsSetting } from '../tenants/tenants.resolved';
 import { inProcessCalls, type IdempotentHandlerCall } from './in-process/idempotent-handler.calls';
 
 /** Kafka order of a consumer's messages: per topic and partition, by numeric offset. */
@@ -34,18 +37,34 @@ export class OutboxConsumerDeadLetters extends DeadLetterOperations<ConsumerDead
     private readonly host: OutboxConnectionHost,
     @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
     private readonly explorer: IdempotentHandlerExplorer,
+    @Optional() @Inject(OUTBOX_TENANTS_OPTIONS) private readonly tenants: TenantsSetting = false,
   ) {
     super(consumerDeadLetterQuery, 'consumer dead letter(s)');
   }
 
+  /**
+   * This service on one tenant's consumer dead letters (with the `tenants` option): in the
+   * tenant's database, those whose message has the tenant's `ce_tenant` header. A requeue applies
+   * them again as their consumer does: the processed record goes to that tenant's database.
+   */
+  forTenant(tenant: string): OutboxConsumerDeadLetters {
+    return this.tenantView(this.tenants, tenant, (id) => ({
+      headers: { $elemMatch: { key: TENANT_HEADER, value: id } },
+    }));
+  }
+
+  private get connection() {
+    return tenantConnection(this.host.connection, this.target?.database);
+  }
+
   protected get deadLetters() {
-    return this.host.connection.collection<ConsumerDeadLetterDocument>(
+    return this.connection.collection<ConsumerDeadLetterDocument>(
       this.options.collections.consumerDeadLetters,
     );
   }
 
   private get processed() {
-    return this.host.connection.collection<ProcessedEventDocument>(
+    return this.connection.collection<ProcessedEventDocument>(
       this.options.collections.processedEvents,
     );
   }
@@ -65,7 +84,7 @@ export class OutboxConsumerDeadLetters extends DeadLetterOperations<ConsumerDead
     options: { batchSize?: number; dryRun?: boolean } = {},
   ): Promise<DeadLetterRequeueResult> {
     const batchSize = requeueBatchSize(options.batchSize);
-    const query = consumerDeadLetterQuery(filter);
+    const query = this.query(filter) as Record<string, unknown>;
     const handlers = new Map<string, IdempotentHandlerCall>();
     for (const handler of inProcessCalls(this.explorer.handlers())) {
       handlers.set(handler.settings.consumer, handler);

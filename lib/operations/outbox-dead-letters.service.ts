@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { ClientSession } from 'mongoose';
 import { describeError } from '../common/errors/describe-error';
 import { OutboxError } from '../common/errors/outbox.error';
@@ -13,6 +13,8 @@ import { TransactionRunner } from '../transaction/transaction.runner';
 import { DeadLetterOperations, pagesInOrder, requeueBatchSize } from './dead-letter.batches';
 import { deadLetterQuery, type DeadLetterFilter } from './dead-letter.filter';
 import { emptyRequeueResult } from './dead-letter.results';
+import { tenantConnection } from '../tenants/tenant.connection';
+import { OUTBOX_TENANTS_OPTIONS, type TenantsSetting } from '../tenants/tenants.resolved';
 import type { DeadLetterRequeueResult } from './dead-letter.results';
 
 /** Thrown by `OutboxDeadLetters.requeue` for an event id with no dead letter. */
@@ -41,16 +43,29 @@ export class OutboxDeadLetters extends DeadLetterOperations<OutboxDeadLetter> {
     private readonly runner: TransactionRunner,
     @Inject(OUTBOX_EVENT_WRITER) private readonly writer: OutboxEventWriter,
     @Inject(OUTBOX_STORAGE_OPTIONS) private readonly options: OutboxStorageOptions,
+    @Optional() @Inject(OUTBOX_TENANTS_OPTIONS) private readonly tenants: TenantsSetting = false,
   ) {
     super(deadLetterQuery, 'dead letter(s)');
   }
 
+  /**
+   * This service on one tenant's dead letters (with the `tenants` option): in the tenant's
+   * database, only those of the tenant (`tenant` field), requeued into that database's outbox.
+   */
+  forTenant(tenant: string): OutboxDeadLetters {
+    return this.tenantView(this.tenants, tenant, (id) => ({ tenant: id }));
+  }
+
+  private get connection() {
+    return tenantConnection(this.host.connection, this.target?.database);
+  }
+
   protected get deadLetters() {
-    return this.host.connection.collection<OutboxDeadLetter>(this.options.collections.deadLetters);
+    return this.connection.collection<OutboxDeadLetter>(this.options.collections.deadLetters);
   }
 
   private get outbox() {
-    return this.host.connection.collection<OutboxDoc>(this.options.collections.outbox);
+    return this.connection.collection<OutboxDoc>(this.options.collections.outbox);
   }
 
   /**
@@ -83,7 +98,7 @@ export class OutboxDeadLetters extends DeadLetterOperations<OutboxDeadLetter> {
   ): Promise<DeadLetterRequeueResult> {
     const batchSize = requeueBatchSize(options.batchSize);
     const sources = [
-      { collection: this.deadLetters, query: deadLetterQuery(filter), order: AGGREGATE_ORDER },
+      { collection: this.deadLetters, query: this.query(filter), order: AGGREGATE_ORDER },
       {
         collection: this.outbox,
         query: {
@@ -92,6 +107,7 @@ export class OutboxDeadLetters extends DeadLetterOperations<OutboxDeadLetter> {
             timeField: 'deadLetter.at',
           }),
           status: 'dead',
+          ...(this.target ? { tenant: this.target.tenant } : {}),
         },
         order: MARKED_ORDER,
       },
@@ -159,8 +175,9 @@ export class OutboxDeadLetters extends DeadLetterOperations<OutboxDeadLetter> {
 
   /** Requeues one event in `session`; false when there is nothing to requeue. */
   private async requeueIn(eventId: string, session: ClientSession): Promise<boolean> {
-    const letter = await this.deadLetters.findOne({ eventId }, { session });
-    const marked = await this.outbox.findOne({ eventId, status: 'dead' }, { session });
+    const mine = this.target ? { tenant: this.target.tenant } : {};
+    const letter = await this.deadLetters.findOne({ eventId, ...mine }, { session });
+    const marked = await this.outbox.findOne({ eventId, status: 'dead', ...mine }, { session });
     if (marked) {
       await this.outbox.updateOne(
         { _id: marked._id },
@@ -182,10 +199,11 @@ export class OutboxDeadLetters extends DeadLetterOperations<OutboxDeadLetter> {
       payload: letter.payload,
       ...(letter.headers ? { headers: letter.headers } : {}),
       occurredAt: letter.occurredAt,
+      ...(this.target ? { tenant: this.target.tenant } : {}),
       status: 'pending',
       attempts: 0,
     };
-    await this.writer.insert([event], session);
+    await this.writer.insert([event], session, undefined, this.target?.database);
     await this.deadLetters.deleteOne({ eventId }, { session });
     return true;
   }

@@ -1,6 +1,7 @@
 import type { OutboxCollections } from '../common/outbox-storage.options';
 import type { ConsumerOptions } from '../consumer/consumer.options';
 import type { RelayOptions } from '../relay/relay.options';
+import type { OutboxTenantsOptions } from '../tenants/tenants.options';
 
 /**
  * Options of `OutboxModule.forRoot()` / `forRootAsync()` (what `useFactory` returns). Unknown keys
@@ -41,4 +42,10 @@ export interface OutboxModuleOptions {
   relay?: RelayOptions | false;
   /** Defaults for `@IdempotentHandler` consumers. */
   consumer?: ConsumerOptions;
+  /**
+   * An outbox in each tenant's database (see docs/tenants.md): events are written to the outbox
+   * of `databaseOf(tenant)` of the tenant resolved at emit time, consumers keep their records per
+   * tenant. Absent: one database, the connection's.
+   */
+  tenants?: OutboxTenantsOptions;
 }

@@ -8,6 +8,7 @@ import {
 import { resolveCollections } from '../common/outbox-storage.options';
 import { resolveConsumerOptions } from '../consumer/consumer.options';
 import { resolveRelayOptions } from '../relay/relay.options';
+import { resolveTenantsOptions } from '../tenants/tenants.options.validator';
 import type { OutboxModuleOptions } from './outbox-options.interface';
 import type { ResolvedOutboxOptions } from './resolved-options';
 
@@ -33,6 +34,7 @@ const TOP_LEVEL_KEYS = {
   createIndexes: true,
   relay: true,
   consumer: true,
+  tenants: true,
 } as const satisfies OptionKeys<OutboxModuleOptions>;
 
 /**
@@ -95,6 +97,7 @@ export function resolveOutboxOptions(
   }
   const relay = options.relay === false ? false : resolveRelayOptions(options.relay);
   const consumer = resolveConsumerOptions(options.consumer);
+  const tenants = resolveTenantsOptions(check, options.tenants);
 
   return {
     ...(connectionName !== undefined ? { connectionName } : {}),
@@ -106,5 +109,6 @@ export function resolveOutboxOptions(
     createIndexes,
     relay,
     consumer,
+    tenants,
   };
 }

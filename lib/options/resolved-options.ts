@@ -10,16 +10,19 @@ import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import type { ResolvedConsumerOptions } from '../consumer/consumer.options';
 import type { OutboxEventsOptions } from '../events/outbox-events.options';
 import type { ResolvedRelayOptions } from '../relay/relay.options';
+import { OUTBOX_TENANTS_OPTIONS, type TenantsSetting } from '../tenants/tenants.resolved';
 
 /** Options after defaults were merged and validation passed; injected as `OUTBOX_RESOLVED_OPTIONS`. */
 export interface ResolvedOutboxOptions extends OutboxStorageOptions, OutboxEventsOptions {
   relay: ResolvedRelayOptions | false;
   consumer: ResolvedConsumerOptions;
+  /** `false` without the `tenants` option. */
+  tenants: TenantsSetting;
 }
 
 /**
  * The resolved options (made by `resolve`, e.g. from the module's raw options) and one provider
- * per feature's slice: storage, events, relay (`false` without one), consumer. Each feature
+ * per feature's slice: storage, events, relay (`false` without one), consumer, tenants (`false` without). Each feature
  * injects its slice, so none depends on this folder.
  */
 export function resolvedOptionProviders(
@@ -45,5 +48,6 @@ export function resolvedOptionProviders(
     })),
     slice(OUTBOX_RELAY_OPTIONS, (o) => o.relay),
     slice(OUTBOX_CONSUMER_OPTIONS, (o) => o.consumer),
+    slice(OUTBOX_TENANTS_OPTIONS, (o) => o.tenants),
   ];
 }

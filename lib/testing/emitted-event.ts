@@ -15,6 +15,8 @@ export interface EmittedEvent extends NewOutboxEvent {
   delayMs?: number;
   /** `false` when the emit opted out of waiting for its aggregate's scheduled events. */
   waitForScheduled?: false;
+  /** With `tenants`: the tenant's database (`databaseOf(tenant)`); `tenant` is the tenant. */
+  database?: string;
 }
 
 /** What `emitted()` and `expectEmitted()` select; every field given must match. */
@@ -28,6 +30,8 @@ export interface EmittedEventFilter {
   headers?: Record<string, string>;
   /** `pending` or `cancelled` (a delivered event stays `pending`: see `delivered`). */
   status?: EmittedEvent['status'];
+  /** With `tenants`: the tenant the event was emitted for. */
+  tenant?: string;
 }
 
 /** Deep equality of JSON-like values. */
@@ -62,7 +66,8 @@ export function matchesEmitted(
     (filter.aggregateId === undefined || event.aggregateId === filter.aggregateId) &&
     (filter.payload === undefined || contains(event.payload, filter.payload)) &&
     (filter.headers === undefined || contains(event.headers, filter.headers)) &&
-    (filter.status === undefined || event.status === filter.status)
+    (filter.status === undefined || event.status === filter.status) &&
+    (filter.tenant === undefined || event.tenant === filter.tenant)
   );
 }
 
@@ -73,6 +78,7 @@ export function describeEmitted(events: readonly EmittedEvent[]): string {
     .map(
       (e) =>
         `  #${e.transaction} ${e.eventType} ${e.aggregateType}/${e.aggregateId} ${JSON.stringify(e.payload)}` +
+        (e.tenant !== undefined ? ` tenant ${e.tenant}` : '') +
         (e.availableAt ? ` due ${e.availableAt.toISOString()}` : '') +
         (e.status === 'cancelled' ? ' (cancelled)' : ''),
     )

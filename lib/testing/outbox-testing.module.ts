@@ -10,6 +10,7 @@ import { OUTBOX_EVENT_WRITER } from '../events/outbox-event.writer';
 import { OutboxEmitter } from '../events/outbox.emitter';
 import { getOutboxToken } from '../injection/outbox-token.utils';
 import type { OutboxModuleOptions } from '../options/outbox-options.interface';
+import type { OutboxTenantsOptions } from '../tenants/tenants.options';
 import { resolveOutboxOptions } from '../options/outbox-options.validator';
 import { resolvedOptionProviders } from '../options/resolved-options';
 import { RELAY_EXPORTS, RELAY_PROVIDERS } from '../relay/relay.providers';
@@ -30,6 +31,13 @@ export interface OutboxTestingOptions extends Pick<
    * `@InjectOutboxEmitter(name)` and the like then find this module. Default: the default one.
    */
   connectionName?: string;
+  /**
+   * As `OutboxModule`'s `tenants` (only `resolve` and `databaseOf` matter here; `databases` may be
+   * left out): each recorded event has its `tenant` and `database`, emits outside a tenant throw
+   * `OutboxTenantNotResolvedError`; wrap calls in `runInTenant(tenant, fn)`.
+   */
+  tenants?: Omit<OutboxTenantsOptions, 'databases'> &
+    Partial<Pick<OutboxTenantsOptions, 'databases'>>;
   /** Register globally (like `OutboxModule`'s `isGlobal`). Default true. */
   isGlobal?: boolean;
   /**
@@ -59,7 +67,11 @@ export interface OutboxTestingOptions extends Pick<
 @Module({})
 export class OutboxTestingModule {
   static forRoot(options: OutboxTestingOptions = {}): DynamicModule {
-    const { isGlobal = true, topicPrefix = '', connectionName, ...outbox } = options;
+    const { isGlobal = true, topicPrefix = '', connectionName, tenants, ...rest } = options;
+    const outbox: OutboxModuleOptions = {
+      ...rest,
+      ...(tenants ? { tenants: { databases: [], ...tenants } } : {}),
+    };
     const connection = new FakeConnection();
     const writer = new RecordingOutboxWriter();
     const providers: Provider[] = [

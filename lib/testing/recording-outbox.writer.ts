@@ -18,28 +18,52 @@ export class RecordingOutboxWriter implements OutboxEventWriter {
   readonly events: EmittedEvent[] = [];
   readonly clock = new TestingClock();
   private transactions = 0;
+  private committed = new WeakMap<object, number>();
 
   async insert(
     events: NewOutboxEvent[],
     session: ClientSession,
     schedules: readonly ScheduleRequest[] = [],
+    database?: string,
   ): Promise<void> {
     const fake = fakeSessionOf(session, 'RecordingOutboxWriter: insert');
-    const rows = events.map((event, i) => ({ ...event, ...requested(schedules[i]) }));
+    const rows = events.map((event, i) => ({
+      ...event,
+      ...requested(schedules[i]),
+      ...(database !== undefined ? { database } : {}),
+    }));
     fake.onCommit(() => {
-      const transaction = ++this.transactions;
+      // Inserts into several (tenant) databases in one transaction share its number.
+      let transaction = this.committed.get(fake);
+      if (transaction === undefined) {
+        transaction = ++this.transactions;
+        this.committed.set(fake, transaction);
+      }
       this.events.push(...rows.map((row) => ({ ...row, transaction, delivered: false })));
     });
   }
 
-  async readSchedule(query: ScheduleQuery, session: ClientSession): Promise<ScheduleSnapshot> {
+  async readSchedule(
+    query: ScheduleQuery,
+    session: ClientSession,
+    database?: string,
+  ): Promise<ScheduleSnapshot> {
     fakeSessionOf(session, 'RecordingOutboxWriter: schedule read');
-    return scheduleSnapshotOf(this.events, query, this.clock.now());
+    return scheduleSnapshotOf(this.in(database), query, this.clock.now());
   }
 
-  async cancel(eventId: string, session: ClientSession): Promise<CancelScheduledResult> {
+  async cancel(
+    eventId: string,
+    session: ClientSession,
+    database?: string,
+  ): Promise<CancelScheduledResult> {
     const fake = fakeSessionOf(session, 'RecordingOutboxWriter: cancel');
-    return cancelInMemory(this.events, eventId, this.clock.now(), fake);
+    return cancelInMemory(this.in(database), eventId, this.clock.now(), fake);
+  }
+
+  /** The events of one database (the tenant's, or the app's), as a database holds them. */
+  private in(database: string | undefined): EmittedEvent[] {
+    return this.events.filter((event) => event.database === database);
   }
 
   async ensureIndexes(): Promise<void> {}
@@ -47,6 +71,7 @@ export class RecordingOutboxWriter implements OutboxEventWriter {
   clear(): void {
     this.events.length = 0;
     this.transactions = 0;
+    this.committed = new WeakMap();
     this.clock.reset();
   }
 }

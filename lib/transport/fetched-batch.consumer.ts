@@ -4,7 +4,15 @@ import {
   currentBatchFailed,
   type IdempotentBatchTarget,
 } from '../consumer/nest/idempotent-batch.target';
+import { TENANT_HEADER } from '../tenants/tenant.header';
 import { planRuns, type RunCandidate } from './fetched-batch.planner';
+
+/** A message's `ce_tenant` header as text (batches are cut where it changes). */
+function tenantOf(message: KafkaMessage): string | undefined {
+  const value = message.headers?.[TENANT_HEADER];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined ? undefined : first.toString();
+}
 
 /** What `consumeFetchedBatch` needs from the transport. */
 export interface FetchedBatchSteps {
@@ -44,10 +52,12 @@ export async function consumeFetchedBatch(
   const candidates: RunCandidate<Fetched>[] = [];
   for (const message of batch.messages) {
     const target = await steps.targetOf(message, topic, partition);
+    const tenant = tenantOf(message);
     const group = target && {
       runtime: target.runtime,
       consumer: target.settings.consumer,
       ...target.runtime.batchLimits,
+      ...(tenant !== undefined ? { tenant } : {}),
     };
     candidates.push({
       item: { message, target },

@@ -2,7 +2,14 @@
 export interface RunCandidate<T> {
   item: T;
   /** Its handler's group (same `runtime` and `consumer`: one batch), or none: applied alone. */
-  group?: { runtime: object; consumer: string; maxEvents: number; maxBytes: number };
+  group?: {
+    runtime: object;
+    consumer: string;
+    maxEvents: number;
+    maxBytes: number;
+    /** Its `ce_tenant` header (with tenants, a batch holds one tenant's events). */
+    tenant?: string;
+  };
   /** Its size (value, key, headers) counted against `maxBytes`. */
   bytes: number;
 }
@@ -14,7 +21,8 @@ export interface PlannedRun<T> {
 }
 
 /**
- * Cuts a partition's fetched messages, in order, into runs: consecutive messages of one group, up
+ * Cuts a partition's fetched messages, in order, into runs: consecutive messages of one group
+ * (one runtime, consumer and tenant), up
  * to its `maxEvents` messages and `maxBytes` bytes (a message larger than `maxBytes` alone);
  * every other message is a run of its own. Order is kept: the runs, concatenated, are the input.
  */
@@ -27,6 +35,7 @@ export function planRuns<T>(candidates: readonly RunCandidate<T>[]): PlannedRun<
       group !== undefined &&
       open.run.group.runtime === group.runtime &&
       open.run.group.consumer === group.consumer &&
+      open.run.group.tenant === group.tenant &&
       open.run.items.length < group.maxEvents &&
       open.bytes + bytes <= group.maxBytes;
     if (joins) {

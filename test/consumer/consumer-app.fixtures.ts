@@ -10,7 +10,13 @@ import { getConnectionToken, InjectConnection, MongooseModule } from '@nestjs/mo
 import { Test } from '@nestjs/testing';
 import type { Connection } from 'mongoose';
 import { Schema } from 'mongoose';
-import { OutboxKafkaServer, OutboxModule, Transactional, type ConsumerOptions } from '../../lib';
+import {
+  OutboxKafkaServer,
+  OutboxModule,
+  Transactional,
+  type ConsumerOptions,
+  type OutboxModuleOptions,
+} from '../../lib';
 import { mongoUriFor, testKafka, testServers, uniqueName } from '../harness';
 
 /** What handlers write: one document per application of an event (no unique index on purpose). */
@@ -49,6 +55,8 @@ export interface ConsumerAppExtras {
   providers?: Provider[];
   /** Kafka consumer options (merged over the group id). */
   kafkaConsumer?: Record<string, unknown>;
+  /** More OutboxModule options (e.g. `tenants`). */
+  outbox?: Omit<OutboxModuleOptions, 'relay' | 'consumer'>;
 }
 
 /** The MongoDB URI of `db`; on PoppyDB one pooled connection (it binds transactions to the socket). */
@@ -83,7 +91,7 @@ export async function startConsumerApp(
   const moduleRef = await Test.createTestingModule({
     imports: [
       MongooseModule.forRoot(consumerMongoUri(db)),
-      OutboxModule.forRoot({ relay: false, consumer }),
+      OutboxModule.forRoot({ ...extras.outbox, relay: false, consumer }),
     ],
     controllers,
     providers: [LedgerService, ...(extras.providers ?? [])],

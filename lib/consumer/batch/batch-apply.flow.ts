@@ -27,13 +27,19 @@ export type BatchResult =
 export async function applyBatch(
   consumer: string,
   budgetMs: number,
-  deps: Pick<ConsumeDeps, 'runner' | 'processed' | 'sink' | 'metrics' | 'logger'>,
+  deps: Pick<ConsumeDeps, 'runner' | 'processed' | 'sink' | 'metrics' | 'logger' | 'tenancy'>,
   /** The event ids read from the messages' headers ahead (undefined: not known before). */
   eventIds: readonly (string | undefined)[],
   deliverAll: () => Promise<void>,
   now: () => number = Date.now,
 ): Promise<BatchResult> {
-  const batch = new ConsumeBatch(consumer, deps.runner, now() + budgetMs, now);
+  const batch = new ConsumeBatch(
+    consumer,
+    deps.runner,
+    now() + budgetMs,
+    now,
+    deps.tenancy?.tenant,
+  );
   let bodies = 0;
   try {
     // A redelivery of events already applied (after a crash between a commit and its offsets)

@@ -31,6 +31,9 @@ export async function consumeInBatch(
   if (batch.consumer !== settings.consumer || batch.owner !== deps.runner) {
     throw batch.fail(`an event of another consumer (${settings.consumer}) reached it`);
   }
+  if (deps.tenancy?.tenant !== batch.tenant) {
+    throw batch.fail(`an event of another tenant (${String(deps.tenancy?.tenant)}) reached it`);
+  }
   if (deps.sink.pendingDeadLetter(settings.consumer, message)) {
     throw batch.fail('a dead letter of one of its messages waits to be stored');
   }
@@ -48,6 +51,7 @@ export async function consumeInBatch(
       consumer: settings.consumer,
       eventId,
       attempt: 1,
+      ...(batch.tenant !== undefined ? { tenant: batch.tenant } : {}),
       timeoutMs,
       run: () => handler(payload),
     },

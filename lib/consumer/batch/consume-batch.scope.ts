@@ -36,6 +36,8 @@ export class ConsumeBatch {
     readonly owner: object,
     private readonly deadline: number,
     private readonly now: () => number = Date.now,
+    /** With tenants: the tenant of every event of the batch (its records are in its database). */
+    readonly tenant?: string,
   ) {}
 
   get failed(): BatchAbortedError | undefined {

@@ -6,6 +6,7 @@ import {
   type ProcessedEventStore,
 } from '../consume.ports';
 import { HandlerTimeoutError } from '../consumer.errors';
+import { runInTenant } from '../../tenants/outbox-tenant.context';
 import { runInHandlerScope } from './handler-scope';
 
 export type AttemptResult =
@@ -19,6 +20,8 @@ export interface AttemptInput {
   eventId: string;
   /** 1 for the first attempt at the event (earlier deliveries counted). */
   attempt: number;
+  /** With tenants: the event's tenant (the handler runs in `runInTenant(tenant, ...)`). */
+  tenant?: string;
   timeoutMs: number;
   run: () => unknown;
 }
@@ -66,10 +69,14 @@ export async function runAttempt(
                   consumer: input.consumer,
                   eventId: input.eventId,
                   attempt: input.attempt,
+                  ...(input.tenant !== undefined ? { tenant: input.tenant } : {}),
                   signal: controller.signal,
                   session,
                 },
-                () => settle(input.run),
+                () =>
+                  input.tenant !== undefined
+                    ? runInTenant(input.tenant, () => settle(input.run))
+                    : settle(input.run),
               ),
             ),
           input.timeoutMs,

@@ -20,6 +20,12 @@ export interface IdempotentHandlerScope {
   /** 1 for the first attempt of a delivery; after a failure, the failures counted for the event so far (earlier deliveries included) + 1. */
   readonly attempt: number;
   /**
+   * With the `tenants` option: the event's tenant (its `ce_tenant` header). The processed record
+   * is in that tenant's database, and the handler runs inside `runInTenant(tenant, ...)`, so the
+   * events it emits go to that tenant's outbox. Undefined without tenants.
+   */
+  readonly tenant?: string;
+  /**
    * The session of the handler's transaction: pass it to native driver calls
    * (`collection.insertOne(doc, { session })`) so they commit or abort with the handler. Reading
    * it after the attempt timed out throws the `HandlerTimeoutError`.

@@ -47,7 +47,16 @@ export interface ConsumeDeps {
   publisher?: DeadLetterPublisher;
   sleep?: (ms: number) => Promise<void>;
   classValidation?: () => ClassValidation;
+  /**
+   * Set with the `tenants` option: the message's tenant (its `ce_tenant` header), whose database
+   * `processed` and `sink` write to, or why it has none (the message is then dead-lettered
+   * `missing-tenant`, in the app's database).
+   */
+  tenancy?: Tenancy;
 }
+
+/** A message's tenant under the `tenants` option: the tenant, or the problem. */
+export type Tenancy = { tenant: string } | { tenant?: undefined; problem: string };
 
 /** One delivery of one message, as the transport hands it over. */
 export interface Delivery {
@@ -119,6 +128,7 @@ export async function consumeIdempotently(
         consumer: settings.consumer,
         eventId,
         attempt,
+        ...(deps.tenancy?.tenant !== undefined ? { tenant: deps.tenancy.tenant } : {}),
         timeoutMs: settings.handlerTimeoutMs,
         run: () => handler(payload),
       },
@@ -260,6 +270,14 @@ export async function checkInput({
     decoded.ok ? decoded.payload : undefined,
   );
   if (!id.ok) return { ...id, eventId: null };
+  if (deps.tenancy && deps.tenancy.tenant === undefined) {
+    return {
+      ok: false,
+      eventId: id.eventId,
+      reason: 'missing-tenant',
+      detail: deps.tenancy.problem,
+    };
+  }
   if (!decoded.ok) return { ...decoded, eventId: id.eventId };
   const validated = await validatePayload(decoded.payload, settings, deps.classValidation);
   if (!validated.ok) return { ...validated, eventId: id.eventId };

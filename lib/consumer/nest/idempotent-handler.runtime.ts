@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { mongo } from 'mongoose';
 import { describeError } from '../../common/errors/describe-error';
 import { OutboxConnectionHost } from '../../common/outbox-connection.host';
@@ -31,6 +31,11 @@ import { applyBatch, type BatchResult } from '../batch/batch-apply.flow';
 import { consumeInBatch } from '../batch/batch-consume.flow';
 import type { ResolvedConsumerBatchOptions } from '../batch/consumer-batch.options';
 import { BatchAbortedError, currentBatch } from '../batch/consume-batch.scope';
+import { tenantConnection } from '../../tenants/tenant.connection';
+import { TENANT_HEADER } from '../../tenants/tenant.header';
+import { targetOf } from '../../tenants/tenant.resolution';
+import { OUTBOX_TENANTS_OPTIONS, type TenantsSetting } from '../../tenants/tenants.resolved';
+import type { Tenancy } from '../flow/idempotent-consume.flow';
 import {
   ensureProcessedEventIndexes,
   hasProcessedUniqueIndex,
@@ -45,6 +50,8 @@ import {
  */
 export abstract class ConsumeRuntime implements IdempotentHandlerRuntimeApi {
   protected readonly logger = new Logger('IdempotentHandler');
+  /** The module's `tenants` option (set by a subclass that supports tenants). */
+  protected tenants: TenantsSetting = false;
 
   // Not decorated: Nest would add these parameters' tokens to each subclass's (at these indexes).
   constructor(
@@ -112,14 +119,35 @@ export abstract class ConsumeRuntime implements IdempotentHandlerRuntimeApi {
     const settings = handlers.map((handler) => mergeWithDefaults(handler, this.consumer));
     const budgetMs = Math.min(...settings.map((s) => s.handlerTimeoutMs));
     const eventIds = settings.map((s, i) => headerText(headers[i]?.[s.eventIdHeader]));
-    const deps = this.deps(undefined, settings[0]);
+    const deps = await this.deps(undefined, settings[0], this.tenancy(headers[0]?.[TENANT_HEADER]));
     return applyBatch(settings[0].consumer, budgetMs, deps, eventIds, deliverAll);
   }
 
   protected abstract deps(
     delivery: KafkaDelivery | undefined,
     settings: ConsumeSettings,
-  ): ConsumeDeps;
+    tenancy: Tenancy | undefined,
+  ): ConsumeDeps | Promise<ConsumeDeps>;
+
+  /**
+   * With tenants: the tenant of a message from its `ce_tenant` header (a raw value, or the
+   * consumed message's text), and its database; undefined without tenants.
+   */
+  protected tenancy(header: unknown): Tenancy | undefined {
+    if (!this.tenants) return undefined;
+    const tenant = headerText(header);
+    if (tenant === undefined || tenant === '') {
+      return {
+        problem: `the message has no ${TENANT_HEADER} header; with the tenants option every event must name its tenant`,
+      };
+    }
+    try {
+      targetOf(this.tenants, tenant, 'consumer');
+    } catch (error) {
+      return { problem: (error as Error).message };
+    }
+    return { tenant };
+  }
 
   /**
    * What a delivery the flow did not end is thrown as: the flow throws `RedeliveryRequired`, or
@@ -139,7 +167,8 @@ export abstract class ConsumeRuntime implements IdempotentHandlerRuntimeApi {
   ): Promise<ConsumeOutcome> {
     const settings = mergeWithDefaults(handler, this.consumer);
     try {
-      return await run(settings, this.deps(delivery, settings));
+      const tenancy = this.tenancy(delivery.message.headers[TENANT_HEADER]);
+      return await run(settings, await this.deps(delivery, settings, tenancy));
     } catch (error) {
       if (error instanceof BatchAbortedError) throw error; // the batch falls back, nothing ends here
       throw this.unacknowledged(error, delivery, settings);
@@ -154,7 +183,7 @@ export abstract class ConsumeRuntime implements IdempotentHandlerRuntimeApi {
  */
 @Injectable()
 export class IdempotentHandlerRuntime extends ConsumeRuntime {
-  private parts?: { processed: MongoProcessedEventStore; sink: ConsumerSink };
+  private parts?: Stores;
 
   constructor(
     private readonly connectionHost: OutboxConnectionHost,
@@ -162,8 +191,10 @@ export class IdempotentHandlerRuntime extends ConsumeRuntime {
     @Inject(OUTBOX_STORAGE_OPTIONS) options: OutboxStorageOptions,
     @Inject(OUTBOX_CONSUMER_OPTIONS) consumer: ResolvedConsumerOptions,
     metrics: OutboxConsumerMetrics,
+    @Optional() @Inject(OUTBOX_TENANTS_OPTIONS) tenants: TenantsSetting = false,
   ) {
     super(runner, options, consumer, metrics);
+    this.tenants = tenants;
   }
 
   /**
@@ -200,9 +231,15 @@ export class IdempotentHandlerRuntime extends ConsumeRuntime {
     return redeliver(delivery, `${settings.handler}: unexpected error`, pauseMs, error, context);
   }
 
-  protected deps(delivery: KafkaDelivery | undefined, settings: ConsumeSettings): ConsumeDeps {
-    const { processed, sink } = this.stores();
+  protected async deps(
+    delivery: KafkaDelivery | undefined,
+    settings: ConsumeSettings,
+    tenancy: Tenancy | undefined,
+  ): Promise<ConsumeDeps> {
+    const { processed, sink } =
+      tenancy?.tenant !== undefined ? await this.tenantStores(tenancy.tenant) : this.stores();
     return {
+      ...(tenancy ? { tenancy } : {}),
       runner: this.runner,
       processed,
       sink,
@@ -219,8 +256,37 @@ export class IdempotentHandlerRuntime extends ConsumeRuntime {
     };
   }
 
-  private collections() {
-    const connection = this.connectionHost.connection;
+  /**
+   * The stores of a tenant's database (its processed records and consumer dead letters), made
+   * once per database; its indexes are created (`createIndexes`) before its first use.
+   */
+  private async tenantStores(tenant: string): Promise<Stores> {
+    const { database } = targetOf(
+      this.tenants as Exclude<TenantsSetting, false>,
+      tenant,
+      'consumer',
+    );
+    let ready = this.byDatabase.get(database);
+    if (!ready) {
+      ready = this.prepareDatabase(database).then(() => this.makeStores(database));
+      this.byDatabase.set(database, ready);
+      ready.catch(() => this.byDatabase.delete(database));
+    }
+    return ready;
+  }
+
+  private readonly byDatabase = new Map<string, Promise<Stores>>();
+
+  /** Creates the consumer indexes in `database` (`createIndexes`); for `ensureTenantIndexes`. */
+  async prepareDatabase(database: string): Promise<void> {
+    if (!this.options.createIndexes) return;
+    const { processed, deadLetters, db } = this.collections(database);
+    await ensureProcessedEventIndexes(processed, db, this.consumer.processedRetentionSeconds);
+    await ensureConsumerDeadLetterIndexes(deadLetters);
+  }
+
+  private collections(database?: string) {
+    const connection = tenantConnection(this.connectionHost.connection, database);
     const { collections } = this.options;
     return {
       db: connection.db as mongo.Db,
@@ -233,24 +299,30 @@ export class IdempotentHandlerRuntime extends ConsumeRuntime {
     };
   }
 
-  private stores(): { processed: MongoProcessedEventStore; sink: ConsumerSink } {
-    if (!this.parts) {
-      const { processed, deadLetters } = this.collections();
-      const { consumer } = this;
-      this.parts = {
-        processed: new MongoProcessedEventStore(processed, () => this.runner.currentSession()),
-        sink: new ConsumerSink(
-          new MongoConsumerFailureStore(deadLetters, {
-            errorHistoryLimit: consumer.errorHistoryLimit,
-            failingRetentionSeconds: consumer.processedRetentionSeconds,
-            maxValueBytes: consumer.deadLetterMaxValueBytes,
-          }),
-          this.logger,
-        ),
-      };
-    }
-    return this.parts;
+  private stores(): Stores {
+    return (this.parts ??= this.makeStores(undefined));
   }
+
+  private makeStores(database: string | undefined): Stores {
+    const { processed, deadLetters } = this.collections(database);
+    const { consumer } = this;
+    return {
+      processed: new MongoProcessedEventStore(processed, () => this.runner.currentSession()),
+      sink: new ConsumerSink(
+        new MongoConsumerFailureStore(deadLetters, {
+          errorHistoryLimit: consumer.errorHistoryLimit,
+          failingRetentionSeconds: consumer.processedRetentionSeconds,
+          maxValueBytes: consumer.deadLetterMaxValueBytes,
+        }),
+        this.logger,
+      ),
+    };
+  }
+}
+
+interface Stores {
+  processed: MongoProcessedEventStore;
+  sink: ConsumerSink;
 }
 
 /** A raw header value as text (a Buffer, a string), or undefined. */

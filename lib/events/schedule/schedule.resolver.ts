@@ -7,6 +7,8 @@ import type { ScheduleRequest } from './emit-schedule';
 export interface BufferedEvent {
   row: NewOutboxEvent;
   schedule: ScheduleRequest;
+  /** With tenants: the database of the row's tenant (resolved at emit time). */
+  database?: string;
 }
 
 /** What a transaction must read before writing its events (see `scheduleQueryOf`). */
