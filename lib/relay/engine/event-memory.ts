@@ -24,7 +24,7 @@
  * in memory twice (the decoded object, the JSON value of the message); the rest is per event
  * whatever its size (an event of its own aggregate adds a lane: 620 more). So: a fixed part a
  * little above the worst case measured, and twice the wire bytes; the estimate is within 2 % below
- * to 50 % above every row (tightest at 1.4 kB, loosest for the smallest events).
+ * to 51 % above every row (tightest at 1.4 kB, loosest for small events of shared aggregates).
  */
 export const EVENT_FIXED_BYTES = 2_560;
 
