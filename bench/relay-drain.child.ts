@@ -3,7 +3,9 @@
  * stopped, starts it, and reports over IPC when every event of the backlog was acknowledged
  * by Kafka and marked published. Env: that of bench/support/relay-child.app.ts (relay options:
  * `idleMs: 100`, and RELAY_BENCH_OPTIONS), BENCH_EVENTS and RELAY_BENCH_TRACE (print memory
- * each second, after a forced GC: the live heap).
+ * each second, after a forced GC: the live heap). Run with `--expose-gc`: it forces a GC before
+ * the relay starts (the idle figures) and three times while it drains (the live heap, see
+ * `DrainReport.live`); the RSS peak is sampled every 50 ms without one.
  * With BENCH_SHARED=1 (one of several relay processes sharing the outbox's partitions) it reports
  * `{ ready: true }` once the app started, starts the relay on the message 'go', and is done
  * when no event is pending any more (what it published itself is in `published`); with
@@ -73,10 +75,32 @@ function logLevels(level: string | undefined): LogLevel[] {
   return ['error'];
 }
 
+/** One forced-GC sample (`--expose-gc`, which changes nothing else): what is alive, bytes. */
+export interface LiveSample {
+  rss: number;
+  /** V8 heap reserved (what the heap takes of the RSS) and in use (alive, after the GC). */
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  /** What the relay's budget counts as held then (`status().inFlight`). */
+  relayBytes: number;
+  relayEvents: number;
+}
+
 export interface DrainReport {
-  /** RSS after the app started, before the relay did (bytes). */
+  /** RSS after the app started, before the relay did, after a forced GC (bytes). */
   baseRss: number;
+  /** The same moment, all of it. */
+  idle: LiveSample;
   peakRss: number;
+  /** The sample of the highest RSS, all of it (heap reserved and used, outside the heap). */
+  atPeak: NodeJS.MemoryUsage;
+  /**
+   * The largest live heap of three forced-GC samples, when a quarter, half and three quarters
+   * of the backlog was acknowledged (the relay then holds what its bound lets it).
+   */
+  live?: LiveSample;
   /** Peak V8 heap in use, and peak memory outside it (Buffers, ArrayBuffers), bytes. */
   peakHeapUsed: number;
   peakExternal: number;
@@ -110,11 +134,24 @@ async function main(): Promise<void> {
   const relay = app.get(OutboxRelay);
   const metrics = app.get(OutboxRelayMetrics);
   const outbox = app.get<Connection>(getConnectionToken()).collection('outbox');
-  const baseRss = process.memoryUsage().rss;
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const liveSample = (): LiveSample => {
+    gc?.();
+    const usage = process.memoryUsage();
+    const { inFlight } = relay.status();
+    return {
+      ...{ rss: usage.rss, heapTotal: usage.heapTotal, heapUsed: usage.heapUsed },
+      external: usage.external,
+      ...{ arrayBuffers: usage.arrayBuffers, relayBytes: inFlight.bytes },
+      relayEvents: inFlight.events,
+    };
+  };
+  const idle = liveSample();
+  const baseRss = idle.rss;
   const trace = Boolean(process.env.RELAY_BENCH_TRACE);
   // Traced: each second, after a forced GC (the live heap), printed.
   const traced = (): NodeJS.MemoryUsage => {
-    (globalThis as { gc?: () => void }).gc?.();
+    gc?.();
     const usage = process.memoryUsage();
     process.stderr.write(
       `rss ${usage.rss >> 20} heapTotal ${usage.heapTotal >> 20} heapUsed ${usage.heapUsed >> 20} external ${usage.external >> 20} ab ${usage.arrayBuffers >> 20} published ${metrics.published}\n`,
@@ -141,7 +178,17 @@ async function main(): Promise<void> {
     }, 200);
     await new Promise(() => undefined);
   }
-  if (!shared) while (metrics.published < events) await sleep(10);
+  let live: LiveSample | undefined;
+  const checkpoints = [0.25, 0.5, 0.75].map((share) => Math.floor(events * share));
+  if (!shared)
+    while (metrics.published < events) {
+      if (checkpoints.length > 0 && metrics.published >= checkpoints[0]) {
+        checkpoints.shift();
+        const sample = liveSample();
+        if (!live || sample.heapUsed > live.heapUsed) live = sample;
+      }
+      await sleep(10);
+    }
   const ackedSeconds = window.elapsedMs() / 1000;
   // Shared: polled less often, by every process.
   while ((await outbox.countDocuments({ status: 'pending' })) > 0) await sleep(shared ? 100 : 10);
@@ -149,7 +196,10 @@ async function main(): Promise<void> {
   window.end();
   const report: DrainReport = {
     baseRss,
+    idle,
     peakRss: Math.max(baseRss, window.peak.rss),
+    atPeak: window.peakUsage ?? process.memoryUsage(),
+    live,
     peakHeapUsed: window.peak.heapUsed,
     peakExternal: window.peak.external,
     ackedSeconds,

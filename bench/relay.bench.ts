@@ -8,8 +8,9 @@
  *    the relay does, relay core with each; `RELAY_BENCH_ROUNDS`, default 3), as ratios of the
  *    medians to raw kafkajs and to the client's own raw producer.
  *    @platformatic/kafka is skipped, with the reason, where it cannot run;
- * 2. the relay, in its own process, draining a pre-filled outbox of 100k events (MongoDB +
- *    Kafka) vs the raw producer, with that process's peak RSS;
+ * 2. the relay, in its own process, draining a pre-filled outbox of 30k and 100k events
+ *    (MongoDB + Kafka) vs the raw producer, with that process's memory (relay-drain.bench.ts);
+ *    what one held event costs in memory (relay-event-memory.bench.ts, no server);
  * 3. end-to-end latency at 200 events/s, commit -> received by a consumer (an upper bound of
  *    commit -> broker ack).
  * Under `--smoke` every size is small (2 000 events, 200 for the latency).
@@ -42,21 +43,19 @@ import { relayCore as relayCoreOver } from '../test/relay/support/relay-core';
 import { KafkaPublisher, toKafkaMessage } from '../lib/publisher';
 import type { KafkaClientName, KafkaSender } from '../lib/publisher/kafka/kafka.sender';
 import { loadPlatformaticKafka } from '../lib/publisher/platformatic/platformatic-kafka.loader';
-import type { DrainReport } from './relay-drain.child';
+import { backlogDrain, drainSizes } from './relay-drain.bench';
 import { handOverPause, partitionedDrain } from './relay-partitions.bench';
 import { check, line, sized } from './bench-part';
 import { diagnosticsPart } from './relay-diagnostics.bench';
-import { RelayChild } from './support/relay-child';
+import { eventMemoryPart } from './relay-event-memory.bench';
 import {
   benchKafka,
   createTopic,
   dbUri,
   makeEvent,
-  openBenchOutbox,
   suffix,
   topicSize,
 } from './support/bench-outbox';
-import type { BenchOutbox } from './support/bench-outbox';
 import { formatTimed, timed } from './support/timed';
 import type { Timed } from './support/timed';
 import type { BenchContext, BenchPart } from './bench-part';
@@ -258,75 +257,6 @@ function relayOptions(ctx: BenchContext, prefix: string): RelayOptions {
     sweepGraceMs: 2000,
     sweepIntervalMs: 1000,
   };
-}
-
-/** The relay of bench/relay-drain.child.ts draining `events`: its report, once it is done. */
-async function drainInChild(bench: BenchOutbox, events: number): Promise<DrainReport> {
-  const child = new RelayChild('relay-drain', {
-    mongoUri: bench.mongoUri,
-    prefix: bench.prefix,
-    batch: BATCH,
-    env: { BENCH_EVENTS: String(events) },
-    execArgv: process.env.RELAY_BENCH_TRACE ? ['--expose-gc'] : [],
-    nodeOptions: process.env.RELAY_BENCH_NODE_OPTIONS,
-    echoStderr: true,
-  });
-  const report = await child.next<DrainReport>();
-  await child.exited;
-  return report;
-}
-
-const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(0)} MB`;
-
-/** The relay (its own process) draining a pre-filled outbox of `events` into Kafka; ev/s marked. */
-export async function backlogDrain(
-  ctx: BenchContext,
-  kafka: Kafka,
-  events = eventCount(ctx),
-): Promise<number> {
-  const bench = await openBenchOutbox(ctx, kafka, 'relay');
-  const { outbox, topic } = bench;
-  const fillStarted = Date.now();
-  for (let i = 0; i < events; i += 5000) {
-    const n = Math.min(5000, events - i);
-    await outbox.insertMany(Array.from({ length: n }, (_, k) => makeEvent(i + k)) as never[]);
-  }
-  process.stdout.write(
-    `  (outbox pre-filled with ${events} pending events in ${((Date.now() - fillStarted) / 1000).toFixed(1)} s)\n`,
-  );
-  const report = await drainInChild(bench, events);
-  const inKafka = await topicSize(kafka, topic);
-  const pending = await outbox.countDocuments({ status: 'pending' });
-  await bench.close();
-  const rate = events / report.markedSeconds;
-  process.stdout.write(
-    `relay draining a pre-filled outbox (${ctx.mongoKind}, relay in its own process):\n`,
-  );
-  line(
-    `relay.start() -> ${events} events acked by Kafka`,
-    `${(events / report.ackedSeconds).toFixed(0)} ev/s (${report.ackedSeconds.toFixed(1)} s)`,
-  );
-  line(
-    '... and all of them marked published in the outbox',
-    `${rate.toFixed(0)} ev/s (${report.markedSeconds.toFixed(1)} s)`,
-  );
-  line(
-    'messages in Kafka / events; still pending afterwards',
-    `${inKafka} / ${events} (${inKafka - events} duplicates); ${pending} pending`,
-  );
-  line(
-    'peak RSS of the relay process while draining',
-    `${mb(report.peakRss)} (app started, relay idle: ${mb(report.baseRss)})`,
-  );
-  line(
-    '  of which at peak: V8 heap in use / outside the heap',
-    `${mb(report.peakHeapUsed)} / ${mb(report.peakExternal)}`,
-  );
-  // One relay, no crash, no outage: each event exactly once (DESIGN, invariant 5).
-  check(inKafka >= events, `${events - inKafka} events never reached Kafka`);
-  check(inKafka === events, `${inKafka - events} events published twice without a crash`);
-  check(pending === 0, `${pending} events still pending after the drain`);
-  return rate;
 }
 
 /** A store that hands nothing out and keeps only what was marked: the relay core without a database. */
@@ -610,12 +540,15 @@ const RELAY_PARTS: readonly BenchPart[] = [
     run: (ctx) => relayCoreRounds(ctx, benchKafka(ctx)),
   },
   diagnosticsPart,
+  eventMemoryPart,
   {
     name: 'relay/drain',
     needs: ['kafka', 'mongodb'],
     run: async (ctx) => {
-      const drained = await backlogDrain(ctx, benchKafka(ctx));
-      ratioToRaw('ratio relay drain / raw kafkajs producer (same batch size)', drained);
+      for (const events of drainSizes(ctx)) {
+        const drained = await backlogDrain(ctx, benchKafka(ctx), events);
+        ratioToRaw(`ratio relay drain of ${events} / raw kafkajs producer`, drained);
+      }
     },
   },
   {

@@ -25,7 +25,7 @@ import { check, line, sized } from './bench-part';
 import type { BenchContext, BenchPart } from './bench-part';
 import type { ChildRequest, IdleReport } from './scheduled-relay.child';
 import { RelayChild } from './support/relay-child';
-import { backlogDrain } from './relay.bench';
+import { backlogDrain } from './relay-drain.bench';
 import { benchKafka, makeEvent, openBenchOutbox, suffix, topicSize } from './support/bench-outbox';
 import type { BenchOutbox } from './support/bench-outbox';
 

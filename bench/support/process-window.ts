@@ -6,6 +6,8 @@
  */
 export class ProcessWindow {
   readonly peak = { rss: 0, heapUsed: 0, external: 0 };
+  /** The whole sample of the highest RSS (what the process was made of then). */
+  peakUsage?: NodeJS.MemoryUsage;
   private readonly cpuAtStart = process.cpuUsage();
   private readonly started = process.hrtime.bigint();
   private readonly sampler: NodeJS.Timeout;
@@ -20,6 +22,7 @@ export class ProcessWindow {
 
   sample(): NodeJS.MemoryUsage {
     const usage = this.read();
+    if (usage.rss > this.peak.rss) this.peakUsage = usage;
     this.peak.rss = Math.max(this.peak.rss, usage.rss);
     this.peak.heapUsed = Math.max(this.peak.heapUsed, usage.heapUsed);
     this.peak.external = Math.max(this.peak.external, usage.external);

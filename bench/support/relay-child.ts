@@ -11,7 +11,8 @@ let compiledDir: string | undefined;
 
 /**
  * The children run compiled JavaScript: under ts-node the TypeScript compiler alone would add
- * about 100 MB to the RSS being measured. Compiled once per run (bench/tsconfig.child.json).
+ * about 100 MB to the RSS being measured. Compiled once per run (bench/tsconfig.child.json), into
+ * this checkout's dist/ (not node_modules, which checkouts may share).
  */
 function compiledChild(name: RelayChildName): string {
   if (!compiledDir) {
@@ -21,7 +22,7 @@ function compiledChild(name: RelayChildName): string {
       [require.resolve('typescript/bin/tsc'), '-p', join(bench, 'tsconfig.child.json')],
       { stdio: 'inherit' },
     );
-    compiledDir = join(bench, '..', 'node_modules/.cache/nestjs-outbox-bench/bench');
+    compiledDir = join(bench, '..', 'dist/bench-children/bench');
   }
   return join(compiledDir, `${name}.child.js`);
 }

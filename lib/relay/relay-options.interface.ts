@@ -56,7 +56,12 @@ export interface RelayOptions {
   maxBatchBytes?: number;
   /** Most events the relay holds in memory (queued + being published); bounds memory under backlog. Default 5 000. */
   maxInFlight?: number;
-  /** Most bytes of events the relay holds in memory (see the README on how reads are sized). Default 32 MiB. */
+  /**
+   * Most memory the relay holds for in-flight events (queued + being published): each counts what
+   * it costs in memory (its decoded document, its Kafka message, the relay's bookkeeping:
+   * about 2.5 kB + twice its size on the wire), not its size on the wire. See docs/relay.md on how
+   * reads are sized. Default 32 MiB.
+   */
   maxInFlightBytes?: number;
   /** Publish attempts of an event before it moves to the dead-letter collection. Default 10. */
   maxAttempts?: number;

@@ -58,7 +58,7 @@ export interface RelayStatus {
    */
   configurationError?: string;
   heldDestinations: HeldDestination[];
-  /** Events held in memory (queued or being published) and their bytes. */
+  /** Events held in memory (queued or being published) and the memory they cost (`maxInFlightBytes`). */
   inFlight: { events: number; bytes: number };
   /** Aggregates the relay tracks (publishing, waiting for a retry, or catching up). */
   trackedAggregates: number;

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { eventMemoryBytes } from '../../lib/relay/engine/event-memory';
 import { CancelledInvariant } from './invariants/cancelled.invariant';
 import { CheckpointSafetyInvariant } from './invariants/checkpoint-safety.invariant';
 import { DueBoundInvariant } from './invariants/due-bound.invariant';
@@ -23,7 +24,7 @@ import type { SimHistory } from './world/sim.history';
 
 /**
  * Counts, once per run, whether a relay reached its memory bounds: `maxInFlight` events held,
- * or held bytes within one event (the largest committed) of `maxInFlightBytes`. Read from the
+ * or held bytes within one event (the largest committed, in memory: `eventMemoryBytes`) of `maxInFlightBytes`. Read from the
  * relays' status for the summary only; no invariant decides on it.
  */
 export class BoundsMonitor implements SimMonitor {
@@ -38,7 +39,7 @@ export class BoundsMonitor implements SimMonitor {
     if (world.history.commits.size !== this.commitsSeen) {
       this.commitsSeen = world.history.commits.size;
       for (const commit of world.history.commits.values())
-        this.largestEvent = Math.max(this.largestEvent, commit.bytes);
+        this.largestEvent = Math.max(this.largestEvent, eventMemoryBytes(commit.bytes));
     }
     for (const { status } of world.statuses()) {
       if (!this.events && status.inFlight.events >= maxInFlight) {

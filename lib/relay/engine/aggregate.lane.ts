@@ -1,5 +1,6 @@
 import { aggregateKey, type OutboxEventRecord } from '../../documents/outbox-event.document';
 import type { AggregateRef } from '../ports/outbox-relay.store';
+import { eventMemoryBytes } from './event-memory';
 
 /** Called once an event's fate is durable: acknowledged, dead-lettered, or left pending with a marker. */
 export type Settle = () => void;
@@ -8,8 +9,21 @@ export type Settle = () => void;
 export interface LaneItem {
   event: OutboxEventRecord;
   id: string;
+  /** Its size on the wire (the publisher's `sizeOf`): what counts towards `maxBatchBytes`. */
   bytes: number;
+  /** What it costs in memory (`eventMemoryBytes`): what the in-flight budget is charged. */
+  held: number;
   settles: Settle[];
+}
+
+/** The item of `event`, of `bytes` on the wire. */
+export function laneItem(
+  event: OutboxEventRecord,
+  id: string,
+  bytes: number,
+  settles: Settle[],
+): LaneItem {
+  return { event, id, bytes, held: eventMemoryBytes(bytes), settles };
 }
 
 /**

@@ -4,7 +4,8 @@ import { groupBy } from '../../common/group-by';
 import type { OutboxRelayStore } from '../ports/outbox-relay.store';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { AckedEvents, ReadTicket } from './acked-events';
-import type { AggregateLane, LaneItem } from './aggregate.lane';
+import { laneItem } from './aggregate.lane';
+import type { AggregateLane } from './aggregate.lane';
 import type { InFlightBudget, Reservation } from './in-flight.budget';
 
 export interface CatchUpReaderDeps {
@@ -226,10 +227,10 @@ export class CatchUpReader {
         else lane.more = true;
         break;
       }
-      const item: LaneItem = { event, id, bytes: deps.sizeOf(event), settles: [] };
+      const item = laneItem(event, id, deps.sizeOf(event), []);
       lane.add(item);
       queued++;
-      bytes += item.bytes;
+      bytes += item.held;
     }
     if (cut) lane.more = true;
     if (blockAt === undefined && queued === 0 && skipped.length > 0 && lane.queue.length === 0) {

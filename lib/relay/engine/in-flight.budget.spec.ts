@@ -1,28 +1,32 @@
+import { eventMemoryBytes } from './event-memory';
 import { InFlightBudget } from './in-flight.budget';
 
 describe('InFlightBudget (the bound on what the relay holds in memory)', () => {
+  /** The starting estimate: what an event of 1 KiB on the wire costs in memory. */
+  const one = eventMemoryBytes(1024);
+
   it('sizes a read from the bytes room the reads already in flight leave, not from the bytes held only', () => {
-    // 4 KiB at the starting estimate of 1 KiB an event: room for 4 events in all.
-    const budget = new InFlightBudget(32, 4096);
+    // Room for 4 events at the starting estimate.
+    const budget = new InFlightBudget(32, 4 * one);
     const first = budget.tryReserve(8);
     expect(first?.events).toBe(4);
     // A second read while the first is in flight finds no room left in bytes: it waits.
     expect(budget.tryReserve(8)).toBeUndefined();
-    budget.settleReservation(first!, 2, 2048);
-    // The first read brought 2 events of 1 KiB: room for 2 more.
+    budget.settleReservation(first!, 2, 2 * one);
+    // The first read brought 2 events of the estimate: room for 2 more.
     expect(budget.tryReserve(8)?.events).toBe(2);
   });
 
   it('still grants one event to a read when the bytes held leave less than the average', () => {
-    const budget = new InFlightBudget(32, 4096);
+    const budget = new InFlightBudget(32, 4 * one);
     const first = budget.tryReserve(8)!;
-    budget.settleReservation(first, 3, 3584);
+    budget.settleReservation(first, 3, 3.5 * one);
     expect(budget.tryReserve(8)?.events).toBe(1);
     expect(budget.tryReserve(8)).toBeUndefined();
   });
 
   it('wakes a waiting read when a read in flight comes back with fewer events than it reserved', async () => {
-    const budget = new InFlightBudget(32, 4096);
+    const budget = new InFlightBudget(32, 4 * one);
     const first = budget.tryReserve(8)!;
     const waiting = budget.reserve(8);
     budget.settleReservation(first, 0, 0);

@@ -1,3 +1,5 @@
+import { eventMemoryBytes } from './event-memory';
+
 /** Room for `events` more events, taken from an `InFlightBudget` before reading them. */
 export interface Reservation {
   readonly events: number;
@@ -28,7 +30,8 @@ export interface InFlightPool {
 
 /**
  * The bound on what the relay holds in memory: events queued or being published, in count and
- * in bytes. Every read that brings events into memory (change stream, drain, catch-up) reserves
+ * in bytes of memory (each event charged `eventMemoryBytes` of its wire size: its decoded
+ * document, its message and its bookkeeping, see `event-memory.ts`). Every read that brings events into memory (change stream, drain, catch-up) reserves
  * its page size first, so the count never exceeds `maxEvents`. Bytes are known only once read,
  * so the reads in flight count at the average size seen so far: a read starts only while the
  * bytes held and so expected stay below `maxBytes`, and asks for no more events than fit in the
@@ -45,8 +48,8 @@ export class InFlightBudget {
   private idle?: Waiter & { passes: number };
   private idleGrantQueued = false;
   private closed = false;
-  /** Running average of event sizes (bytes), for sizing reads. */
-  private averageBytes = 1024;
+  /** Running average of what an event costs in memory (bytes), for sizing reads; from 1 kB on the wire. */
+  private averageBytes = eventMemoryBytes(1024);
 
   constructor(
     private readonly ownMaxEvents: number,

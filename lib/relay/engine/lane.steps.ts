@@ -81,14 +81,14 @@ export class LaneSteps {
   /** Removes `items` and the lane's queued events from memory; they stay pending, marked. */
   dropQueue(lane: AggregateLane, items: readonly LaneItem[]): void {
     for (const item of lane.drop(items)) {
-      this.deps.budget.release(1, item.bytes);
+      this.deps.budget.release(1, item.held);
       this.deps.marker.holdBack(item.event, () => item.settles.forEach((settle) => settle()));
     }
   }
 
   finish(lane: AggregateLane, item: LaneItem): void {
     lane.settle(item);
-    this.deps.budget.release(1, item.bytes);
+    this.deps.budget.release(1, item.held);
   }
 
   /**

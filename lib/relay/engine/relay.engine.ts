@@ -4,6 +4,7 @@ import type { PublishOutcome } from '../../publisher/outbox-publisher.interface'
 import type { AggregateRef } from '../ports/outbox-relay.store';
 import type { RelayTimer } from '../ports/relay-clock';
 import { aggregateKey } from '../../documents/outbox-event.document';
+import { laneItem } from './aggregate.lane';
 import type { AggregateLane, LaneItem, Settle } from './aggregate.lane';
 import { AckedEvents } from './acked-events';
 import type { ReadTicket } from './acked-events';
@@ -174,10 +175,10 @@ export class RelayEngine {
         this.offerMarked(event, settle); // marked by an earlier term: its lane reads it in order
         continue;
       }
-      const item: LaneItem = { event, id, bytes: this.sizeOf(event), settles: [settle] };
+      const item = laneItem(event, id, this.sizeOf(event), [settle]);
       lane.add(item);
       queued++;
-      bytes += item.bytes;
+      bytes += item.held;
       this.batches.add(lane);
     }
     this.budget.settleReservation(reservation, queued, bytes);

@@ -1,3 +1,4 @@
+import { eventMemoryBytes } from '../../../lib/relay/engine/event-memory';
 import { KAFKA_CLIENT_FAULT_KINDS, TARGETED_FAULT_KINDS } from '../schedule/schedule.types';
 import type { FaultKind } from '../schedule/schedule.types';
 import type { CommitFact } from '../world/sim.history';
@@ -144,7 +145,8 @@ export function eventDeadlines(world: SimWorld): EventDeadline[] {
         cost *
           Math.max(
             1 / options.batchSize,
-            commit.bytes / Math.min(options.maxBatchBytes, options.maxInFlightBytes),
+            commit.bytes / options.maxBatchBytes,
+            eventMemoryBytes(commit.bytes) / options.maxInFlightBytes,
           );
       deadline = queued + bound;
       // Its own path: a fault on it holds it until the fault ends and the held destination

@@ -1,3 +1,4 @@
+import { eventMemoryBytes } from '../../../lib/relay/engine/event-memory';
 import { partitionOfSlot } from '../../../lib/relay/ports/partition-layout';
 import { partitionScope } from '../mongo/sim-database';
 import type { CommitFact, PortFlowFact } from '../world/sim.history';
@@ -7,7 +8,7 @@ import type { InvariantChecker, InvariantResult } from './invariant';
 
 /** What one relay incarnation holds, as its ports saw it. */
 interface Held {
-  /** docId → bytes on the wire. */
+  /** docId → bytes in memory (`eventMemoryBytes` of its bytes on the wire, as the relay charges it). */
   events: Map<string, number>;
   /** Held events that were read with a retry marker (the relay may drop those without a write). */
   marked: Set<string>;
@@ -49,8 +50,10 @@ interface Held {
  *
  * After every step, each live incarnation holds at most `maxInFlight` events (the relay
  * reserves room before every read) and at most `maxInFlightBytes` + `batchSize` x the largest
- * event committed so far in bytes (a read starts only below the byte bound and is sized at
- * the average event size seen; one read's worth may overshoot it). A partitioned relay's
+ * event committed so far, in bytes of memory: each event counts what it costs in memory held
+ * (`eventMemoryBytes` of its size on the wire, the estimate the relay's budget charges), and a
+ * read starts only below the byte bound and is sized at the average seen, so one read's worth
+ * may overshoot it. A partitioned relay's
  * partitions share one budget, per process; a partition handed over leaves it at once while
  * its publishes finish, so a partitioned process may hold up to twice both bounds. Aggregates tracked without events
  * (waiting for a retry or a held destination) are not visible at the ports and not judged
@@ -159,7 +162,7 @@ export class MemoryInvariant implements InvariantChecker {
       this.byDoc = new Map();
       for (const commit of commits.values()) {
         this.byDoc.set(commit.docId, commit);
-        this.largest = Math.max(this.largest, commit.bytes);
+        this.largest = Math.max(this.largest, eventMemoryBytes(commit.bytes));
       }
       this.commitsSeen = commits.size;
     }
@@ -180,7 +183,7 @@ export class MemoryInvariant implements InvariantChecker {
           if (held.out.has(docId) || held.events.has(docId)) continue;
           const commit = this.commitOf(world, docId);
           if (retryAt !== undefined && this.refusedTo(world, held, commit)) continue;
-          const bytes = commit?.bytes ?? 0;
+          const bytes = commit ? eventMemoryBytes(commit.bytes) : 0;
           held.events.set(docId, bytes);
           held.bytes += bytes;
           if (retryAt !== undefined) held.marked.add(docId);

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { EVENT_WIRE_FACTOR } from '../../../lib/relay/engine/event-memory';
 import { withScheduledEvents } from './scheduled.arbitrary';
 import {
   ACTIVE_PHASE_MS,
@@ -29,7 +30,8 @@ const optionsArbitrary: fc.Arbitrary<SimRelayOptionsData> = fc
   .record({
     batchSize: fc.integer({ min: 1, max: 16 }),
     inFlightFactor: fc.integer({ min: 1, max: 4 }),
-    maxInFlightBytes: fc.integer({ min: 2_000, max: 40_000 }),
+    // Memory, as the relay counts it (`eventMemoryBytes`: ~3-4 kB for the events here): 2 to 40.
+    maxInFlightBytes: fc.integer({ min: 8_000, max: 160_000 }),
     maxBatchBytes: fc.integer({ min: 1_024, max: 16_000 }),
     maxAttempts: fc.integer({ min: 2, max: 6 }),
     backoffInitialMs: fc.integer({ min: 20, max: 300 }),
@@ -117,14 +119,15 @@ const loadOptionsArbitrary: fc.Arbitrary<SimRelayOptionsData> = fc
     batchSize: fc.integer({ min: 2, max: 8 }),
     inFlightFactor: fc.integer({ min: 1, max: 2 }),
     maxBatchBytes: fc.integer({ min: 1_024, max: 12_000 }),
-    extraInFlightBytes: fc.integer({ min: 0, max: 6_000 }),
+    extraInFlightBytes: fc.integer({ min: 0, max: 24_000 }),
   })
   .map(({ base, batchSize, inFlightFactor, maxBatchBytes, extraInFlightBytes }) => ({
     ...base,
     batchSize,
     maxInFlight: batchSize * inFlightFactor,
     maxBatchBytes,
-    maxInFlightBytes: maxBatchBytes + extraInFlightBytes,
+    // A full batch costs at least twice its wire bytes in memory (`eventMemoryBytes`).
+    maxInFlightBytes: EVENT_WIRE_FACTOR * maxBatchBytes + extraInFlightBytes,
   }));
 
 const loadWorldArbitrary: fc.Arbitrary<SimWorldData> = fc
