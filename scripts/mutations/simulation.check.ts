@@ -77,7 +77,6 @@ const SCHEDULE_SETS: readonly ScheduleSet[] = [
   ...Object.entries({
     'lease-pressure': 'SIM_LEASE_PRESSURE_RUNS',
     'destination-errors': 'SIM_DESTINATION_ERROR_RUNS',
-    'pre-slot-retries': 'SIM_PRE_SLOT_RETRY_RUNS',
   }).map(([name, runsVariable]) => ({
     name,
     spec: 'proofs.simulation.spec.ts',

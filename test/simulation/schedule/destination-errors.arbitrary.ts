@@ -6,8 +6,9 @@ import type { Fault, Schedule, SimTransactionData } from './schedule.types';
  * Destination errors while the other destinations are busy (issue 35): single lease, one relay,
  * only faults that hit one destination or event, so isolation (f) judges every run. 2-3 topics
  * get a steady load of 25-50 transactions of 1-2 events over few aggregates (each aggregate has
- * events queued behind each other), events of 0.1-3 kB against `maxInFlightBytes` of a few
- * events' worth (byte-heavy: the byte bound bites before the count), and meanwhile:
+ * events queued behind each other), events of 0.2-3 kB against `maxInFlightBytes` of 2-5
+ * events' worth and `maxInFlight` of 30-80 (byte-heavy: the byte bound bites long before the
+ * count), and meanwhile:
  * - topic 0 refuses (unknown, unauthorized) or one of its partitions refuses with a retriable
  *   error, for 2-6 s: its aggregates wait for their retry while the stream brings them more;
  * - 1-4 poison events (the broker refuses that record alone): the publisher resends the batch
@@ -21,13 +22,13 @@ const destinationArbitrary = fc.record({
   aggregates: fc.integer({ min: 2, max: 3 }),
   count: fc.integer({ min: 25, max: 50 }),
   startMs: fc.integer({ min: 0, max: 3_000 }),
-  gapMs: fc.integer({ min: 20, max: 150 }),
+  gapMs: fc.integer({ min: 5, max: 100 }),
   eventsPerTx: fc.integer({ min: 1, max: 2 }),
   payloadBytes: fc.integer({ min: 200, max: 3_000 }),
   /** `maxInFlightBytes` in events of the largest size. */
-  heldEvents: fc.integer({ min: 3, max: 8 }),
-  maxInFlight: fc.integer({ min: 8, max: 40 }),
-  batchSize: fc.integer({ min: 4, max: 10 }),
+  heldEvents: fc.integer({ min: 2, max: 5 }),
+  maxInFlight: fc.integer({ min: 30, max: 80 }),
+  batchSize: fc.integer({ min: 2, max: 6 }),
   refusal: fc.record({
     kind: fc.constantFrom(
       'kafka-topic-unauthorized',
@@ -54,7 +55,7 @@ function load(raw: Raw, writers: number): SimTransactionData[] {
     events: Array.from({ length: raw.eventsPerTx }, (_, event) => ({
       type: (index + event) % raw.topics,
       aggregate: (index * 7 + event) % raw.aggregates,
-      payloadBytes: Math.round(raw.payloadBytes * (0.5 + (((index + event) * 37) % 50) / 100)),
+      payloadBytes: Math.round(raw.payloadBytes * (0.8 + (((index + event) * 37) % 20) / 100)),
     })),
   }));
 }
@@ -85,7 +86,7 @@ function faults(raw: Raw): Fault[] {
 
 export const destinationErrorSchedules: fc.Arbitrary<Schedule> = destinationArbitrary.map((raw) => {
   const { base } = raw;
-  const largest = Math.round(raw.payloadBytes * 1.5) + 200;
+  const largest = raw.payloadBytes + 300;
   const topics = Array.from({ length: raw.topics }, (_, index) => ({
     type: ['Order', 'Invoice', 'Shipment'][index],
     partitions: 2 + (index % 2),
