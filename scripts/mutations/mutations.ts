@@ -431,6 +431,178 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     checks: [{ jest: ['lib/publisher/kafka/kafkajs.sender.spec.ts'] }],
   },
+  // ------------------------------------------------------------ issue 35: classes no schedule caught
+  {
+    id: 'drain-reads-before-stamping',
+    description:
+      "a partition's drain reads its pending events without first stamping the slots of events written before slots: an aggregate's older unslotted events are missed, its later slotted ones go out first",
+    file: 'lib/relay/recovery/collection.drain.ts',
+    edits: [
+      {
+        find: '    await stampSlotsBeforeRangeReads(this.outbox, active);\n',
+        replace:
+          '    void stampSlotsBeforeRangeReads; // partition 0 stamps them in the background\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'retrying-loader-before-stamping',
+    description:
+      "a partition's term start reads the aggregates waiting for a retry without first stamping missing slots: one whose marked events have no slot is not held, the stream publishes its later events first",
+    file: 'lib/relay/recovery/retrying-aggregates.loader.ts',
+    edits: [
+      {
+        find: '  await stampSlotsBeforeRangeReads(outbox, active);\n',
+        replace:
+          '  void stampSlotsBeforeRangeReads; // partition 0 stamps them in the background\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'lease-tick-ignores-ending-term',
+    description:
+      "the relay node's lease tick does not wait for a term that is ending: it acquires again and starts a new term while the old one still settles",
+    file: 'lib/relay/relay.node.ts',
+    edits: [
+      {
+        find: '    if (!this.running) return;\n    await this.ending;\n',
+        replace: '    if (!this.running) return;\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'blocked-events-queued-live',
+    description:
+      "an event the stream brings for an aggregate that waits (its retry, a held destination) is queued in its lane as if live instead of left pending with a marker: it goes out before the aggregate's older pending events",
+    file: 'lib/relay/engine/relay.engine.ts',
+    edits: [
+      {
+        find: "      if (lane.mode !== 'live') {\n        if (lane.mode === 'catchup') lane.more = true;\n",
+        replace: "      if (lane.mode === 'catchup') {\n        lane.more = true;\n",
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'send-without-lease-check-at-send',
+    description:
+      'the engine does not hand the publisher the lease check read right before each send (the abandon at close stays): a batch taken while the lease was valid is sent after it ran out',
+    file: 'lib/relay/engine/relay.engine.ts',
+    edits: [{ find: '        mayStillSend: this.deps.leaseValid,\n', replace: '' }],
+    checks: ['simulation'],
+  },
+  {
+    id: 'stop-refuses-writes-at-once',
+    description:
+      "a graceful stop refuses the term's writes as soon as it begins: what the broker acknowledged during the stop is not marked, and the next leader publishes it again",
+    file: 'lib/relay/term/relay.term.ts',
+    edits: [
+      {
+        find: '    const leaseWasValid = this.active && this.lease.isValid();\n    this.stopTakingWork();\n',
+        replace:
+          '    const leaseWasValid = this.active && this.lease.isValid();\n    this.stopTakingWork();\n    this.settling = false; // no writes once stopping\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'release-before-settling',
+    description:
+      'a graceful stop releases the lease before the term settled what is under way: the next leader takes over while publishes are in flight and their marks are refused',
+    file: 'lib/relay/relay.node.ts',
+    edits: [
+      {
+        find: '        finished = await term.end(timeoutMs);\n',
+        replace:
+          '        if (release) await this.lease.release().catch(() => undefined); // hand over at once\n' +
+          '        finished = await term.end(timeoutMs);\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'term-start-skips-retrying',
+    description:
+      'a term starts without reading the aggregates waiting for a retry: the stream publishes their newer events before the older ones that failed',
+    file: 'lib/relay/term/relay.term.ts',
+    edits: [
+      {
+        find: '      const retrying = await loadRetryingAggregates(outbox, this.engine, activeNow);\n',
+        replace:
+          '      const retrying = 0 * Number(Boolean(loadRetryingAggregates)); // the sweep finds them\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'no-lease-watchdog',
+    description:
+      'the relay node arms no watchdog: a term whose renewal does not land in time goes on after its lease ran out, until a later tick notices',
+    file: 'lib/relay/relay.node.ts',
+    edits: [
+      {
+        find: '    this.watchdog?.cancel();\n    if (!this.term || !this.options.lease.enabled) return;\n',
+        replace:
+          '    this.watchdog?.cancel();\n    if (this.term || !this.term) return; // the next tick notices a lapse\n',
+      },
+    ],
+    // No schedule reached it (issue 35: 0 of 150 lease-pressure runs); the node's spec does.
+    checks: [{ jest: ['lib/relay/relay.node.spec.ts'] }, 'simulation'],
+  },
+  {
+    id: 'stop-without-renewal',
+    description:
+      'a graceful stop does not renew the lease while it settles: with shutdownTimeoutMs longer than the lease, what the broker acknowledged late is not marked under a valid lease',
+    file: 'lib/relay/relay.node.ts',
+    edits: [
+      {
+        find: '      const renewal = release ? this.renewWhileEnding() : undefined;\n',
+        replace:
+          '      const renewal = undefined as RelayJob | undefined; // the term ends within the lease\n',
+      },
+    ],
+    // No schedule reached it (issue 35: 0 of 150 lease-pressure runs); the node's spec does.
+    checks: [{ jest: ['lib/relay/relay.node.spec.ts'] }, 'simulation'],
+  },
+  {
+    id: 'page-drops-older-unslotted',
+    description:
+      "a partition's drain page leaves out the events without a slot of its aggregates that come before the page's: a later slotted event goes out before an older unslotted one",
+    file: 'lib/relay/ports/unslotted-in-page.ts',
+    edits: [
+      {
+        find: '  if (unslotted.length === 0) return slotted;\n',
+        replace: '  if (unslotted.length >= 0) return slotted; // the stream brings the others\n',
+      },
+    ],
+    // No schedule reaches it (issue 35: 0 of 60 pre-slot-retries runs); the page's own spec does.
+    checks: [{ jest: ['lib/relay/ports/unslotted-in-page.spec.ts'] }, 'simulation'],
+  },
+  {
+    id: 'hand-over-forgets-at-once',
+    description:
+      'a partition handed over is forgotten as soon as its stop begins: the instance may take it again while its old relay still stops',
+    file: 'lib/relay/partitions/partitioned-relay.node.ts',
+    edits: [
+      {
+        find: '    this.track(relay.stop().finally(() => this.forget(partition, relay)));\n',
+        replace: '    this.forget(partition, relay);\n    this.track(relay.stop());\n',
+      },
+    ],
+    // No schedule reached it (issue 35: 0 of 40 hand-over runs); the node's spec does.
+    checks: [{ jest: ['lib/relay/partitions/partitioned-relay.node.spec.ts'] }, 'simulation'],
+  },
+  {
+    id: 'hand-over-releases-after-abandon',
+    description:
+      "a partition's relay releases its lease also after it abandoned publishes at the stop: the next owner publishes while the abandoned sends may still land",
+    file: 'lib/relay/partitions/partition.relay.ts',
+    edits: [{ find: '        keepLeaseAfterAbandon: true,\n', replace: '' }],
+    checks: ['simulation'],
+  },
 ];
 
 /** How often `find` occurs in `text` (non-overlapping). */

@@ -1,7 +1,8 @@
 /**
  * The simulation check of `npm run mutations`, run in its own process on the scratch copy that
  * holds one mutation (see run.ts): the schedules the simulation specs of `npm test` run, each
- * set with the seed and run count its spec file uses (read from the file, so they stay the
+ * set with the seed and run count its spec file uses (issue 35's families from
+ * proofs.simulation.spec.ts included) (read from the file, so they stay the
  * same; `SIM_SEED`, `SIM_RUNS`, `SIM_SCHEDULED_RUNS`, `SIM_STOP_RUNS`, `SIM_PARTITIONED_RUNS`,
  * `SIM_HAND_OVER_RUNS` change them as for the specs), then every saved finding. Stops at the first run that breaks
  * an invariant (no shrinking). Prints progress on stderr and its result as one line of JSON
@@ -13,6 +14,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type fc from 'fast-check';
 import { partitionedSchedules } from '../../test/simulation/schedule/partitioned.arbitrary';
+import { PROOF_FAMILIES } from '../../test/simulation/schedule/proof.families';
 import { scheduledScheduleArbitrary } from '../../test/simulation/schedule/schedule.arbitrary';
 import type { Schedule } from '../../test/simulation/schedule/schedule.types';
 import {
@@ -72,6 +74,16 @@ const SCHEDULE_SETS: readonly ScheduleSet[] = [
     arbitrary: () => handOverSchedules,
     flag: ' --hand-overs',
   },
+  ...Object.entries({
+    'lease-pressure': 'SIM_LEASE_PRESSURE_RUNS',
+    'destination-errors': 'SIM_DESTINATION_ERROR_RUNS',
+  }).map(([name, runsVariable]) => ({
+    name,
+    spec: 'proofs.simulation.spec.ts',
+    runsVariable,
+    arbitrary: () => PROOF_FAMILIES[name],
+    flag: ` --family ${name}`,
+  })),
 ];
 
 /** `Number(process.env.NAME ?? 1_800)` as the spec file has it: the variable, else the default. */

@@ -35,6 +35,7 @@ import {
 } from './schedule/stop-under-load.arbitrary';
 import { scheduledScheduleArbitrary } from './schedule/schedule.arbitrary';
 import { idempotentScheduleArbitrary } from './schedule/idempotent.arbitrary';
+import { PROOF_FAMILIES } from './schedule/proof.families';
 import { ToyRelay } from './toy/toy.relay';
 import type { RelayFactory } from './world/relay-under-test';
 import { realRelay } from './world/relay.factory';
@@ -42,6 +43,7 @@ import { realRelay } from './world/relay.factory';
 const USAGE = `npm run simulate -- [--runs N] [--seed S] [--path P] [--verbose] [--no-shrink] [--shrink]
   [--keep-going] [--only a,f] [--schedule FILE] [--toy]
   [--partitioned | --partitions N] [--graceful-stops | --hand-overs] [--scheduled] [--idempotent]
+  [--family NAME]
 
   --runs N, --seed S     N schedules from seed S (default 1000, a seed from the time)
   --seed S --path P      replay one schedule, as printed for a failure (--shrink: shrink it further)
@@ -54,6 +56,7 @@ const USAGE = `npm run simulate -- [--runs N] [--seed S] [--path P] [--verbose] 
   --graceful-stops       graceful stops under load; --hand-overs: hand-overs with publishes in flight
   --scheduled            scheduled and cancelled events (alone or with the three above)
   --idempotent           relay.kafka.idempotent, ambiguous acks, partitions added to topics
+  --family NAME          one of issue 35's families (schedule/proof.families.ts)
   --help                 this`;
 
 interface CliArgs {
@@ -77,6 +80,8 @@ interface CliArgs {
   scheduled?: boolean;
   /** The idempotent-producer family (`--idempotent`). */
   idempotent?: boolean;
+  /** One of issue 35's families (`--family NAME`, `PROOF_FAMILIES`). */
+  family?: string;
 }
 
 function parseArgs(argv: string[]): CliArgs {
@@ -110,6 +115,7 @@ function parseArgs(argv: string[]): CliArgs {
     else if (flag === '--partitions') args.partitions = positiveInt(flag, value());
     else if (flag === '--scheduled') args.scheduled = true;
     else if (flag === '--idempotent') args.idempotent = true;
+    else if (flag === '--family') args.family = value();
     else if (flag === '--help' || flag === '-h') {
       process.stdout.write(`${USAGE}\n`);
       process.exit(0);
@@ -130,11 +136,26 @@ function flags(args: CliArgs): string {
         ? ' --partitioned'
         : ` --partitions ${args.partitions}`;
   const family = `${args.stops ? ` --${args.stops}` : ''}${args.scheduled ? ' --scheduled' : ''}${args.idempotent ? ' --idempotent' : ''}`;
-  return `${args.toy ? ' --toy' : ''}${partitioned}${family}`;
+  const proof = args.family ? ` --family ${args.family}` : '';
+  return `${args.toy ? ' --toy' : ''}${partitioned}${family}${proof}`;
 }
 
 /** The schedules to generate, and their name in the report. */
 function scheduleKind(args: CliArgs): { name: string; arbitrary?: fc.Arbitrary<Schedule> } {
+  if (args.family !== undefined) {
+    const arbitrary = PROOF_FAMILIES[args.family];
+    if (
+      !arbitrary ||
+      args.stops ||
+      args.partitions !== undefined ||
+      args.scheduled ||
+      args.idempotent
+    )
+      throw new Error(
+        `--family takes one of ${Object.keys(PROOF_FAMILIES).join(', ')}, and no other family flag`,
+      );
+    return { name: `family ${args.family}`, arbitrary };
+  }
   if (args.idempotent) {
     if (args.stops || args.partitions !== undefined || args.scheduled)
       throw new Error('--idempotent runs single-lease schedules only (no other family flag)');

@@ -1,0 +1,151 @@
+import fc from 'fast-check';
+import { normalize, scheduleArbitrary } from './schedule.arbitrary';
+import type { Fault, Schedule, SimTransactionData } from './schedule.types';
+
+/**
+ * Lease pressure (issue 35): the moments where a relay must look at its lease, made frequent
+ * instead of left to luck. Single lease, 2-3 relays, a short lease, a backlog of 30-70
+ * transactions being published with slow acknowledgements, and on top of it, each maybe:
+ * - graceful stops (`leave`) of the relay that publishes, with `shutdownTimeoutMs` from 0
+ *   (publishes abandoned at once) to 3 leases (the stop outlives the lease unless it renews);
+ * - a pause (GC) of 0.6-3 leases (of one relay, or of two one after the other), from shortly after one partition of the backlog's topic began
+ *   to refuse with a retriable error: kafkajs retries the call across the pause, the publisher
+ *   then sends the other partitions' part again (checking the lease first), and what was
+ *   acknowledged is marked after the pause;
+ * - slow database calls (renewals that land late, terms that take long to end).
+ * (e), (g) and (k) judge what is sent, written and marked around these moments.
+ */
+const pressureArbitrary = fc.record({
+  base: scheduleArbitrary,
+  durationMs: fc.integer({ min: 1_000, max: 3_000 }),
+  renewDivisor: fc.integer({ min: 3, max: 6 }),
+  /** `shutdownTimeoutMs` in leases (0: abandon at once). */
+  stopLeases: fc.constantFrom(0, 0.3, 1.5, 3),
+  relays: fc.array(fc.integer({ min: -1_500, max: 1_500 }), { minLength: 2, maxLength: 3 }),
+  burst: fc.record({
+    at: fc.integer({ min: 500, max: 6_000 }),
+    count: fc.integer({ min: 30, max: 70 }),
+    spreadMs: fc.integer({ min: 100, max: 3_000 }),
+    aggregates: fc.integer({ min: 4, max: 8 }),
+  }),
+  slowAckMs: fc.integer({ min: 100, max: 1_500 }),
+  stops: fc.array(
+    fc.record({ offset: fc.integer({ min: 0, max: 3_000 }), target: fc.nat({ max: 2 }) }),
+    { maxLength: 2 },
+  ),
+  restartMs: fc.integer({ min: 0, max: 3_000 }),
+  /** One of the first two relays; the other one maybe too, `otherMs` later (either may lead). */
+  pause: fc.record({
+    offset: fc.integer({ min: 0, max: 3_000 }),
+    target: fc.nat({ max: 1 }),
+    leases: fc.double({ min: 0.6, max: 3, noNaN: true }),
+    otherMs: fc.option(fc.integer({ min: 0, max: 2_000 })),
+  }),
+  /** Sends failing (retried by kafkajs within the call) from shortly before the pause. */
+  refusing: fc.record({
+    beforeMs: fc.integer({ min: 20, max: 1_500 }),
+    durationMs: fc.integer({ min: 300, max: 4_000 }),
+    partition: fc.nat({ max: 3 }),
+  }),
+  slowDb: fc.option(
+    fc.record({
+      offset: fc.integer({ min: 0, max: 3_000 }),
+      durationMs: fc.integer({ min: 500, max: 5_000 }),
+      param: fc.integer({ min: 100, max: 1_500 }),
+    }),
+  ),
+});
+
+type Pressure = typeof pressureArbitrary extends fc.Arbitrary<infer T> ? T : never;
+
+function backlog(raw: Pressure, writers: number): SimTransactionData[] {
+  const { burst } = raw;
+  return Array.from({ length: burst.count }, (_, index) => ({
+    at: burst.at + Math.floor((index * burst.spreadMs) / burst.count),
+    writer: index % writers,
+    durationMs: 5,
+    events: [
+      {
+        type: 0,
+        aggregate: index % burst.aggregates,
+        payloadBytes: 50 + ((index * 53) % 400),
+      },
+    ],
+  }));
+}
+
+/**
+ * When a stop of `target` comes: not within its own pause (a process in a pause runs nothing,
+ * its stop included; it begins once the pause is over).
+ */
+function stopAt(raw: Pressure, durationMs: number, offset: number, target: number): number {
+  const at = raw.burst.at + offset;
+  const pauseAt = raw.burst.at + raw.pause.offset;
+  const pauseEnd = pauseAt + Math.round(raw.pause.leases * durationMs);
+  const { otherMs } = raw.pause;
+  const shift = target === raw.pause.target ? 0 : otherMs;
+  if (shift === null) return at;
+  return at >= pauseAt + shift && at <= pauseEnd + shift ? pauseEnd + shift + 1 : at;
+}
+
+function faults(raw: Pressure, durationMs: number): Fault[] {
+  const { burst } = raw;
+  const at = (offset: number) => burst.at + offset;
+  const list: Fault[] = [
+    {
+      kind: 'slow-ack',
+      at: burst.at,
+      duration: burst.spreadMs + 4_000,
+      target: 0,
+      param: raw.slowAckMs,
+    },
+    ...raw.stops.map(({ offset, target }) => ({
+      kind: 'leave' as const,
+      at: stopAt(raw, durationMs, offset, target),
+      duration: raw.restartMs,
+      target,
+      param: 0,
+    })),
+  ];
+  const { offset, target, leases, otherMs } = raw.pause;
+  const duration = Math.round(leases * durationMs);
+  list.push({ kind: 'pause', at: at(offset), duration, target, param: 0 });
+  if (otherMs !== null) {
+    list.push({ kind: 'pause', at: at(offset + otherMs), duration, target: 1 - target, param: 0 });
+  }
+  const { beforeMs, durationMs: refusing, partition } = raw.refusing;
+  list.push({
+    kind: 'kafka-partition-retriable',
+    at: Math.max(0, at(offset) - beforeMs),
+    duration: refusing,
+    target: 0,
+    param: partition,
+  });
+  if (raw.slowDb) {
+    const { offset, durationMs: duration, param } = raw.slowDb;
+    list.push({ kind: 'db-slow', at: at(offset), duration, target: 0, param });
+  }
+  return list;
+}
+
+export const leasePressureSchedules: fc.Arbitrary<Schedule> = pressureArbitrary.map((raw) => {
+  const { base, durationMs } = raw;
+  const renewMs = Math.round(durationMs / raw.renewDivisor);
+  const options = {
+    ...base.options,
+    lease: { durationMs, renewMs },
+    shutdownTimeoutMs: Math.round(raw.stopLeases * durationMs),
+  };
+  // The backlog's topic has 2-3 partitions: a call to several, one of which refuses, is
+  // answered in part, and the publisher sends the rest again (a send after the pause).
+  const [first, ...others] = base.world.topics;
+  const topics = [{ ...first, partitions: Math.max(2, first.partitions) }, ...others];
+  return normalize({
+    ...base,
+    options,
+    world: { ...base.world, topics },
+    relays: { skewsMs: raw.relays },
+    transactions: [...base.transactions.slice(0, 5), ...backlog(raw, base.world.writers)],
+    faults: faults(raw, durationMs),
+  });
+});
