@@ -9,7 +9,9 @@ describe('html escapes every interpolated value', () => {
   });
 
   it('keeps quoted attribute values closed', () => {
-    expect(html`<a title="${'" onclick="x'}"></a>`.text).toBe('<a title="&quot; onclick=&quot;x"></a>');
+    expect(html`<a title="${'" onclick="x'}"></a>`.text).toBe(
+      '<a title="&quot; onclick=&quot;x"></a>',
+    );
   });
 
   it('joins arrays, drops null, undefined and false, and nests Html unescaped', () => {
