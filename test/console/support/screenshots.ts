@@ -84,10 +84,11 @@ async function main() {
       await page.setViewportSize({ width: 1280, height: 900 });
       const base = `${sample.url}/outbox`;
       const shots: Array<[string, string]> = [
-        ['overview', base],
+        // The overview last: its script reloads it every 5 s, which would cut a next navigation.
         ['event', `${base}/events?eventId=${orderEvent}`],
         ['dead-letters', `${base}/dead-letters`],
         ['scheduled', `${base}/scheduled`],
+        ['overview', base],
       ];
       for (const [name, url] of shots) {
         await page.goto(url);
