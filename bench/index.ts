@@ -14,6 +14,7 @@ const BENCHES: Record<string, () => Promise<{ parts: readonly BenchPart[] }>> = 
   'change-streams': () => import('./change-streams.bench'),
   consume: () => import('./consume.bench'),
   scheduled: () => import('./scheduled.bench'),
+  console: () => import('./console.bench'),
 };
 
 function context(smoke: boolean): BenchContext {

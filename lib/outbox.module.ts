@@ -8,6 +8,7 @@ import { OutboxHealthIndicator } from './health/outbox-health.indicator';
 import { OneModulePerConnectionCheck } from './injection/one-module-per-connection.check';
 import { OutboxConsumerDeadLetters } from './operations/outbox-consumer-dead-letters.service';
 import { OutboxDeadLetters } from './operations/outbox-dead-letters.service';
+import { OutboxReadCollections } from './operations/read/outbox-read.collections';
 import { ConfigurableOutboxModule } from './outbox.module-definition';
 import { RELAY_PROVIDERS } from './relay/relay.providers';
 import { OutboxTelemetry } from './telemetry/metrics/outbox-telemetry.service';
@@ -33,6 +34,7 @@ import { OutboxTenants } from './tenants/outbox-tenants.service';
     OutboxWriteSideBootstrap,
     OutboxDeadLetters,
     OutboxConsumerDeadLetters,
+    OutboxReadCollections,
     ...RELAY_PROVIDERS,
     ...CONSUMER_PROVIDERS,
     OutboxTelemetry,

@@ -1,7 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { MongooseModule } from '@nestjs/mongoose';
 import { OutboxModule, type OutboxModuleOptions } from '../lib';
+import { OutboxConsoleModule } from '../lib/console';
 import type { SampleConfig } from './config';
+import { SampleConsoleAuthGuard } from './console/console-auth.guard';
 import { ObservabilityModule } from './observability/observability.module';
 import { OrderSummariesModule } from './order-summaries/order-summaries.module';
 import { OrdersModule } from './orders/orders.module';
@@ -36,6 +38,8 @@ export class AppModule {
             // Number each order's events (1 = created, 2 = cancelled) in commit order, on every
             // path of the relay; consumers see it in the ce_sequence header.
             aggregateSequence: true,
+            // Orders can be reminded later (the console's Scheduled page lists them).
+            scheduledEvents: true,
             relay: cfg.parts.has('relay')
               ? {
                   kafka: { brokers: cfg.kafkaBrokers, clientId: 'orders-relay' },
@@ -47,7 +51,20 @@ export class AppModule {
             consumer: { maxFailures: 3 },
           }),
         }),
-        ...(config.parts.has('api') ? [OrdersModule, ObservabilityModule] : []),
+        ...(config.parts.has('api')
+          ? [
+              OrdersModule,
+              ObservabilityModule,
+              // The outbox console at /outbox, behind the sample's Basic-auth guard.
+              OutboxConsoleModule.forRoot({
+                path: 'outbox',
+                guards: [SampleConsoleAuthGuard],
+                actions: true,
+                redact: ['card'],
+                consumers: ['order-summaries.created', 'order-summaries.cancelled'],
+              }),
+            ]
+          : []),
         ...(config.parts.has('consumer') ? [OrderSummariesModule] : []),
       ],
     };

@@ -8,7 +8,8 @@ import { startSample } from './sample.app';
  * started by scripts/run-with-servers.js, places orders and a cancellation over HTTP, and follows
  * each event: order saved -> event in the outbox -> published to Kafka -> applied by the consumer.
  * Ends by itself: exit 0 when every event was saved, published and applied once, 1 otherwise
- * (also when the whole demo takes longer than `DEMO_TIMEOUT_MS`). With OUTBOX_TEST_MONGODB=optional
+ * (also when the whole demo takes longer than `DEMO_TIMEOUT_MS`). It prints the URL of the sample's
+ * outbox console; with `DEMO_KEEP=1` it keeps the app (and its data) running until Ctrl-C. With OUTBOX_TEST_MONGODB=optional
  * on a machine without MongoDB it says so and exits 0 without running.
  */
 const TIMEOUT_MS = 60_000;
@@ -52,7 +53,7 @@ async function main() {
     );
     process.exit(0);
   }
-  setTimeout(() => {
+  const deadline = setTimeout(() => {
     console.error(`demo failed: not finished after ${DEMO_TIMEOUT_MS / 1000}s`);
     process.exit(1);
   }, DEMO_TIMEOUT_MS).unref();
@@ -156,6 +157,17 @@ async function main() {
     if (counted !== 'alice 2/0, bob 1/1')
       throw new Error(`customer_stats counted ${counted}, expected alice 2/0, bob 1/1`);
     console.log('demo: done, every event saved, published and applied once');
+    console.log(
+      `demo: outbox console at ${sample.url}/outbox (user operator, password ${process.env.SAMPLE_CONSOLE_PASSWORD ? '$SAMPLE_CONSOLE_PASSWORD' : 'outbox'})`,
+    );
+    if (env.DEMO_KEEP === '1') {
+      clearTimeout(deadline);
+      console.log('demo: DEMO_KEEP=1, running until Ctrl-C');
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+    }
   } catch (error) {
     failed = true;
     console.error(`demo failed: ${error instanceof Error ? error.message : error}`);

@@ -1,4 +1,5 @@
 import { describeError } from '../common/errors/describe-error';
+import { redactCredentials } from '../common/redact-credentials';
 import { DeadLetterFilterError } from '../operations/dead-letter.filter';
 import { parseCommandLine } from './cli-flags';
 import type { CliIo } from './cli-io';
@@ -8,11 +9,6 @@ import { SCHEDULED_USAGE, scheduledCommand } from './scheduled.args';
 import { runScheduledCommand } from './scheduled.command';
 
 const USAGE = `${DEAD_LETTERS_USAGE}\n${SCHEDULED_USAGE}`;
-
-/** Removes credentials from connection strings in `text`: the user-info part before `@` becomes `***`. */
-function redactCredentials(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^@/\s]+@/gi, '$1***@');
-}
 
 /**
  * `npx nestjs-outbox <command>`: parses, runs, prints; resolves the exit code (0 done, 1 failed

@@ -1,4 +1,8 @@
+import { existsSync } from 'node:fs';
 import { faultListenerPorts, testServers } from './servers';
+
+/** Debian's Chromium, which the browser tests drive with playwright-core (never a downloaded browser). */
+export const CHROMIUM_PATH = process.env.OUTBOX_CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
  * What a block of tests needs to prove its claim:
@@ -8,9 +12,11 @@ import { faultListenerPorts, testServers } from './servers';
  * - `kafka`: a Kafka broker;
  * - `managed-kafka`: a broker the test may stop and restart (started by the runner);
  * - `kafka-faults`: the managed broker's fault listener, behind which a test runs the Kafka
- *   fault proxy (test/harness/kafka-fault-proxy).
+ *   fault proxy (test/harness/kafka-fault-proxy);
+ * - `chromium`: Debian's Chromium at `CHROMIUM_PATH` (the console's browser tests).
  */
-export type Need = 'mongodb' | 'real-mongodb' | 'kafka' | 'managed-kafka' | 'kafka-faults';
+export type Need =
+  'mongodb' | 'real-mongodb' | 'kafka' | 'managed-kafka' | 'kafka-faults' | 'chromium';
 
 export function unmetNeeds(needs: Need[]): string[] {
   const servers = testServers();
@@ -37,6 +43,11 @@ export function unmetNeeds(needs: Need[]): string[] {
     if (need === 'kafka-faults' && !faultListenerPorts()) {
       reasons.push(
         'needs the managed broker’s fault listener for the Kafka fault proxy (started by npm test, not KAFKA_BROKERS)',
+      );
+    }
+    if (need === 'chromium' && !existsSync(CHROMIUM_PATH)) {
+      reasons.push(
+        `needs Chromium at ${CHROMIUM_PATH} (apt-get install chromium; .ci/run installs it)`,
       );
     }
   }

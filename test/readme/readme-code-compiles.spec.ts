@@ -63,6 +63,7 @@ describe('README and docs/', () => {
       paths: {
         'nestjs-outbox': ['lib/index.ts'],
         'nestjs-outbox/testing': ['lib/testing/index.ts'],
+        'nestjs-outbox/console': ['lib/console/index.ts'],
         // The Vitest test files: their runner's API as Jest's types (see vitest.d.ts).
         vitest: ['test/readme/vitest.d.ts'],
       },
