@@ -90,6 +90,7 @@ describe('stored formats', () => {
         'sequence',
         'slot',
         'status',
+        'tenant',
       ].sort(),
     );
   });

@@ -289,10 +289,10 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'lib/relay/engine/relay.engine.ts',
     edits: [
       {
-        find: '      const item: LaneItem = { event, id, bytes: this.sizeOf(event), settles: [settle] };\n',
+        find: '      const item = laneItem(event, id, this.sizeOf(event), [settle]);\n',
         replace:
           '      settle(); // queued in its lane: the engine has it now\n' +
-          '      const item: LaneItem = { event, id, bytes: this.sizeOf(event), settles: [] };\n',
+          '      const item = laneItem(event, id, this.sizeOf(event), []);\n',
       },
     ],
     checks: ['simulation'],
@@ -421,15 +421,15 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: 'grown-topic-keeps-producer',
     description:
-      "KafkajsSender keeps its producer when a topic gained partitions: kafkajs' cached metadata (5 minutes) leaves the new partitions out of its requests, and the whole topic is refused meanwhile",
-    file: 'lib/publisher/kafka/kafkajs.sender.ts',
+      "the publisher keeps its producer when a topic's partition count grows: kafkajs' cached metadata (5 minutes) leaves the new partitions out of its requests",
+    file: 'lib/publisher/kafka/partition.counts.ts',
     edits: [
       {
-        find: "    if (count > before) this.slot.retire(); // the producer's metadata may not have them\n",
+        find: '          if (count > before) await this.sender.replaceProducer();\n',
         replace: '',
       },
     ],
-    checks: [{ jest: ['lib/publisher/kafka/kafkajs.sender.spec.ts'] }],
+    checks: [{ jest: ['lib/publisher/kafka/partition.counts.spec.ts'] }],
   },
   // ------------------------------------------------------------ issue 35: classes no schedule caught
   {
