@@ -35,6 +35,12 @@ export interface OutboxEventRecord extends OutboxEventInput {
    */
   slot?: number;
   /**
+   * With the `tenants` option: the tenant the event was emitted for (resolved at emit time). The
+   * document is in the outbox of `databaseOf(tenant)`; several tenants may share one database.
+   * Sent as the `ce_tenant` header.
+   */
+  tenant?: string;
+  /**
    * Scheduled events only: the earliest time, by the MongoDB server's clock, at which the relay
    * may publish the event. Set by the write side from the emit's `availableAt` or `delayMs`,
    * and raised to the latest `availableAt` of the aggregate's pending scheduled events (so a

@@ -25,6 +25,7 @@ export const OutboxEventSchema = new Schema<OutboxEventRecord>(
     sequence: { type: Number },
     // eventSlot(aggregateType, aggregateId): relay partitions read slot ranges.
     slot: { type: Number, min: 0, max: SLOT_COUNT - 1 },
+    tenant: { type: String },
     status: {
       type: String,
       required: true,
