@@ -16,6 +16,7 @@ import {
 } from '../common/outbox.constants';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
+import { OUTBOX_TENANTS_OPTIONS, type TenantsSetting } from '../tenants/tenants.resolved';
 import { MongoChangeSource } from './mongo/mongo-change.source';
 import { MongoOutboxRelayStore } from './mongo/mongo-outbox-relay.store';
 import { MongoRelayPartitions } from './mongo/mongo-relay-partitions';
@@ -28,6 +29,7 @@ import { RelayScheduling } from './relay.scheduling';
 import { OutboxRelayMetrics } from './relay.metrics';
 import type { ResolvedRelayOptions } from './relay.options';
 import type { RelayStatus } from './relay.status';
+import { tenantsTerms } from './tenants/tenants.wiring';
 
 /** What `OutboxRelay` wires for its node besides the publisher and the metrics (the MongoDB adapters). */
 export type OutboxRelayPorts = Omit<PartitionedRelayNodeDeps, 'publisher' | 'metrics'>;
@@ -58,6 +60,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     readonly metrics: OutboxRelayMetrics,
     private readonly scheduling: RelayScheduling,
     @Optional() @Inject(OUTBOX_PUBLISHER) private readonly publisher: OutboxPublisher | null,
+    @Optional() @Inject(OUTBOX_TENANTS_OPTIONS) private readonly tenants?: TenantsSetting | null,
   ) {
     this.relayOptions = relay === false ? undefined : relay;
   }
@@ -126,17 +129,28 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     }
     const { collections } = this.options;
     const outbox = new MongoOutboxRelayStore(db, collections);
-    if (this.options.createIndexes && !this.indexesReady) {
-      await ensureRelayIndexes(
-        outbox.outbox,
-        outbox.deadLetters,
+    const indexes = (store: MongoOutboxRelayStore) =>
+      ensureRelayIndexes(
+        store.outbox,
+        store.deadLetters,
         relay.retentionSeconds,
         this.logger,
         relay.partitions,
       );
+    if (this.options.createIndexes && !this.indexesReady) {
+      await indexes(outbox);
       this.indexesReady = true;
     }
+    const tenants = this.tenants
+      ? tenantsTerms(relay, this.tenants, {
+          db,
+          collections,
+          clock: this.scheduling.clock(),
+          prepare: this.options.createIndexes ? indexes : undefined,
+        })
+      : {};
     return {
+      ...tenants,
       owner: this.owner,
       outbox,
       state: new MongoRelayStateStore(db, collections.relayState, relay.name),
