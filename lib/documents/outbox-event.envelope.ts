@@ -25,6 +25,8 @@ export const KAFKA_HEADERS = {
   time: 'ce_time',
   /** CloudEvents sequence extension: the event's per-aggregate `sequence`, when stamped. */
   sequence: 'ce_sequence',
+  /** CloudEvents extension: the event's tenant (its outbox document's `tenant`), with tenants. */
+  tenant: 'ce_tenant',
   contentType: 'content-type',
   traceparent: 'traceparent',
   tracestate: 'tracestate',

@@ -36,6 +36,11 @@ describe('toKafkaMessage (CloudEvents Kafka binding, binary mode)', () => {
     expect(toKafkaMessage({ ...event, sequence: 7 }).headers.ce_sequence).toBe('7');
     expect(toKafkaMessage(event).headers).not.toHaveProperty('ce_sequence');
   });
+  it("sends the document's tenant as ce_tenant, over a user header of that name, and none without one", () => {
+    const spoofing = { ...event, headers: { ...event.headers, ce_tenant: 'spoofed' } };
+    expect(toKafkaMessage({ ...spoofing, tenant: 'acme' }).headers.ce_tenant).toBe('acme');
+    expect(toKafkaMessage(event).headers).not.toHaveProperty('ce_tenant');
+  });
   it('takes a configured source', () => {
     expect(toKafkaMessage(event, '/orders').headers.ce_source).toBe('/orders');
     expect(toKafkaMessage(event, (e) => `/svc/${e.aggregateType}`).headers.ce_source).toBe(

@@ -34,6 +34,7 @@ export function toKafkaMessage(
     occurredAt instanceof Date ? occurredAt : new Date(occurredAt),
   );
   if (typeof event.sequence === 'number') headers[KAFKA_HEADERS.sequence] = String(event.sequence);
+  if (typeof event.tenant === 'string') headers[KAFKA_HEADERS.tenant] = event.tenant;
   headers[KAFKA_HEADERS.contentType] = 'application/json';
   return { key: event.aggregateId, value: JSON.stringify(event.payload), headers };
 }

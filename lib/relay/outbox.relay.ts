@@ -17,6 +17,7 @@ import {
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
 import type { mongo } from 'mongoose';
+import { OUTBOX_TENANTS_OPTIONS, type TenantsSetting } from '../tenants/tenants.resolved';
 import { deploymentKindOf, deploymentWarning } from './mongo/deployment-kind';
 import { MongoChangeSource } from './mongo/mongo-change.source';
 import { MongoOutboxRelayStore } from './mongo/mongo-outbox-relay.store';
@@ -30,6 +31,7 @@ import { RelayScheduling } from './relay.scheduling';
 import { OutboxRelayMetrics } from './relay.metrics';
 import type { ResolvedRelayOptions } from './relay.options';
 import type { RelayStatus } from './relay.status';
+import { tenantsTerms } from './tenants/tenants.wiring';
 
 /** What `OutboxRelay` wires for its node besides the publisher and the metrics (the MongoDB adapters). */
 export type OutboxRelayPorts = Omit<PartitionedRelayNodeDeps, 'publisher' | 'metrics'>;
@@ -61,6 +63,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     readonly metrics: OutboxRelayMetrics,
     private readonly scheduling: RelayScheduling,
     @Optional() @Inject(OUTBOX_PUBLISHER) private readonly publisher: OutboxPublisher | null,
+    @Optional() @Inject(OUTBOX_TENANTS_OPTIONS) private readonly tenants?: TenantsSetting | null,
   ) {
     this.relayOptions = relay === false ? undefined : relay;
   }
@@ -130,17 +133,28 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     const { collections } = this.options;
     await this.warnOfDeployment(db);
     const outbox = new MongoOutboxRelayStore(db, collections);
-    if (this.options.createIndexes && !this.indexesReady) {
-      await ensureRelayIndexes(
-        outbox.outbox,
-        outbox.deadLetters,
+    const indexes = (store: MongoOutboxRelayStore) =>
+      ensureRelayIndexes(
+        store.outbox,
+        store.deadLetters,
         relay.retentionSeconds,
         this.logger,
         relay.partitions,
       );
+    if (this.options.createIndexes && !this.indexesReady) {
+      await indexes(outbox);
       this.indexesReady = true;
     }
+    const tenants = this.tenants
+      ? tenantsTerms(relay, this.tenants, {
+          db,
+          collections,
+          clock: this.scheduling.clock(),
+          prepare: this.options.createIndexes ? indexes : undefined,
+        })
+      : {};
     return {
+      ...tenants,
       owner: this.owner,
       outbox,
       state: new MongoRelayStateStore(db, collections.relayState, relay.name),

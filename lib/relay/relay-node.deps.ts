@@ -6,6 +6,7 @@ import type { RelayClock } from './ports/relay-clock';
 import type { RelayLoggerFactory } from './ports/relay-logger';
 import type { RelayStateStore } from './ports/relay-state.store';
 import type { OutboxRelayMetrics } from './relay.metrics';
+import type { LeaderTermFactory } from './term/leader-term';
 
 /** Everything a relay instance talks to: the ports the Nest module (or the simulation) fills. */
 export interface RelayNodeDeps {
@@ -31,4 +32,6 @@ export interface RelayNodeDeps {
    * broker client may still retry a request of ours. Default false (released at once).
    */
   keepLeaseAfterAbandon?: boolean;
+  /** The term of each lease grant; default one `RelayTerm` (tenant databases: a `TenantsTerm`). */
+  terms?: LeaderTermFactory;
 }

@@ -6,6 +6,7 @@ import type { RelayLogger } from './ports/relay-logger';
 import type { RelayNodeDeps } from './relay-node.deps';
 import type { ResolvedRelayOptions } from './relay.options';
 import type { RelayStatus } from './relay.status';
+import type { LeaderTerm } from './term/leader-term';
 import { RelayTerm } from './term/relay.term';
 import type { TermEnd } from './term/relay.term';
 
@@ -18,7 +19,7 @@ export class RelayNode {
   private readonly lease: LeaseKeeper;
   private readonly logger: RelayLogger;
   private running = false;
-  private term?: RelayTerm;
+  private term?: LeaderTerm;
   private ending?: Promise<void>;
   private ticker?: RelayJob;
   private watchdog?: RelayTimer;
@@ -83,6 +84,7 @@ export class RelayNode {
       heldDestinations: term?.heldDestinations ?? [],
       inFlight: term?.inFlight ?? { events: 0, bytes: 0 },
       trackedAggregates: term?.trackedAggregates ?? 0,
+      ...(term?.tenants ? { tenants: term.tenants } : {}),
     };
   }
 
@@ -139,9 +141,10 @@ export class RelayNode {
   }
 
   private beginTerm(fencing: number | null): void {
-    const term: RelayTerm = new RelayTerm(this.options, this.deps, this.lease, fencing, (why) =>
-      this.termEnded(term, why),
-    );
+    const ended = (why: TermEnd): void => this.termEnded(term, why);
+    const term: LeaderTerm = this.deps.terms
+      ? this.deps.terms(this.options, this.deps, this.lease, fencing, ended)
+      : new RelayTerm(this.options, this.deps, this.lease, fencing, ended);
     this.term = term;
     this.deps.metrics.leader = true;
     outboxDiagnostics.relayLeaseTaken(this.options.name, this.deps.owner, fencing);
@@ -149,7 +152,7 @@ export class RelayNode {
     this.armWatchdog();
   }
 
-  private termEnded(term: RelayTerm, why: TermEnd): void {
+  private termEnded(term: LeaderTerm, why: TermEnd): void {
     if (this.term !== term) return;
     if (why === 'fenced-off') {
       this.lease.lost();

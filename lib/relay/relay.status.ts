@@ -40,6 +40,20 @@ export interface PartitionStatus {
   oldestPendingAgeMs?: number;
 }
 
+/** One tenant database, as the leader's term sees it (`tenants` option). */
+export interface TenantDatabaseStatus {
+  database: string;
+  /** `followed`: its events are relayed; `released`: no longer in the list (its pending stay pending). */
+  state: 'followed' | 'released';
+  /** Its stream (`stopped` once released). */
+  stream: StreamState;
+  /** Its events held in memory, while followed. */
+  inFlight?: { events: number; bytes: number };
+  /** Pending events: from its last sweep while followed, counted when it was let go once released. */
+  pendingCount?: number;
+  oldestPendingAgeMs?: number;
+}
+
 /** The relay's state, for health checks and tests. */
 export interface RelayStatus {
   running: boolean;
@@ -67,4 +81,9 @@ export interface RelayStatus {
    * this instance owns at least one, and the other fields sum (or take the worst of) its own.
    */
   partitions?: PartitionStatus[];
+  /**
+   * With the `tenants` option, while leader: every tenant database followed, and those let go
+   * during this term. The other fields sum (or take the worst of) the followed ones.
+   */
+  tenants?: TenantDatabaseStatus[];
 }

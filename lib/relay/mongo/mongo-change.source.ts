@@ -17,10 +17,12 @@ import { inSlotRange, type SlotRange } from '../ports/partition-layout';
  */
 export const POSITION_LOST_CODES: ReadonlySet<number> = new Set([286, 280, 260]);
 
-interface StreamChange {
+export interface StreamChange {
   _id: ResumeToken;
   operationType: string;
   fullDocument?: OutboxEventRecord;
+  /** The database and collection of the change (used by a cluster-wide stream). */
+  ns?: { db?: string; coll?: string };
 }
 
 /**
@@ -56,7 +58,7 @@ function pipelineFor(range: SlotRange | undefined): mongo.Document[] {
   ];
 }
 
-function classify(error: unknown): ChangeSourceError {
+export function classify(error: unknown): ChangeSourceError {
   if (error instanceof ChangeSourceError) return error;
   const code = Number((error as { code?: unknown } | null)?.code);
   const message = (error as Error | null)?.message ?? String(error);
@@ -85,7 +87,7 @@ export class MongoChangeSource implements ChangeSource {
     const start =
       from !== undefined
         ? { startAfter: from as mongo.ResumeToken }
-        : await majorityCommitPoint(this.outbox);
+        : await majorityCommitPoint(this.outbox.db);
     const stream = this.outbox.watch<OutboxDoc, StreamChange>(this.pipeline, {
       maxAwaitTimeMS: this.options.idleMs,
       batchSize: this.options.batchSize,
@@ -112,10 +114,10 @@ export class MongoChangeSource implements ChangeSource {
  * yet replicated to a majority would then be before the stream and invisible to the drain's
  * majority reads. Where the server does not report it (mongos), the stream starts now.
  */
-async function majorityCommitPoint(
-  outbox: mongo.Collection<OutboxDoc>,
+export async function majorityCommitPoint(
+  db: mongo.Db,
 ): Promise<{ startAtOperationTime?: mongo.Timestamp }> {
-  const hello = await outbox.db.command({ hello: 1 }, { readPreference: 'primary' });
+  const hello = await db.command({ hello: 1 }, { readPreference: 'primary' });
   const ts = (hello.lastWrite as { majorityOpTime?: { ts?: unknown } } | undefined)?.majorityOpTime
     ?.ts;
   return ts instanceof mongo.Timestamp ? { startAtOperationTime: ts } : {};
@@ -126,7 +128,7 @@ async function majorityCommitPoint(
  * a batch is handed over as soon as changes are there (no wait for the next idle getMore). A
  * read error ends the reader; the next `next()` rethrows it.
  */
-class MongoChangeCursor implements ChangeCursor {
+export class MongoChangeCursor implements ChangeCursor {
   private readonly queue: OutboxChange[] = [];
   private failure?: ChangeSourceError;
   private closed = false;
@@ -185,7 +187,12 @@ class MongoChangeCursor implements ChangeCursor {
     // An insert always carries its document; without one the sweep publishes the event.
     const event = change.fullDocument;
     if (!event || (this.range && !inSlotRange(this.range, event))) return;
-    this.queue.push({ token: change._id, event });
+    const database = change.ns?.db;
+    this.queue.push(
+      database === undefined
+        ? { token: change._id, event }
+        : { token: change._id, event, database },
+    );
   }
 
   private async read(): Promise<void> {

@@ -72,8 +72,8 @@ export class PartitionRelay {
   }
 }
 
-/** The same loggers, each message prefixed with the partition. */
-function labelled(loggers: RelayLoggerFactory, label: string): RelayLoggerFactory {
+/** The same loggers, each message prefixed with `label` (a partition, a tenant database). */
+export function labelled(loggers: RelayLoggerFactory, label: string): RelayLoggerFactory {
   return (context) => {
     const inner: RelayLogger = loggers(context);
     const say = (level: keyof RelayLogger) => (message: string) =>

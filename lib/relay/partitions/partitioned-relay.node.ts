@@ -376,7 +376,7 @@ export class PartitionedRelayNode {
 }
 
 /** The state that needs attention first (`retrying` over `draining` over `following`). */
-function worstStream(states: readonly StreamState[]): StreamState {
+export function worstStream(states: readonly StreamState[]): StreamState {
   const order: StreamState[] = ['retrying', 'draining', 'following'];
   return order.find((state) => states.includes(state)) ?? 'stopped';
 }

@@ -9,6 +9,8 @@ export interface OutboxChange {
   token: ResumeToken;
   /** The inserted document, as committed. */
   event: OutboxEventRecord;
+  /** The database it was inserted in (set by a cluster-wide stream, which the relay demultiplexes). */
+  database?: string;
 }
 
 /** What one read of the change stream returned. */

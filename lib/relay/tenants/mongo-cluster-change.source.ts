@@ -1,0 +1,58 @@
+import type { mongo } from 'mongoose';
+import type { OutboxDoc } from '../../documents/outbox-event.document';
+import type { ChangeCursor, ChangeSource, ResumeToken } from '../ports/change-source';
+import {
+  classify,
+  majorityCommitPoint,
+  MongoChangeCursor,
+  type StreamChange,
+} from '../mongo/mongo-change.source';
+
+/**
+ * One change stream over the whole deployment (`client.watch()`,
+ * https://www.mongodb.com/docs/manual/changeStreams/#watch-a-collection--database--or-deployment),
+ * filtered by the server to inserts into the outbox collection of the given databases. Each
+ * change carries its database (`ns.db`). A dropped database does not invalidate it (only a
+ * collection's or a database's own stream is), so only inserts are matched.
+ * It needs the `changeStream` and `find` actions on every followed database.
+ */
+export class MongoClusterChangeSource implements ChangeSource {
+  private readonly pipeline: mongo.Document[];
+
+  constructor(
+    private readonly client: mongo.MongoClient,
+    outboxCollection: string,
+    databases: readonly string[],
+    private readonly options: { batchSize: number; idleMs: number },
+  ) {
+    this.pipeline = [
+      {
+        $match: {
+          operationType: 'insert',
+          'ns.coll': outboxCollection,
+          'ns.db': { $in: [...databases] },
+        },
+      },
+    ];
+  }
+
+  async open(from: ResumeToken | undefined): Promise<ChangeCursor> {
+    const start =
+      from !== undefined
+        ? { startAfter: from as mongo.ResumeToken }
+        : await majorityCommitPoint(this.client.db('admin'));
+    const stream = this.client.watch<OutboxDoc, StreamChange>(this.pipeline, {
+      maxAwaitTimeMS: this.options.idleMs,
+      batchSize: this.options.batchSize,
+      ...start,
+    });
+    const cursor = new MongoChangeCursor(stream, this.options);
+    try {
+      await cursor.establish();
+    } catch (error) {
+      await cursor.close();
+      throw classify(error);
+    }
+    return cursor;
+  }
+}

@@ -1,0 +1,21 @@
+import type { ChangeSource } from '../ports/change-source';
+import type { OutboxRelayStore } from '../ports/outbox-relay.store';
+import type { RelayStateStore } from '../ports/relay-state.store';
+
+/** What one tenant database's relay term reads and writes. */
+export interface TenantDatabasePorts {
+  /** The outbox and dead letters of that database. */
+  outbox: OutboxRelayStore;
+  /** Its checkpoint (kept in the app's database); the lease is the term's, never this one's. */
+  state: RelayStateStore;
+  /** Its outbox's inserts: its part of the cluster-wide stream, or a stream of its own. */
+  changes: ChangeSource;
+}
+
+/** The tenant databases of a relay (MongoDB: `MongoTenantPorts`; the simulation: its own). */
+export interface TenantPorts {
+  /** The databases to follow now (re-read every sweep interval). */
+  databases(): Promise<readonly string[]>;
+  /** The ports of one database, for one term (`fencing`). */
+  forDatabase(database: string, fencing: number | null): TenantDatabasePorts;
+}
