@@ -1,4 +1,4 @@
-import { Global, Logger, Module } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { getConnectionToken, MongooseModule } from '@nestjs/mongoose';
 import { Test } from '@nestjs/testing';
 import { MongoClient, ObjectId } from 'mongodb';
@@ -6,10 +6,6 @@ import type { Connection } from 'mongoose';
 import { OutboxModule, OutboxRelay, type RelayOptions } from '../../../lib';
 import { eventSlot } from '../../../lib/events/event-slot';
 import type { TenantDatabases } from '../../../lib/tenants/tenants.options';
-import {
-  OUTBOX_TENANTS_OPTIONS,
-  type ResolvedTenantsOptions,
-} from '../../../lib/tenants/tenants.resolved';
 import { mongoUriFor, testServers, uniqueName } from '../../harness';
 import { testLogLevels } from '../../relay/support/relay-app';
 
@@ -19,34 +15,17 @@ export interface TenantRelayApp {
   close(): Promise<void>;
 }
 
-/**
- * A relay app over tenant databases. The `tenants` option reaches the relay through its
- * injection token, provided here by a global module (the module's own `tenants` option
- * provides it once the write side's options are merged).
- */
+/** A relay app over tenant databases, configured as a user does (`OutboxModule.forRoot({ tenants })`). */
 export async function startTenantRelay(
   appDb: string,
   relay: RelayOptions,
   tenants: { databases: TenantDatabases; stream: 'cluster' | 'per-database' },
 ): Promise<TenantRelayApp> {
   Logger.overrideLogger(testLogLevels());
-  const resolved: ResolvedTenantsOptions = {
-    resolve: () => undefined,
-    databaseOf: (tenant) => tenant,
-    metricsTenantLimit: 100,
-    ...tenants,
-  };
-  @Global()
-  @Module({
-    providers: [{ provide: OUTBOX_TENANTS_OPTIONS, useValue: resolved }],
-    exports: [OUTBOX_TENANTS_OPTIONS],
-  })
-  class TenantsOptionsModule {}
   const moduleRef = await Test.createTestingModule({
     imports: [
-      TenantsOptionsModule,
       MongooseModule.forRoot(mongoUriFor(appDb), { connectionName: 'relay' }),
-      OutboxModule.forRoot({ connectionName: 'relay', relay }),
+      OutboxModule.forRoot({ connectionName: 'relay', relay, tenants }),
     ],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: testLogLevels() });
