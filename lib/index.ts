@@ -43,10 +43,10 @@ export {
   currentTenant,
   OutboxTenantContext,
   OutboxTenantNotResolvedError,
-  OutboxTenants,
   runInTenant,
   TENANT_HEADER,
 } from './tenants';
+export { OutboxTenants } from './outbox-tenants.service';
 export type { OutboxTenantsOptions, TenantDatabases, TenantTarget } from './tenants';
 
 // Relay and publishing

@@ -13,7 +13,7 @@ import { resolvedOptionProviders } from './options/resolved-options';
 import { RELAY_EXPORTS } from './relay/relay.providers';
 import { registerConnectionSessions } from './transaction/connection-session.plugin';
 import { TransactionRunner } from './transaction/transaction.runner';
-import { OutboxTenants } from './tenants/outbox-tenants.service';
+import { OutboxTenants } from './outbox-tenants.service';
 
 /** Options of `forRoot`/`forRootAsync` that shape the module, not the outbox. */
 export interface OutboxModuleExtras {

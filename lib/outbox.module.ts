@@ -14,7 +14,7 @@ import { RELAY_PROVIDERS } from './relay/relay.providers';
 import { OutboxTelemetry } from './telemetry/metrics/outbox-telemetry.service';
 import { OutboxWriteSideBootstrap } from './events/outbox-write-side.bootstrap';
 import { TransactionRunner } from './transaction/transaction.runner';
-import { OutboxTenants } from './tenants/outbox-tenants.service';
+import { OutboxTenants } from './outbox-tenants.service';
 
 /**
  * The transactional outbox. Reuses the app's Mongoose connection (import `MongooseModule.forRoot`

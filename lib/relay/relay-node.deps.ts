@@ -6,7 +6,10 @@ import type { RelayClock } from './ports/relay-clock';
 import type { RelayLoggerFactory } from './ports/relay-logger';
 import type { RelayStateStore } from './ports/relay-state.store';
 import type { OutboxRelayMetrics } from './relay.metrics';
-import type { LeaderTermFactory } from './term/leader-term';
+import type { LeaseKeeper } from './lease/lease.keeper';
+import type { ResolvedRelayOptions } from './relay.options';
+import type { LeaderTerm } from './term/leader-term';
+import type { TermEnd } from './term/term-end';
 
 /** Everything a relay instance talks to: the ports the Nest module (or the simulation) fills. */
 export interface RelayNodeDeps {
@@ -35,3 +38,12 @@ export interface RelayNodeDeps {
   /** The term of each lease grant; default one `RelayTerm` (tenant databases: a `TenantsTerm`). */
   terms?: LeaderTermFactory;
 }
+
+/** Makes the term of a lease grant (`RelayNodeDeps.terms`; default: one `RelayTerm`). */
+export type LeaderTermFactory = (
+  options: ResolvedRelayOptions,
+  deps: RelayNodeDeps,
+  lease: LeaseKeeper,
+  fencing: number | null,
+  ended: (why: TermEnd) => void,
+) => LeaderTerm;

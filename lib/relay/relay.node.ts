@@ -8,7 +8,7 @@ import type { ResolvedRelayOptions } from './relay.options';
 import type { RelayStatus } from './relay.status';
 import type { LeaderTerm } from './term/leader-term';
 import { RelayTerm } from './term/relay.term';
-import type { TermEnd } from './term/relay.term';
+import type { TermEnd } from './term/term-end';
 
 /**
  * One relay instance, free of Nest: renews or tries to acquire the lease every `lease.renewMs`

@@ -1,6 +1,5 @@
 export { OutboxTenantContext, currentTenant, runInTenant } from './outbox-tenant.context';
 export { OutboxTenantNotResolvedError } from './outbox-tenant-not-resolved.error';
-export { OutboxTenants } from './outbox-tenants.service';
 export { TENANT_HEADER } from './tenant.header';
 export type { OutboxTenantsOptions, TenantDatabases } from './tenants.options';
 export type { TenantTarget } from './tenant.resolution';

@@ -10,7 +10,8 @@ import type { OutboxRelayMetrics } from '../relay.metrics';
 import type { ResolvedRelayOptions } from '../relay.options';
 import type { TenantDatabaseStatus } from '../relay.status';
 import type { LeaderTerm, TermStatus } from '../term/leader-term';
-import { RelayTerm, type TermEnd } from '../term/relay.term';
+import { RelayTerm } from '../term/relay.term';
+import type { TermEnd } from '../term/term-end';
 import { TenantInFlight } from './tenant-in-flight.pool';
 import type { TenantPorts } from './tenant.ports';
 

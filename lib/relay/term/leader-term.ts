@@ -1,8 +1,4 @@
-import type { LeaseKeeper } from '../lease/lease.keeper';
-import type { RelayNodeDeps } from '../relay-node.deps';
-import type { ResolvedRelayOptions } from '../relay.options';
 import type { HeldDestination, StreamState, TenantDatabaseStatus } from '../relay.status';
-import type { TermEnd } from './relay.term';
 
 /** What a term reports to its node's `status()`. */
 export interface TermStatus {
@@ -25,12 +21,3 @@ export interface LeaderTerm {
   end(timeoutMs: number): Promise<boolean>;
   status(): TermStatus;
 }
-
-/** Makes the term of a lease grant (`RelayNodeDeps.terms`; default: one `RelayTerm`). */
-export type LeaderTermFactory = (
-  options: ResolvedRelayOptions,
-  deps: RelayNodeDeps,
-  lease: LeaseKeeper,
-  fencing: number | null,
-  ended: (why: TermEnd) => void,
-) => LeaderTerm;

@@ -11,9 +11,7 @@ import { DueReader } from '../scheduled/due.reader';
 import { ChangeStreamFollower } from '../stream/change-stream.follower';
 import { Checkpointer } from '../stream/checkpointer';
 import { FencedWrites } from './fenced.writes';
-
-/** Why a term ended by itself; the node decides what comes next. */
-export type TermEnd = 'fenced-off' | 'failed';
+import type { TermEnd } from './term-end';
 
 /**
  * One leadership term: the engine, the stream follower, the due reader (scheduled events), the

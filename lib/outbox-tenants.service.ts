@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { OutboxError } from '../common/errors/outbox.error';
-import { IdempotentHandlerRuntime } from '../consumer/nest/idempotent-handler.runtime';
-import { OUTBOX_EVENT_WRITER, type OutboxEventWriter } from '../events/outbox-event.writer';
-import { resolveTarget, targetOf, type TenantTarget } from './tenant.resolution';
+import { OutboxError } from './common/errors/outbox.error';
+import { IdempotentHandlerRuntime } from './consumer/nest/idempotent-handler.runtime';
+import { OUTBOX_EVENT_WRITER, type OutboxEventWriter } from './events/outbox-event.writer';
+import { resolveTarget, targetOf, type TenantTarget } from './tenants/tenant.resolution';
 import {
   OUTBOX_TENANTS_OPTIONS,
   type ResolvedTenantsOptions,
   type TenantsSetting,
-} from './tenants.resolved';
+} from './tenants/tenants.resolved';
 
 /**
  * The `tenants` option at work, for the application: the current tenant, a tenant's database,

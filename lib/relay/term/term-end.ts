@@ -1,0 +1,2 @@
+/** Why a term ended by itself; the node decides what comes next. */
+export type TermEnd = 'fenced-off' | 'failed';
