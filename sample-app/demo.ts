@@ -157,12 +157,12 @@ async function main() {
     if (counted !== 'alice 2/0, bob 1/1')
       throw new Error(`customer_stats counted ${counted}, expected alice 2/0, bob 1/1`);
     console.log('demo: done, every event saved, published and applied once');
-    console.log(
-      `demo: outbox console at ${sample.url}/outbox (user operator, password ${process.env.SAMPLE_CONSOLE_PASSWORD ? '$SAMPLE_CONSOLE_PASSWORD' : 'outbox'})`,
+    process.stdout.write(
+      `demo: outbox console at ${sample.url}/outbox (user operator, password ${process.env.SAMPLE_CONSOLE_PASSWORD ? '$SAMPLE_CONSOLE_PASSWORD' : 'outbox'})\n`,
     );
     if (env.DEMO_KEEP === '1') {
       clearTimeout(deadline);
-      console.log('demo: DEMO_KEEP=1, running until Ctrl-C');
+      process.stdout.write('demo: DEMO_KEEP=1, running until Ctrl-C\n');
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);

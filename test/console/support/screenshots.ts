@@ -93,7 +93,7 @@ async function main() {
       for (const [name, url] of shots) {
         await page.goto(url);
         await page.screenshot({ path: join(OUT, `console-${name}.png`), fullPage: false });
-        console.log(`console:screenshots: docs/images/console-${name}.png`);
+        process.stdout.write(`console:screenshots: docs/images/console-${name}.png\n`);
       }
     } finally {
       await chromium.close();
