@@ -111,6 +111,8 @@ export interface DrainReport {
   published: number;
   /** CPU time of this process (user + system) from `relay.start()` to the end, seconds. */
   cpuSeconds: number;
+  /** What the relay reported that can cause a second publication (a duplicate's explanation). */
+  causes: DuplicateCauses;
 }
 
 async function main(): Promise<void> {
@@ -206,6 +208,7 @@ async function main(): Promise<void> {
     markedSeconds,
     published: metrics.published,
     cpuSeconds: window.cpuMs() / 1000,
+    causes: { ...causes, retried: metrics.retried, outages: metrics.outages },
   };
   await app.close();
   process.send?.(report, () => process.exit(0));

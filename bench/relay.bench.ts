@@ -43,7 +43,7 @@ import { relayCore as relayCoreOver } from '../test/relay/support/relay-core';
 import { KafkaPublisher, toKafkaMessage } from '../lib/publisher';
 import type { KafkaClientName, KafkaSender } from '../lib/publisher/kafka/kafka.sender';
 import { loadPlatformaticKafka } from '../lib/publisher/platformatic/platformatic-kafka.loader';
-import { backlogDrain, drainSizes } from './relay-drain.bench';
+import { HEAP_BOUNDED, backlogDrain, drainSizes } from './relay-drain.bench';
 import { handOverPause, partitionedDrain } from './relay-partitions.bench';
 import { check, line, sized } from './bench-part';
 import { diagnosticsPart } from './relay-diagnostics.bench';
@@ -544,10 +544,12 @@ const RELAY_PARTS: readonly BenchPart[] = [
     name: 'relay/drain',
     needs: ['kafka', 'mongodb'],
     run: async (ctx) => {
-      for (const events of drainSizes(ctx)) {
+      const sizes = drainSizes(ctx);
+      for (const events of sizes) {
         const drained = await backlogDrain(ctx, benchKafka(ctx), events);
         ratioToRaw(`ratio relay drain of ${events} / raw kafkajs producer`, drained);
       }
+      await backlogDrain(ctx, benchKafka(ctx), sizes.at(-1)!, HEAP_BOUNDED);
     },
   },
   {
