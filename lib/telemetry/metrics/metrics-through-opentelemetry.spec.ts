@@ -190,6 +190,82 @@ describe('metrics through the OpenTelemetry metrics API', () => {
     }
   });
 
+  it('with tenants: pending and lag per tenant database (outbox.tenant.database), at most metricsTenantLimit names, then other', async () => {
+    const ownReader = new PullReader();
+    const ownProvider = new MeterProvider({ readers: [ownReader] });
+    metrics.disable();
+    metrics.setGlobalMeterProvider(ownProvider);
+    const followed = (database: string, pendingCount: number, ageMs: number) => ({
+      database,
+      state: 'followed' as const,
+      stream: 'following' as const,
+      pendingCount,
+      oldestPendingAgeMs: ageMs,
+    });
+    let tenants = [
+      followed('tenant_a', 3, 4000),
+      followed('tenant_b', 1, 500),
+      followed('tenant_c', 5, 2000),
+      followed('tenant_d', 2, 6000),
+    ];
+    const relay = { status: () => ({ ...status, tenants }) } as unknown as OutboxRelay;
+    const options = resolveOutboxOptions({
+      relay: { kafka: { brokers: ['127.0.0.1:1'] } },
+      tenants: { databases: /^tenant_/, metricsTenantLimit: 2 },
+    });
+    const telemetry = new OutboxTelemetry(
+      options.relay,
+      Object.assign(new OutboxRelayMetrics(), { pendingCount: 11, oldestPendingAgeMs: 6000 }),
+      relay,
+      new OutboxConsumerMetrics(),
+      options.tenants,
+    );
+    telemetry.onModuleInit();
+    const byTenant = (metric: MetricData | undefined) =>
+      Object.fromEntries(
+        (metric?.dataPoints ?? []).map((point) => [
+          String(point.attributes['outbox.tenant.database']),
+          point.value,
+        ]),
+      );
+    try {
+      let collected = await ownReader.byName();
+      // The first two databases keep their names; the sum of the instance is not reported.
+      expect(byTenant(collected.get('outbox.relay.pending'))).toEqual({
+        tenant_a: 3,
+        tenant_b: 1,
+        other: 7,
+      });
+      expect(byTenant(collected.get('outbox.relay.lag'))).toEqual({
+        tenant_a: 4,
+        tenant_b: 0.5,
+        other: 6,
+      });
+      expect(collected.get('outbox.relay.pending')?.dataPoints[0].attributes).toEqual({
+        'outbox.relay.name': 'default',
+        'outbox.tenant.database': 'tenant_a',
+      });
+
+      // tenant_a let go, tenant_e added: a keeps its series at 0, e goes to other.
+      tenants = [
+        { ...followed('tenant_a', 0, 0), state: 'released' as never, stream: 'stopped' as never },
+        followed('tenant_b', 2, 700),
+        followed('tenant_e', 4, 100),
+      ];
+      collected = await ownReader.byName();
+      expect(byTenant(collected.get('outbox.relay.pending'))).toEqual({
+        tenant_a: 0,
+        tenant_b: 2,
+        other: 4,
+      });
+    } finally {
+      telemetry.onModuleDestroy();
+      await ownProvider.shutdown();
+      metrics.disable();
+      metrics.setGlobalMeterProvider(provider);
+    }
+  });
+
   it('registers the consumer instruments in an app without a relay too', async () => {
     const consumerMetrics = new OutboxConsumerMetrics();
     consumerMetrics.applied = 4;

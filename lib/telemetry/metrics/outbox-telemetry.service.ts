@@ -1,10 +1,11 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { OUTBOX_RELAY_OPTIONS } from '../../common/outbox.constants';
 import { OutboxConsumerMetrics } from '../../consumer/flow/consumer.metrics';
 import type { ResolvedRelayOptions } from '../../relay/relay.options';
 import { OutboxRelay } from '../../relay/outbox.relay';
 import { OutboxRelayMetrics } from '../../relay/relay.metrics';
+import { OUTBOX_TENANTS_OPTIONS, type TenantsSetting } from '../../tenants/tenants.resolved';
 import { openTelemetry } from '../tracing/opentelemetry.loader';
 import { registerConsumerInstruments } from './consumer-metrics.instruments';
 import { registerRelayInstruments } from './relay-metrics.instruments';
@@ -24,6 +25,7 @@ export class OutboxTelemetry implements OnModuleInit, OnModuleDestroy {
     private readonly relayMetrics: OutboxRelayMetrics,
     private readonly relay: OutboxRelay,
     private readonly consumerMetrics: OutboxConsumerMetrics,
+    @Optional() @Inject(OUTBOX_TENANTS_OPTIONS) private readonly tenants: TenantsSetting = false,
   ) {}
 
   /** Whether the instruments are registered (OpenTelemetry installed). */
@@ -41,6 +43,7 @@ export class OutboxTelemetry implements OnModuleInit, OnModuleDestroy {
         metrics: this.relayMetrics,
         status: () => this.relay.status(),
         relayName: this.relayOptions.name,
+        tenantLimit: this.tenants ? this.tenants.metricsTenantLimit : undefined,
       }),
     );
   }

@@ -3,6 +3,7 @@ import type { OutboxRelayMetrics } from '../../relay/relay.metrics';
 import type { RelayStatus } from '../../relay/relay.status';
 import { INSTRUMENTATION_SCOPE } from '../tracing/opentelemetry.loader';
 import type { OpenTelemetryApi } from '../tracing/opentelemetry.loader';
+import { TENANT_ATTRIBUTE, TenantSeriesNames } from './tenant-attribute';
 
 /** What the instruments read at each collection. */
 export interface RelayMetricsSource {
@@ -10,6 +11,8 @@ export interface RelayMetricsSource {
   status(): RelayStatus;
   /** `relay.name` (the `outbox.relay.name` attribute). */
   relayName: string;
+  /** With the `tenants` option: `tenants.metricsTenantLimit`. */
+  tenantLimit?: number;
 }
 
 /** The attribute of the per-partition values (`relay.partitions` > 1). */
@@ -34,7 +37,9 @@ const COUNTERS = [
  * Returns the function that removes them. With several partitions, `outbox.relay.pending` and
  * `outbox.relay.lag` are one value per partition this instance holds (attribute
  * `outbox.relay.partition`) and `outbox.relay.partitions.owned` counts them; the rest stays the
- * instance's. With one partition: no such attribute, no `partitions.owned`.
+ * instance's. With one partition: no such attribute, no `partitions.owned`. With the `tenants`
+ * option, `pending` and `lag` are one value per tenant database instead (attribute
+ * `outbox.tenant.database`, at most `tenantLimit` names, then `other`).
  */
 export function registerRelayInstruments(
   api: OpenTelemetryApi,
@@ -75,6 +80,8 @@ export function registerRelayInstruments(
   });
   /** Partitions this instance reported pending/lag for (held now or before). */
   const reported = new Set<number>();
+  const tenantSeries =
+    source.tenantLimit === undefined ? undefined : new TenantSeriesNames(source.tenantLimit);
   const callback = (result: BatchObservableResult) => {
     const m = source.metrics;
     const status = source.status();
@@ -96,6 +103,12 @@ export function registerRelayInstruments(
         result.observe(lag, 0, ofPartition(partition));
       }
       result.observe(owned, mine.length, attributes);
+    } else if (tenantSeries) {
+      for (const [tenant, series] of tenantSeries.series(status.tenants ?? [])) {
+        const ofTenant = { ...attributes, [TENANT_ATTRIBUTE]: tenant };
+        result.observe(pending, series.pending, ofTenant);
+        result.observe(lag, series.lagMs / 1000, ofTenant);
+      }
     } else {
       if (m.pendingCount !== undefined) result.observe(pending, m.pendingCount, attributes);
       if (m.oldestPendingAgeMs !== undefined)
