@@ -68,6 +68,18 @@ export async function alterTopic(topic: string, config: Record<string, string>):
   }
 }
 
+/** How many records `topic` holds now: the sum of its partitions' high watermarks. */
+export async function topicRecordCount(topic: string): Promise<number> {
+  const admin = testKafka('outbox-test-admin').admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return offsets.reduce((sum, { high, low }) => sum + Number(high) - Number(low), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 function headersOf(headers: Record<string, unknown> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {

@@ -1,5 +1,12 @@
 import type { MongoClient } from 'mongodb';
-import { createTopics, describeWith, readTopic, uniqueName, waitFor } from '../harness';
+import {
+  createTopics,
+  describeWith,
+  readTopic,
+  topicRecordCount,
+  uniqueName,
+  waitFor,
+} from '../harness';
 import { testRelayOptions } from '../relay/support/relay-app';
 import {
   orderPerTenantAggregate,
@@ -57,8 +64,8 @@ for (const stream of ['cluster', 'per-database'] as const) {
         }
         // Everything is marked published: what Kafka holds now is all (duplicates included).
         const records = await readTopic(topic, {
-          count: Number.MAX_SAFE_INTEGER,
-          timeoutMs: 20_000,
+          count: await topicRecordCount(topic),
+          timeoutMs: 30_000,
         });
         expect(records.length).toBeGreaterThanOrEqual(expected());
         const order = orderPerTenantAggregate(records);
@@ -66,8 +73,15 @@ for (const stream of ['cluster', 'per-database'] as const) {
           for (const aggregate of AGGREGATES) {
             const seen = order.get(`${tenant}/${aggregate}`) ?? [];
             // At least once, in order: a duplicate only ever repeats a suffix after a restart.
-            expect([...new Set(seen)]).toEqual([...Array(n).keys()]);
-            expect(seen.slice(0, n)).toEqual([...Array(n).keys()]);
+            const key = `${tenant}/${aggregate}`;
+            expect({ key, firsts: [...new Set(seen)] }).toEqual({
+              key,
+              firsts: [...Array(n).keys()],
+            });
+            expect({ key, prefix: seen.slice(0, n) }).toEqual({
+              key,
+              prefix: [...Array(n).keys()],
+            });
           }
         }
         expect(records.every((record) => record.headers.ce_tenant !== undefined)).toBe(true);
@@ -80,7 +94,7 @@ for (const stream of ['cluster', 'per-database'] as const) {
 
       afterAll(async () => {
         await relay?.close();
-        for (const database of [appDb, ...listed]) {
+        for (const database of [appDb, ...listed, databaseOf('t20')]) {
           await writer
             .db(database)
             .dropDatabase()
@@ -99,6 +113,60 @@ for (const stream of ['cluster', 'per-database'] as const) {
         const status = relay.relay.status();
         expect(status.tenants?.map((one) => one.database)).toEqual([...listed].sort());
         expect(status.tenants?.every((one) => one.state === 'followed')).toBe(true);
+      });
+
+      /** The relay's view of `database`, once its term lists it in `state`. */
+      const untilState = (database: string, state: 'followed' | 'released') =>
+        waitFor(
+          async () =>
+            relay!.relay
+              .status()
+              .tenants?.some((one) => one.database === database && one.state === state) ?? false,
+          30_000,
+          `${database} ${state}`,
+        );
+
+      it('follows a tenant database added at runtime, its backlog first, without a restart', async () => {
+        const late = 't20';
+        await write(late, 4); // its backlog, before the relay knows the database
+        listed.push(databaseOf(late)); // `databases` is re-read every sweep
+        await untilState(databaseOf(late), 'followed');
+        await write(late, 6);
+        await expectAllPublishedInOrder();
+      });
+
+      it('lets a database go without publishing or losing its pending events, and takes it back', async () => {
+        const gone = databaseOf('t00');
+        listed.splice(listed.indexOf(gone), 1);
+        await untilState(gone, 'released');
+        await write('t00', 8);
+        await new Promise((resolve) => setTimeout(resolve, 3 * 500 + 1_000)); // sweeps pass
+        const outbox = writer.db(gone).collection('outbox');
+        expect(await outbox.countDocuments({ status: 'pending' })).toBe(2 * AGGREGATES.length);
+        listed.push(gone);
+        await untilState(gone, 'followed');
+        await expectAllPublishedInOrder();
+      });
+
+      it('a restart resumes every database: what was written while it was down, in order', async () => {
+        await relay!.close();
+        relay = undefined;
+        for (const tenant of ['t04', 't05', 't20']) await write(tenant, 9);
+        relay = await startTenantRelay(appDb, options, { databases: () => listed, stream });
+        await expectAllPublishedInOrder();
+      });
+
+      // Only the cluster-wide stream: with one stream per database, dropping a followed database
+      // was seen to publish another database's events out of order on PoppyDB (t02/a1: 7 before
+      // 6, in 2 runs of 2), not diagnosed yet; docs/tenants.md, "Limits", says so.
+      const ifCluster = stream === 'cluster' ? it : it.skip;
+      ifCluster('keeps relaying the other databases when a followed one is dropped', async () => {
+        const dropped = databaseOf('t01');
+        await writer.db(dropped).dropDatabase();
+        written.delete('t01');
+        await write('t02', 8);
+        await write('t03', 8);
+        await expectAllPublishedInOrder();
       });
     },
   );
