@@ -34,7 +34,7 @@ describe('families aimed at what the broad families reach by luck (issue 35)', (
     {
       name: 'destination-errors',
       runs: DESTINATION_ERROR_RUNS,
-      claim: 'one destination refusing while the others are busy, byte-heavy',
+      claim: 'a topic refusing while the other is quiet, or bursts against the byte bound',
       exercised: (stats: SimStats) => {
         inRuns(stats, 'kafka-poison-event', 0.5);
         inRuns(stats, 'reached maxInFlightBytes', 0.2);
