@@ -7,16 +7,18 @@ import { NestFactory } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
 import type { MongooseModuleOptions } from '@nestjs/mongoose';
 import { OutboxModule } from '../../lib';
-import type { RelayOptions } from '../../lib';
+import type { OutboxTenantsOptions, RelayOptions } from '../../lib';
 
 /**
  * The outbox app with its relay not started (the child starts it when its measurement begins):
- * the relay options are `defaults`, then RELAY_BENCH_OPTIONS over them.
+ * the relay options are `defaults`, then RELAY_BENCH_OPTIONS over them; `tenants`, when given,
+ * makes it one relay over those tenant databases.
  */
 export function createRelayChildApp(
   logger: LoggerService | LogLevel[],
   defaults: Partial<RelayOptions> = {},
   mongoose: MongooseModuleOptions = {},
+  tenants?: OutboxTenantsOptions,
 ): Promise<INestApplicationContext> {
   return NestFactory.createApplicationContext(
     {
@@ -32,6 +34,7 @@ export function createRelayChildApp(
             ...defaults,
             ...JSON.parse(process.env.RELAY_BENCH_OPTIONS ?? '{}'),
           },
+          ...(tenants && { tenants }),
         }),
       ],
     } as never,
