@@ -9,15 +9,18 @@
  *   'measure'                -> opens the measurement window; `{ armed: true }`
  *   'end'                    -> closes it; `WindowReport`
  *   'stop'                   -> closes the app and exits.
- * Env: that of bench/support/relay-child.app.ts (relay options: the defaults, RELAY_BENCH_OPTIONS).
+ * Env: that of bench/support/relay-child.app.ts (relay options: the defaults, RELAY_BENCH_OPTIONS);
+ * BENCH_START_TIMEOUT_MS (default 600 000): a start-up longer than that exits, saying how far it
+ * got; RELAY_BENCH_LOG=warn (or log) prints the relay's own messages as well (default: errors).
  * Forked with --expose-gc: the idle memory is read after a forced GC. */
 import 'reflect-metadata';
+import { subscribe } from 'node:diagnostics_channel';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
-import { OutboxRelay, OutboxRelayMetrics } from '../lib';
-import type { RelayStatus } from '../lib';
+import { OUTBOX_CHANNELS, OutboxRelay, OutboxRelayMetrics } from '../lib';
+import type { RelayLeaseLostMessage, RelayStatus } from '../lib';
 import { ProcessWindow } from './support/process-window';
-import { createRelayChildApp } from './support/relay-child.app';
+import { createRelayChildApp, logLevels } from './support/relay-child.app';
 
 export interface StartReport {
   /** From `relay.start()` until `status()` shows every database followed, stream `following`. */
@@ -28,8 +31,10 @@ export interface StartReport {
 }
 
 export interface IdleReport {
-  /** After the window, after a forced GC: the RSS and the live V8 heap, bytes. */
+  /** After the window, after a forced GC: the RSS, the V8 heap reserved and live, and the
+   *  memory outside it (Buffers), bytes. */
   rss: number;
+  heapTotal: number;
   heapUsed: number;
   external: number;
   /** CPU time (user + system) over the idle window, and the window, ms. */
@@ -37,7 +42,12 @@ export interface IdleReport {
   windowMs: number;
 }
 
+/** Each time this relay's leadership ended other than by its own stop (the relay's reason). */
+export const leadershipLost: string[] = [];
+
 export interface WindowReport {
+  /** Why leadership ended, each time it did since the relay started (not a graceful stop). */
+  leadershipLost: string[];
   /** CPU time (user + system) of this process over the window, and the window, ms. */
   cpuMs: number;
   elapsedMs: number;
@@ -59,11 +69,16 @@ function followedIn(status: RelayStatus, tenants: boolean): number {
 }
 
 async function main(): Promise<void> {
-  Logger.overrideLogger(['error']);
+  subscribe(OUTBOX_CHANNELS.relayLeaseLost, (message) => {
+    const lost = message as RelayLeaseLostMessage;
+    if (!lost.released) leadershipLost.push(lost.reason);
+  });
+  const levels = logLevels(process.env.RELAY_BENCH_LOG);
+  Logger.overrideLogger(levels);
   const listed = process.env.BENCH_TENANT_DATABASES;
   const databases = listed ? (JSON.parse(listed) as string[]) : undefined;
   const stream = (process.env.BENCH_TENANT_STREAM ?? 'cluster') as 'cluster' | 'per-database';
-  const app = await createRelayChildApp(['error'], {}, {}, databases && { databases, stream });
+  const app = await createRelayChildApp(levels, {}, {}, databases && { databases, stream });
   const relay = app.get(OutboxRelay);
   const metrics = app.get(OutboxRelayMetrics);
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -75,7 +90,16 @@ async function main(): Promise<void> {
     if (request === 'start') {
       const started = new ProcessWindow(1000);
       await relay.start();
-      while (followedIn(relay.status(), Boolean(databases)) < expected) await sleep(20);
+      const limitMs = Number(process.env.BENCH_START_TIMEOUT_MS ?? 600_000);
+      while (followedIn(relay.status(), Boolean(databases)) < expected) {
+        if (started.elapsedMs() > limitMs) {
+          const status = relay.status();
+          throw new Error(
+            `start-up: ${followedIn(status, Boolean(databases))} of ${expected} databases followed after ${limitMs / 1000} s (role ${status.role}, stream ${status.stream}${status.streamError ? `: ${status.streamError}` : ''})`,
+          );
+        }
+        await sleep(20);
+      }
       started.end();
       const report: StartReport = {
         startSeconds: started.elapsedMs() / 1000,
@@ -99,6 +123,7 @@ async function main(): Promise<void> {
         elapsedMs,
         published: metrics.published - publishedAtStart,
         peakRss: open.peak.rss,
+        leadershipLost,
       };
       return report;
     }
@@ -115,6 +140,7 @@ async function main(): Promise<void> {
     const usage = process.memoryUsage();
     const report: IdleReport = {
       rss: usage.rss,
+      heapTotal: usage.heapTotal,
       heapUsed: usage.heapUsed,
       external: usage.external,
       cpuMs,
@@ -125,9 +151,15 @@ async function main(): Promise<void> {
   // One request at a time, answered in order.
   let queue = Promise.resolve();
   process.on('message', (request: TenantsChildRequest) => {
-    queue = queue.then(async () => {
-      process.send?.(await answer(request));
-    });
+    queue = queue
+      .then(async () => {
+        process.send?.(await answer(request));
+      })
+      .catch((error: unknown) => {
+        // The bench's RelayChild reports the error line of this output when the process exits.
+        process.stderr.write(`tenants relay child: Error: ${(error as Error).message}\n`);
+        process.exit(1);
+      });
   });
   process.send?.({ ready: true });
 }

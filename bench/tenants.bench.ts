@@ -127,7 +127,23 @@ async function pendingIn(
   return pending;
 }
 
-/** One relay process over `tenants` (undefined: the single-database baseline on `baseDb`). */
+/** How many lease terms the relay of `appDb` began (the lease's fencing number): 1 when none ended. */
+async function termsBegun(client: driver.MongoClient, appDb: string): Promise<number> {
+  const lease = await client
+    .db(appDb)
+    .collection<{ _id: string; fencing?: number }>(OUTBOX_DEFAULT_COLLECTIONS.relayState)
+    .findOne({ _id: 'lease:default' });
+  return lease?.fencing ?? 0;
+}
+
+const perSecond = (cpuMs: number, windowMs: number): string =>
+  `${(cpuMs / (windowMs / 1000)).toFixed(1)} ms/s over ${(windowMs / 1000).toFixed(0)} s`;
+
+/**
+ * One relay process over `tenants` (undefined: the single-database baseline on `baseDb`), its
+ * figures printed as they come (and against `baseline`), so that a size that stops shows how far
+ * it got. Throws a BenchCheckError on an event lost or duplicated, an Error when it stops.
+ */
 async function measure(
   ctx: BenchContext,
   kafka: Kafka,
@@ -136,14 +152,16 @@ async function measure(
   label: string,
   config: { baseDb: string; tenants?: readonly string[]; stream?: 'cluster' | 'per-database' },
   events: number,
+  baseline?: Measured,
 ): Promise<Measured> {
   const prefix = `bt-${run}-${label.replace(/[^a-z0-9]+/gi, '-')}.`;
   const topic = `${prefix}Order`;
   await createTopic(kafka, topic);
   const databases = config.tenants ?? [config.baseDb];
   const written = databases.slice(0, Math.max(1, Math.round(databases.length / 100)));
+  const appDb = config.tenants ? `${config.baseDb}_app` : config.baseDb;
   const child = new RelayChild('tenants-relay', {
-    mongoUri: dbUri(ctx, config.tenants ? `${config.baseDb}_app` : config.baseDb, false),
+    mongoUri: dbUri(ctx, appDb, false),
     prefix,
     batch: BATCH,
     env: {
@@ -158,12 +176,26 @@ async function measure(
     child.process.send(request);
     return answer;
   };
+  process.stdout.write(`${label}:\n`);
   try {
     await child.next();
     const start = await ask<StartReport>('start');
+    line(
+      'start-up: relay.start() -> every database followed',
+      `${start.startSeconds.toFixed(2)} s (CPU ${start.startCpuSeconds.toFixed(2)} s), ${start.followed} followed`,
+    );
     const idle = await ask<IdleReport>({
       idle: { windowMs: ctx.smoke ? IDLE_MS.smoke : IDLE_MS.full },
     });
+    line(
+      'idle, forced GC: RSS / heap reserved / live / external',
+      `${mb(idle.rss)} / ${mb(idle.heapTotal)} / ${mb(idle.heapUsed)} / ${mb(idle.external)}`,
+    );
+    line('idle: CPU time per second', perSecond(idle.cpuMs, idle.windowMs));
+    if (baseline) {
+      const over = idle.rss - baseline.idle.rss;
+      line('idle RSS over the single-database relay', `${over >= 0 ? '+' : ''}${mb(over)}`);
+    }
     await ask('measure');
     await writeEvents(client, written, events);
     const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
@@ -174,54 +206,48 @@ async function measure(
     }
     const window = await ask<WindowReport>('end');
     const inKafka = await topicSize(kafka, topic);
-    check(
-      pending === 0,
-      `${label}: ${pending} of ${events} events still pending after ${PUBLISH_TIMEOUT_MS / 1000} s`,
+    const terms = await termsBegun(client, appDb);
+    line('lease terms begun (the fencing number; 1: never lost)', String(terms));
+    const lost = window.leadershipLost;
+    if (lost.length > 0) {
+      const reasons = [...new Set(lost)].map(
+        (why) => `${lost.filter((one) => one === why).length}x ${why}`,
+      );
+      line('leadership ended, by reason', reasons.join('; '));
+    }
+    if (pending > 0) {
+      throw new Error(
+        `${pending} of ${events} events still pending ${PUBLISH_TIMEOUT_MS / 1000} s after they were written (Kafka holds ${inKafka}; ${terms} lease terms begun)`,
+      );
+    }
+    const cpuPerEvent = (window.cpuMs * 1000) / events;
+    line(
+      `${events} events -> acked by Kafka and marked published`,
+      `${(window.elapsedMs / 1000).toFixed(2)} s, CPU ${(window.cpuMs / 1000).toFixed(2)} s: ${cpuPerEvent.toFixed(1)} µs/event`,
     );
+    // The window's CPU less what the relay spends idle over as long (sweeps, lease, streams).
+    const idleShare = (idle.cpuMs / idle.windowMs) * window.elapsedMs;
+    line(
+      '  of it beyond the idle rate over the same time',
+      `${(((window.cpuMs - idleShare) * 1000) / events).toFixed(1)} µs/event`,
+    );
+    line('messages in Kafka / events', `${inKafka} / ${events}`);
     // Every event marked published was acknowledged at least once: as many records as events
     // means each exactly once.
     check(inKafka >= events, `${label}: ${events - inKafka} events never reached Kafka`);
     check(
       inKafka === events,
-      `${label}: ${inKafka - events} events published twice without a crash`,
+      `${label}: ${inKafka - events} events published twice (${terms} lease terms begun)`,
     );
+    if (baseline) {
+      const ratio = cpuPerEvent / ((baseline.window.cpuMs * 1000) / baseline.events);
+      line('CPU per event over the single-database relay', `${ratio.toFixed(2)}x`);
+    }
     return { label, databases: databases.length, start, idle, window, events };
   } finally {
-    child.process.send('stop');
+    if (child.process.connected) child.process.send('stop');
     await child.exited;
   }
-}
-
-function report(measured: Measured, baseline: Measured | undefined): void {
-  const { start, idle, window, events } = measured;
-  const cpuPerEvent = (window.cpuMs * 1000) / events;
-  process.stdout.write(`${measured.label}:\n`);
-  line(
-    'start-up: relay.start() -> every database followed',
-    `${start.startSeconds.toFixed(2)} s (CPU ${start.startCpuSeconds.toFixed(2)} s), ${start.followed} followed`,
-  );
-  line('idle: RSS / live heap after a forced GC', `${mb(idle.rss)} / ${mb(idle.heapUsed)}`);
-  line(
-    'idle: CPU time per second',
-    `${(idle.cpuMs / (idle.windowMs / 1000)).toFixed(1)} ms/s over ${(idle.windowMs / 1000).toFixed(0)} s`,
-  );
-  line(
-    `${events} events -> acked by Kafka and marked published`,
-    `${(window.elapsedMs / 1000).toFixed(2)} s, CPU ${(window.cpuMs / 1000).toFixed(2)} s: ${cpuPerEvent.toFixed(1)} µs/event`,
-  );
-  // The window's CPU less what the relay spends idle over as long (sweeps, lease, streams).
-  const idleShare = (idle.cpuMs / idle.windowMs) * window.elapsedMs;
-  line(
-    '  of it beyond the idle rate over the same time',
-    `${(((window.cpuMs - idleShare) * 1000) / events).toFixed(1)} µs/event`,
-  );
-  line('messages in Kafka / events', `${events} / ${events} (exactly once)`);
-  if (!baseline) return;
-  const basePerEvent = (baseline.window.cpuMs * 1000) / baseline.events;
-  line(
-    'vs single database: CPU per event / idle RSS over it',
-    `${(cpuPerEvent / basePerEvent).toFixed(2)}x / ${idle.rss >= baseline.idle.rss ? '+' : ''}${mb(idle.rss - baseline.idle.rss)}`,
-  );
 }
 
 async function tenantsPart(ctx: BenchContext): Promise<void> {
@@ -256,7 +282,6 @@ async function tenantsPart(ctx: BenchContext): Promise<void> {
       { baseDb: `${base}_single` },
       events,
     );
-    report(baseline, undefined);
     const configs = [
       ...counts.map((n) => ({ n, stream: 'cluster' as const })),
       ...counts
@@ -279,9 +304,9 @@ async function tenantsPart(ctx: BenchContext): Promise<void> {
             stream,
           },
           events,
+          baseline,
         );
         results.push(measured);
-        report(measured, baseline);
       } catch (error) {
         if (error instanceof Error && error.name === 'BenchCheckError') throw error;
         const why = `${label}: ${(error as Error).message}`;

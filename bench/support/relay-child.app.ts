@@ -41,3 +41,10 @@ export function createRelayChildApp(
     { logger },
   );
 }
+
+/** The log levels RELAY_BENCH_LOG asks for: `warn` or `log` add those; default errors only. */
+export function logLevels(level: string | undefined): LogLevel[] {
+  if (level === 'log') return ['error', 'warn', 'log'];
+  if (level === 'warn') return ['error', 'warn'];
+  return ['error'];
+}
