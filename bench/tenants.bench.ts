@@ -229,16 +229,23 @@ async function measure(
     const idleShare = (idle.cpuMs / idle.windowMs) * window.elapsedMs;
     line(
       '  of it beyond the idle rate over the same time',
-      `${(((window.cpuMs - idleShare) * 1000) / events).toFixed(1)} µs/event`,
+      window.cpuMs >= idleShare
+        ? `${(((window.cpuMs - idleShare) * 1000) / events).toFixed(1)} µs/event`
+        : 'none: below the idle rate (terms began again in the window)',
     );
     line('messages in Kafka / events', `${inKafka} / ${events}`);
     // Every event marked published was acknowledged at least once: as many records as events
     // means each exactly once.
     check(inKafka >= events, `${label}: ${events - inKafka} events never reached Kafka`);
+    // A leadership lost is a cause of a second publication (docs/guarantees.md): the events a
+    // term published but had not marked are published again by the next. Without one, none may be.
     check(
-      inKafka === events,
-      `${label}: ${inKafka - events} events published twice (${terms} lease terms begun)`,
+      inKafka === events || lost.length > 0,
+      `${label}: ${inKafka - events} events published twice, no leadership lost`,
     );
+    if (inKafka > events) {
+      line('  duplicates (each after a leadership lost)', String(inKafka - events));
+    }
     if (baseline) {
       const ratio = cpuPerEvent / ((baseline.window.cpuMs * 1000) / baseline.events);
       line('CPU per event over the single-database relay', `${ratio.toFixed(2)}x`);
