@@ -9,7 +9,11 @@
  *     of the databases (at least one); the relay's CPU time per event from before the first write
  *     until all are acknowledged by Kafka and marked published. Kafka must hold each event exactly
  *     once (every event is marked published, so acknowledged at least once, and the topic holds as
- *     many records as events): a lost or duplicated event fails the part.
+ *     many records as events): a lost event fails the part, and so does a duplicate unless the
+ *     relay's leadership ended meanwhile (a cause docs/guarantees.md names: they are counted).
+ *     The lease terms begun and why leadership ended are printed.
+ * A size that cannot be measured (start-up over BENCH_START_TIMEOUT_MS, events still pending
+ * 180 s after they were written) is reported with the reason; the others go on, the part fails.
  * First a single-database relay (no `tenants`) on the same events: the baseline of the ratios.
  * Then the cluster-wide stream (`tenants.stream: 'cluster'`) at each size, then one stream per
  * database (`'per-database'`) at the sizes up to `OUTBOX_BENCH_TENANTS_PER_DATABASE_MAX` (default
