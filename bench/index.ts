@@ -15,6 +15,7 @@ const BENCHES: Record<string, () => Promise<{ parts: readonly BenchPart[] }>> = 
   consume: () => import('./consume.bench'),
   scheduled: () => import('./scheduled.bench'),
   console: () => import('./console.bench'),
+  tenants: () => import('./tenants.bench'),
 };
 
 function context(smoke: boolean): BenchContext {

@@ -23,7 +23,7 @@ import type { Connection } from 'mongoose';
 import { OUTBOX_CHANNELS, OutboxRelay, OutboxRelayMetrics } from '../lib';
 import type { RelayLeaseLostMessage } from '../lib';
 import { ProcessWindow } from './support/process-window';
-import { createRelayChildApp } from './support/relay-child.app';
+import { createRelayChildApp, logLevels } from './support/relay-child.app';
 
 /**
  * What this process's relay reported that docs/guarantees.md names as a cause of a second
@@ -67,12 +67,6 @@ class CauseLogger extends ConsoleLogger {
     if (marks) this.causes.failedMarks += Number(marks[1]);
     if (this.causes.messages.length < 5) this.causes.messages.push(text.slice(0, 300));
   }
-}
-
-function logLevels(level: string | undefined): LogLevel[] {
-  if (level === 'log') return ['error', 'warn', 'log'];
-  if (level === 'warn') return ['error', 'warn'];
-  return ['error'];
 }
 
 /** One forced-GC sample (`--expose-gc`, which changes nothing else): what is alive, bytes. */

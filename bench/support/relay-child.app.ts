@@ -7,16 +7,18 @@ import { NestFactory } from '@nestjs/core';
 import { MongooseModule } from '@nestjs/mongoose';
 import type { MongooseModuleOptions } from '@nestjs/mongoose';
 import { OutboxModule } from '../../lib';
-import type { RelayOptions } from '../../lib';
+import type { OutboxTenantsOptions, RelayOptions } from '../../lib';
 
 /**
  * The outbox app with its relay not started (the child starts it when its measurement begins):
- * the relay options are `defaults`, then RELAY_BENCH_OPTIONS over them.
+ * the relay options are `defaults`, then RELAY_BENCH_OPTIONS over them; `tenants`, when given,
+ * makes it one relay over those tenant databases.
  */
 export function createRelayChildApp(
   logger: LoggerService | LogLevel[],
   defaults: Partial<RelayOptions> = {},
   mongoose: MongooseModuleOptions = {},
+  tenants?: OutboxTenantsOptions,
 ): Promise<INestApplicationContext> {
   return NestFactory.createApplicationContext(
     {
@@ -32,9 +34,17 @@ export function createRelayChildApp(
             ...defaults,
             ...JSON.parse(process.env.RELAY_BENCH_OPTIONS ?? '{}'),
           },
+          ...(tenants && { tenants }),
         }),
       ],
     } as never,
     { logger },
   );
+}
+
+/** The log levels RELAY_BENCH_LOG asks for: `warn` or `log` add those; default errors only. */
+export function logLevels(level: string | undefined): LogLevel[] {
+  if (level === 'log') return ['error', 'warn', 'log'];
+  if (level === 'warn') return ['error', 'warn'];
+  return ['error'];
 }

@@ -5,7 +5,7 @@ import { execFileSync, fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
-export type RelayChildName = 'relay-drain' | 'scheduled-relay';
+export type RelayChildName = 'relay-drain' | 'scheduled-relay' | 'tenants-relay';
 
 let compiledDir: string | undefined;
 
