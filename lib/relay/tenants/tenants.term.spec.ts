@@ -143,4 +143,23 @@ describe('TenantsTerm over a cluster-wide stream', () => {
       await t.node.stop();
     }
   });
+
+  it('a database listed again while its term still ends is followed only once that term ended', async () => {
+    const t = setup(['t1']);
+    t.publisher.delayMs = 1_000; // each publish call takes a second
+    for (let n = 0; n < 3; n++) t.commit('t1', 'a', n);
+    await t.node.start();
+    try {
+      await until(() => t.publisher.calls.length > 0, 'a publish under way');
+      t.listed.splice(0, 1); // let go: its term ends, waiting for the call in flight
+      await new Promise((resolve) => setTimeout(resolve, 150)); // a re-read (every 100 ms)
+      t.listed.push('t1'); // listed again before that term ended
+      await until(() => t.publishedOf('t1', 'a').length >= 3, 't1 published');
+      // Two terms on one database would publish its aggregate in two calls at once.
+      expect(t.publisher.maxConcurrentPerAggregate).toBe(1);
+      expect([...new Set(t.publishedOf('t1', 'a'))]).toEqual([0, 1, 2]);
+    } finally {
+      await t.node.stop();
+    }
+  });
 });

@@ -27,13 +27,17 @@ interface Followed {
  * and one in-flight bound. Every `sweepIntervalMs` it reads the database list again: a new
  * database gets a term (which drains its pending events), one no longer listed is let go
  * gracefully (its pending events stay pending and are reported), one whose term failed (its
- * database dropped, unreachable) is started again. Nothing runs for one database only.
+ * database dropped, unreachable) is started again. A database whose term is still ending is
+ * followed again only once that term ended: two terms on one database would publish its
+ * aggregates twice at once. Nothing runs for one database only.
  */
 export class TenantsTerm implements LeaderTerm {
   private active = true;
   private readonly followed = new Map<string, Followed>();
   private readonly released = new Map<string, number | undefined>();
   private readonly leaving = new Set<Promise<unknown>>();
+  /** Databases whose term is ending (let go, or failed): not followed again until it ended. */
+  private readonly ending = new Set<string>();
   private readonly budget: TenantInFlight;
   private readonly logger: RelayLogger;
   private refresher?: RelayJob;
@@ -71,7 +75,9 @@ export class TenantsTerm implements LeaderTerm {
     }
     if (!this.active) return;
     const listed = new Set(wanted);
-    for (const database of wanted) if (!this.followed.has(database)) this.follow(database);
+    for (const database of wanted) {
+      if (!this.followed.has(database) && !this.ending.has(database)) this.follow(database);
+    }
     for (const database of [...this.followed.keys()]) {
       if (!listed.has(database)) this.letGo(database);
     }
@@ -111,7 +117,7 @@ export class TenantsTerm implements LeaderTerm {
     // Its start-up failed (unreachable, dropped meanwhile...): the others go on, this one is
     // started again at the next re-read if still listed.
     this.followed.delete(database);
-    this.track(term.end(0));
+    this.track(database, term.end(0));
   }
 
   private letGo(database: string): void {
@@ -123,6 +129,7 @@ export class TenantsTerm implements LeaderTerm {
     );
     const ports = this.deps.tenants.forDatabase(database, this.fencing);
     this.track(
+      database,
       one.term.end(this.options.shutdownTimeoutMs).then(async () => {
         const stats = await ports.outbox.pendingStats().catch(() => undefined);
         if (!this.followed.has(database)) this.released.set(database, stats?.count);
@@ -176,12 +183,17 @@ export class TenantsTerm implements LeaderTerm {
     };
   }
 
-  private track(work: Promise<unknown>): void {
+  /** `database`'s term ending: awaited by `end()`, and the database not followed meanwhile. */
+  private track(database: string, work: Promise<unknown>): void {
+    this.ending.add(database);
     const tracked: Promise<unknown> = work
       .catch((error: unknown) =>
         this.logger.warn(`Letting a tenant database go failed: ${describeError(error)}`),
       )
-      .finally(() => this.leaving.delete(tracked));
+      .finally(() => {
+        this.leaving.delete(tracked);
+        this.ending.delete(database);
+      });
     this.leaving.add(tracked);
   }
 }
