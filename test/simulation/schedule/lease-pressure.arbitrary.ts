@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { normalize, scheduleArbitrary } from './schedule.arbitrary';
+import { THE_LEADER } from './schedule.types';
 import type { Fault, Schedule, SimTransactionData } from './schedule.types';
 
 /**
@@ -29,17 +30,15 @@ const pressureArbitrary = fc.record({
     aggregates: fc.integer({ min: 4, max: 8 }),
   }),
   slowAckMs: fc.integer({ min: 100, max: 1_500 }),
-  stops: fc.array(
-    fc.record({ offset: fc.integer({ min: 0, max: 3_000 }), target: fc.nat({ max: 2 }) }),
-    { maxLength: 2 },
-  ),
+  /** Of the relay leading then (a stop of another one changes nothing around the lease). */
+  stops: fc.array(fc.integer({ min: 0, max: 3_000 }), { maxLength: 2 }),
   restartMs: fc.integer({ min: 0, max: 3_000 }),
-  /** One of the first two relays; the other one maybe too, `otherMs` later (either may lead). */
+  /** Of the relay leading then; maybe of the one leading later too. */
   pause: fc.record({
     offset: fc.integer({ min: 0, max: 3_000 }),
-    target: fc.nat({ max: 1 }),
     leases: fc.double({ min: 0.6, max: 3, noNaN: true }),
-    otherMs: fc.option(fc.integer({ min: 0, max: 2_000 })),
+    /** When the second pause begins, in leases after the first began (past a take-over). */
+    next: fc.option(fc.double({ min: 1, max: 2.5, noNaN: true })),
   }),
   /** Sends failing (retried by kafkajs within the call) from shortly before the pause. */
   refusing: fc.record({
@@ -74,18 +73,26 @@ function backlog(raw: Pressure, writers: number): SimTransactionData[] {
   }));
 }
 
+/** The pauses' windows, [from, to]. */
+function pauses(raw: Pressure, durationMs: number): Array<[number, number]> {
+  const at = raw.burst.at + raw.pause.offset;
+  const duration = Math.round(raw.pause.leases * durationMs);
+  const windows: Array<[number, number]> = [[at, at + duration]];
+  if (raw.pause.next !== null) {
+    const next = at + Math.round(raw.pause.next * durationMs);
+    windows.push([next, next + duration]);
+  }
+  return windows;
+}
+
 /**
- * When a stop of `target` comes: not within its own pause (a process in a pause runs nothing,
- * its stop included; it begins once the pause is over).
+ * When a stop comes: not within a pause (a process in a pause runs nothing, its stop included;
+ * the leader may be the paused one).
  */
-function stopAt(raw: Pressure, durationMs: number, offset: number, target: number): number {
-  const at = raw.burst.at + offset;
-  const pauseAt = raw.burst.at + raw.pause.offset;
-  const pauseEnd = pauseAt + Math.round(raw.pause.leases * durationMs);
-  const { otherMs } = raw.pause;
-  const shift = target === raw.pause.target ? 0 : otherMs;
-  if (shift === null) return at;
-  return at >= pauseAt + shift && at <= pauseEnd + shift ? pauseEnd + shift + 1 : at;
+function stopAt(raw: Pressure, durationMs: number, offset: number): number {
+  let at = raw.burst.at + offset;
+  for (const [from, to] of pauses(raw, durationMs)) if (at >= from && at <= to) at = to + 1;
+  return at;
 }
 
 function faults(raw: Pressure, durationMs: number): Fault[] {
@@ -99,24 +106,25 @@ function faults(raw: Pressure, durationMs: number): Fault[] {
       target: 0,
       param: raw.slowAckMs,
     },
-    ...raw.stops.map(({ offset, target }) => ({
+    ...raw.stops.map((offset) => ({
       kind: 'leave' as const,
-      at: stopAt(raw, durationMs, offset, target),
+      at: stopAt(raw, durationMs, offset),
       duration: raw.restartMs,
-      target,
+      target: THE_LEADER,
+      param: 0,
+    })),
+    ...pauses(raw, durationMs).map(([from, to]) => ({
+      kind: 'pause' as const,
+      at: from,
+      duration: to - from,
+      target: THE_LEADER,
       param: 0,
     })),
   ];
-  const { offset, target, leases, otherMs } = raw.pause;
-  const duration = Math.round(leases * durationMs);
-  list.push({ kind: 'pause', at: at(offset), duration, target, param: 0 });
-  if (otherMs !== null) {
-    list.push({ kind: 'pause', at: at(offset + otherMs), duration, target: 1 - target, param: 0 });
-  }
   const { beforeMs, durationMs: refusing, partition } = raw.refusing;
   list.push({
     kind: 'kafka-partition-retriable',
-    at: Math.max(0, at(offset) - beforeMs),
+    at: Math.max(0, at(raw.pause.offset) - beforeMs),
     duration: refusing,
     target: 0,
     param: partition,
