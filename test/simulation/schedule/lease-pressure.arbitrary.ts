@@ -21,7 +21,7 @@ const pressureArbitrary = fc.record({
   durationMs: fc.integer({ min: 1_000, max: 3_000 }),
   renewDivisor: fc.integer({ min: 3, max: 6 }),
   /** `shutdownTimeoutMs` in leases (0: abandon at once). */
-  stopLeases: fc.constantFrom(0, 0.3, 1.5, 3),
+  stopLeases: fc.constantFrom(0, 0.3, 1, 1.5, 3),
   relays: fc.array(fc.integer({ min: -1_500, max: 1_500 }), { minLength: 2, maxLength: 3 }),
   burst: fc.record({
     at: fc.integer({ min: 500, max: 6_000 }),
@@ -30,8 +30,14 @@ const pressureArbitrary = fc.record({
     aggregates: fc.integer({ min: 4, max: 8 }),
   }),
   slowAckMs: fc.integer({ min: 100, max: 1_500 }),
+  /**
+   * In two schedules of three, acknowledgements slowed instead to about what is left of the
+   * lease when a stop begins: the lease minus this share of `renewMs` (the stop must renew it
+   * for the last acknowledgements to be marked).
+   */
+  ackNearLapse: fc.option(fc.double({ min: 1 / 6, max: 5 / 6, noNaN: true }), { freq: 3 }),
   /** Of the relay leading then (a stop of another one changes nothing around the lease). */
-  stops: fc.array(fc.integer({ min: 0, max: 3_000 }), { maxLength: 2 }),
+  stops: fc.array(fc.integer({ min: 0, max: 3_000 }), { minLength: 1, maxLength: 2 }),
   restartMs: fc.integer({ min: 0, max: 3_000 }),
   /** Of the relay leading then; maybe of the one leading later too. */
   pause: fc.record({
@@ -95,7 +101,7 @@ function stopAt(raw: Pressure, durationMs: number, offset: number): number {
   return at;
 }
 
-function faults(raw: Pressure, durationMs: number): Fault[] {
+function faults(raw: Pressure, durationMs: number, renewMs: number): Fault[] {
   const { burst } = raw;
   const at = (offset: number) => burst.at + offset;
   const list: Fault[] = [
@@ -104,7 +110,10 @@ function faults(raw: Pressure, durationMs: number): Fault[] {
       at: burst.at,
       duration: burst.spreadMs + 4_000,
       target: 0,
-      param: raw.slowAckMs,
+      param:
+        raw.ackNearLapse === null
+          ? raw.slowAckMs
+          : Math.round(durationMs - raw.ackNearLapse * renewMs),
     },
     ...raw.stops.map((offset) => ({
       kind: 'leave' as const,
@@ -154,6 +163,6 @@ export const leasePressureSchedules: fc.Arbitrary<Schedule> = pressureArbitrary.
     world: { ...base.world, topics },
     relays: { skewsMs: raw.relays },
     transactions: [...base.transactions.slice(0, 5), ...backlog(raw, base.world.writers)],
-    faults: faults(raw, durationMs),
+    faults: faults(raw, durationMs, renewMs),
   });
 });

@@ -64,7 +64,8 @@ export const TARGETED_FAULT_KINDS: readonly FaultKind[] = FAULT_KINDS.filter((ki
 
 /**
  * A relay target of a `leave` or a `pause`: whichever relay leads when the fault begins (a deploy
- * or a GC pause hits any instance, the leader as well); none leading, relay 0.
+ * or a GC pause hits any instance, the leader as well); none leading (one that stops holds the
+ * lease but leads no more), the fault does nothing.
  */
 export const THE_LEADER = -1;
 

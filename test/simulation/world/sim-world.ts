@@ -501,7 +501,7 @@ export class SimWorld {
   private arm(fault: Fault): void {
     this.history.countFault(fault.kind);
     const node = (): SimNode | undefined => {
-      if (fault.target === THE_LEADER) return this.leading() ?? this.nodes[0];
+      if (fault.target === THE_LEADER) return this.leading();
       return this.nodes.length > 0 ? this.nodes[fault.target % this.nodes.length] : undefined;
     };
     const onLiveNode = (label: string, act: (target: SimNode) => void): void => {
