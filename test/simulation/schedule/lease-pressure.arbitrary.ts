@@ -6,14 +6,17 @@ import type { Fault, Schedule, SimTransactionData } from './schedule.types';
 /**
  * Lease pressure (issue 35): the moments where a relay must look at its lease, made frequent
  * instead of left to luck. Single lease, 2-3 relays, a short lease, a backlog of 30-70
- * transactions being published with slow acknowledgements, and on top of it, each maybe:
- * - graceful stops (`leave`) of the relay that publishes, with `shutdownTimeoutMs` from 0
- *   (publishes abandoned at once) to 3 leases (the stop outlives the lease unless it renews);
- * - a pause (GC) of 0.6-3 leases (of one relay, or of two one after the other), from shortly after one partition of the backlog's topic began
- *   to refuse with a retriable error: kafkajs retries the call across the pause, the publisher
- *   then sends the other partitions' part again (checking the lease first), and what was
- *   acknowledged is marked after the pause;
- * - slow database calls (renewals that land late, terms that take long to end).
+ * transactions being published with slow acknowledgements (in two schedules of three, about
+ * what is left of the lease when a stop begins), and on top of it:
+ * - one or two graceful stops (`leave`) of the relay leading then, with `shutdownTimeoutMs`
+ *   from 0 (publishes abandoned at once) to 3 leases (the stop outlives the lease unless it
+ *   renews);
+ * - a pause (GC) of 0.6-3 leases of the leader, maybe one of the leader a lease or more later
+ *   too, from shortly after one partition of the backlog's topic began to refuse with a
+ *   retriable error: kafkajs retries the call across the pause, the publisher then sends the
+ *   other partitions' part again (checking the lease first), and what was acknowledged is
+ *   marked after the pause;
+ * - maybe slow database calls (renewals that land late, terms that take long to end).
  * (e), (g) and (k) judge what is sent, written and marked around these moments.
  */
 const pressureArbitrary = fc.record({
