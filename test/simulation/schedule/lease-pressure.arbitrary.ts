@@ -49,10 +49,14 @@ const pressureArbitrary = fc.record({
     /** When the second pause begins, in leases after the first began (past a take-over). */
     next: fc.option(fc.double({ min: 1, max: 2.5, noNaN: true })),
   }),
-  /** Sends failing (retried by kafkajs within the call) from shortly before the pause. */
+  /**
+   * Sends failing (retried by kafkajs within the call): from an acknowledgement's delay and
+   * `beforeMs` before the pause (a call refused then is answered and retried around the pause)
+   * to `afterMs` after it began.
+   */
   refusing: fc.record({
     beforeMs: fc.integer({ min: 20, max: 1_500 }),
-    durationMs: fc.integer({ min: 300, max: 4_000 }),
+    afterMs: fc.integer({ min: 300, max: 4_000 }),
     partition: fc.nat({ max: 3 }),
   }),
   slowDb: fc.option(
@@ -107,16 +111,17 @@ function stopAt(raw: Pressure, durationMs: number, offset: number): number {
 function faults(raw: Pressure, durationMs: number, renewMs: number): Fault[] {
   const { burst } = raw;
   const at = (offset: number) => burst.at + offset;
+  const ackMs =
+    raw.ackNearLapse === null
+      ? raw.slowAckMs
+      : Math.round(durationMs - raw.ackNearLapse * renewMs);
   const list: Fault[] = [
     {
       kind: 'slow-ack',
       at: burst.at,
       duration: burst.spreadMs + 4_000,
       target: 0,
-      param:
-        raw.ackNearLapse === null
-          ? raw.slowAckMs
-          : Math.round(durationMs - raw.ackNearLapse * renewMs),
+      param: ackMs,
     },
     ...raw.stops.map((offset) => ({
       kind: 'leave' as const,
@@ -133,11 +138,12 @@ function faults(raw: Pressure, durationMs: number, renewMs: number): Fault[] {
       param: 0,
     })),
   ];
-  const { beforeMs, durationMs: refusing, partition } = raw.refusing;
+  const { beforeMs, afterMs, partition } = raw.refusing;
+  const refusingAt = Math.max(0, at(raw.pause.offset) - ackMs - beforeMs);
   list.push({
     kind: 'kafka-partition-retriable',
-    at: Math.max(0, at(raw.pause.offset) - beforeMs),
-    duration: refusing,
+    at: refusingAt,
+    duration: at(raw.pause.offset) + afterMs - refusingAt,
     target: 0,
     param: partition,
   });
