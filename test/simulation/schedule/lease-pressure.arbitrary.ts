@@ -112,9 +112,7 @@ function faults(raw: Pressure, durationMs: number, renewMs: number): Fault[] {
   const { burst } = raw;
   const at = (offset: number) => burst.at + offset;
   const ackMs =
-    raw.ackNearLapse === null
-      ? raw.slowAckMs
-      : Math.round(durationMs - raw.ackNearLapse * renewMs);
+    raw.ackNearLapse === null ? raw.slowAckMs : Math.round(durationMs - raw.ackNearLapse * renewMs);
   const list: Fault[] = [
     {
       kind: 'slow-ack',
