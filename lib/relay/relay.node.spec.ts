@@ -294,4 +294,30 @@ describe('RelayNode lease watchdog (a term lives only while its lease is valid)'
       expect(t.node.status().fencing).toBe(2); // a new term, on a new grant
     });
   });
+
+  it('starts no new term while the term that ended still settles its publishes', async () => {
+    // Defect (mutation lease-tick-ignores-ending-term): the lease tick did not wait for the
+    // ending term; it acquired the lease again and started a new term while the old one still
+    // settled, two terms of one instance at once (the old one's writes pass the local lease
+    // check again, and both hold in-flight events).
+    const publisher = new PausedPublisher();
+    await onManualClock(async (t, m) => {
+      t.commit('a0');
+      await until(() => publisher.taken.length === 1);
+      m.advanceTo(2_950);
+      m.fireDueBy(); // the watchdog: the term ends, its publish call still under way
+      expect(t.node.status().role).toBe('standby');
+      m.leaseTick(); // the store still has this instance's lapsed lease: it may take it again
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const whileEnding = t.node.status().role;
+      m.fireDueBy(); // the end stops waiting for the publish (shutdownTimeoutMs 0)
+      publisher.resume();
+      await until(() => t.node.status().role === 'leader');
+      // the next term (fencing 2) only once the old one ended
+      expect({ whileEnding, fencing: t.node.status().fencing }).toEqual({
+        whileEnding: 'standby',
+        fencing: 2,
+      });
+    }, publisher);
+  });
 });

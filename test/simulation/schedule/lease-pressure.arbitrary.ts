@@ -1,18 +1,22 @@
 import fc from 'fast-check';
 import { normalize, scheduleArbitrary } from './schedule.arbitrary';
+import { THE_LEADER } from './schedule.types';
 import type { Fault, Schedule, SimTransactionData } from './schedule.types';
 
 /**
  * Lease pressure (issue 35): the moments where a relay must look at its lease, made frequent
  * instead of left to luck. Single lease, 2-3 relays, a short lease, a backlog of 30-70
- * transactions being published with slow acknowledgements, and on top of it, each maybe:
- * - graceful stops (`leave`) of the relay that publishes, with `shutdownTimeoutMs` from 0
- *   (publishes abandoned at once) to 3 leases (the stop outlives the lease unless it renews);
- * - a pause (GC) of 0.6-3 leases (of one relay, or of two one after the other), from shortly after one partition of the backlog's topic began
- *   to refuse with a retriable error: kafkajs retries the call across the pause, the publisher
- *   then sends the other partitions' part again (checking the lease first), and what was
- *   acknowledged is marked after the pause;
- * - slow database calls (renewals that land late, terms that take long to end).
+ * transactions being published with slow acknowledgements (in two schedules of three, about
+ * what is left of the lease when a stop begins), and on top of it:
+ * - one or two graceful stops (`leave`) of the relay leading then, with `shutdownTimeoutMs`
+ *   from 0 (publishes abandoned at once) to 3 leases (the stop outlives the lease unless it
+ *   renews);
+ * - a pause (GC) of 0.6-3 leases of the leader, maybe one of the leader a lease or more later
+ *   too, from shortly after one partition of the backlog's topic began to refuse with a
+ *   retriable error: kafkajs retries the call across the pause, the publisher then sends the
+ *   other partitions' part again (checking the lease first), and what was acknowledged is
+ *   marked after the pause;
+ * - maybe slow database calls (renewals that land late, terms that take long to end).
  * (e), (g) and (k) judge what is sent, written and marked around these moments.
  */
 const pressureArbitrary = fc.record({
@@ -20,7 +24,7 @@ const pressureArbitrary = fc.record({
   durationMs: fc.integer({ min: 1_000, max: 3_000 }),
   renewDivisor: fc.integer({ min: 3, max: 6 }),
   /** `shutdownTimeoutMs` in leases (0: abandon at once). */
-  stopLeases: fc.constantFrom(0, 0.3, 1.5, 3),
+  stopLeases: fc.constantFrom(0, 0.3, 1, 1.5, 3),
   relays: fc.array(fc.integer({ min: -1_500, max: 1_500 }), { minLength: 2, maxLength: 3 }),
   burst: fc.record({
     at: fc.integer({ min: 500, max: 6_000 }),
@@ -29,22 +33,30 @@ const pressureArbitrary = fc.record({
     aggregates: fc.integer({ min: 4, max: 8 }),
   }),
   slowAckMs: fc.integer({ min: 100, max: 1_500 }),
-  stops: fc.array(
-    fc.record({ offset: fc.integer({ min: 0, max: 3_000 }), target: fc.nat({ max: 2 }) }),
-    { maxLength: 2 },
-  ),
+  /**
+   * In two schedules of three, acknowledgements slowed instead to about what is left of the
+   * lease when a stop begins: the lease minus this share of `renewMs` (the stop must renew it
+   * for the last acknowledgements to be marked).
+   */
+  ackNearLapse: fc.option(fc.double({ min: 1 / 6, max: 5 / 6, noNaN: true }), { freq: 3 }),
+  /** Of the relay leading then (a stop of another one changes nothing around the lease). */
+  stops: fc.array(fc.integer({ min: 0, max: 3_000 }), { minLength: 1, maxLength: 2 }),
   restartMs: fc.integer({ min: 0, max: 3_000 }),
-  /** One of the first two relays; the other one maybe too, `otherMs` later (either may lead). */
+  /** Of the relay leading then; maybe of the one leading later too. */
   pause: fc.record({
     offset: fc.integer({ min: 0, max: 3_000 }),
-    target: fc.nat({ max: 1 }),
     leases: fc.double({ min: 0.6, max: 3, noNaN: true }),
-    otherMs: fc.option(fc.integer({ min: 0, max: 2_000 })),
+    /** When the second pause begins, in leases after the first began (past a take-over). */
+    next: fc.option(fc.double({ min: 1, max: 2.5, noNaN: true })),
   }),
-  /** Sends failing (retried by kafkajs within the call) from shortly before the pause. */
+  /**
+   * Sends failing (retried by kafkajs within the call): from an acknowledgement's delay and
+   * `beforeMs` before the pause (a call refused then is answered and retried around the pause)
+   * to `afterMs` after it began.
+   */
   refusing: fc.record({
     beforeMs: fc.integer({ min: 20, max: 1_500 }),
-    durationMs: fc.integer({ min: 300, max: 4_000 }),
+    afterMs: fc.integer({ min: 300, max: 4_000 }),
     partition: fc.nat({ max: 3 }),
   }),
   slowDb: fc.option(
@@ -74,50 +86,62 @@ function backlog(raw: Pressure, writers: number): SimTransactionData[] {
   }));
 }
 
-/**
- * When a stop of `target` comes: not within its own pause (a process in a pause runs nothing,
- * its stop included; it begins once the pause is over).
- */
-function stopAt(raw: Pressure, durationMs: number, offset: number, target: number): number {
-  const at = raw.burst.at + offset;
-  const pauseAt = raw.burst.at + raw.pause.offset;
-  const pauseEnd = pauseAt + Math.round(raw.pause.leases * durationMs);
-  const { otherMs } = raw.pause;
-  const shift = target === raw.pause.target ? 0 : otherMs;
-  if (shift === null) return at;
-  return at >= pauseAt + shift && at <= pauseEnd + shift ? pauseEnd + shift + 1 : at;
+/** The pauses' windows, [from, to]. */
+function pauses(raw: Pressure, durationMs: number): Array<[number, number]> {
+  const at = raw.burst.at + raw.pause.offset;
+  const duration = Math.round(raw.pause.leases * durationMs);
+  const windows: Array<[number, number]> = [[at, at + duration]];
+  if (raw.pause.next !== null) {
+    const next = at + Math.round(raw.pause.next * durationMs);
+    windows.push([next, next + duration]);
+  }
+  return windows;
 }
 
-function faults(raw: Pressure, durationMs: number): Fault[] {
+/**
+ * When a stop comes: not within a pause (a process in a pause runs nothing, its stop included;
+ * the leader may be the paused one).
+ */
+function stopAt(raw: Pressure, durationMs: number, offset: number): number {
+  let at = raw.burst.at + offset;
+  for (const [from, to] of pauses(raw, durationMs)) if (at >= from && at <= to) at = to + 1;
+  return at;
+}
+
+function faults(raw: Pressure, durationMs: number, renewMs: number): Fault[] {
   const { burst } = raw;
   const at = (offset: number) => burst.at + offset;
+  const ackMs =
+    raw.ackNearLapse === null ? raw.slowAckMs : Math.round(durationMs - raw.ackNearLapse * renewMs);
   const list: Fault[] = [
     {
       kind: 'slow-ack',
       at: burst.at,
       duration: burst.spreadMs + 4_000,
       target: 0,
-      param: raw.slowAckMs,
+      param: ackMs,
     },
-    ...raw.stops.map(({ offset, target }) => ({
+    ...raw.stops.map((offset) => ({
       kind: 'leave' as const,
-      at: stopAt(raw, durationMs, offset, target),
+      at: stopAt(raw, durationMs, offset),
       duration: raw.restartMs,
-      target,
+      target: THE_LEADER,
+      param: 0,
+    })),
+    ...pauses(raw, durationMs).map(([from, to]) => ({
+      kind: 'pause' as const,
+      at: from,
+      duration: to - from,
+      target: THE_LEADER,
       param: 0,
     })),
   ];
-  const { offset, target, leases, otherMs } = raw.pause;
-  const duration = Math.round(leases * durationMs);
-  list.push({ kind: 'pause', at: at(offset), duration, target, param: 0 });
-  if (otherMs !== null) {
-    list.push({ kind: 'pause', at: at(offset + otherMs), duration, target: 1 - target, param: 0 });
-  }
-  const { beforeMs, durationMs: refusing, partition } = raw.refusing;
+  const { beforeMs, afterMs, partition } = raw.refusing;
+  const refusingAt = Math.max(0, at(raw.pause.offset) - ackMs - beforeMs);
   list.push({
     kind: 'kafka-partition-retriable',
-    at: Math.max(0, at(offset) - beforeMs),
-    duration: refusing,
+    at: refusingAt,
+    duration: at(raw.pause.offset) + afterMs - refusingAt,
     target: 0,
     param: partition,
   });
@@ -146,6 +170,6 @@ export const leasePressureSchedules: fc.Arbitrary<Schedule> = pressureArbitrary.
     world: { ...base.world, topics },
     relays: { skewsMs: raw.relays },
     transactions: [...base.transactions.slice(0, 5), ...backlog(raw, base.world.writers)],
-    faults: faults(raw, durationMs),
+    faults: faults(raw, durationMs, renewMs),
   });
 });

@@ -62,6 +62,13 @@ export const TARGETED_FAULT_KINDS: readonly FaultKind[] = FAULT_KINDS.filter((ki
   kind.startsWith('kafka-'),
 );
 
+/**
+ * A relay target of a `leave` or a `pause`: whichever relay leads when the fault begins (a deploy
+ * or a GC pause hits any instance, the leader as well); none leading (one that stops holds the
+ * lease but leads no more), the fault does nothing.
+ */
+export const THE_LEADER = -1;
+
 /** One fault: what, when (virtual ms), for how long, and on what. */
 export interface Fault {
   kind: FaultKind;
@@ -69,7 +76,7 @@ export interface Fault {
   duration: number;
   /**
    * The target, by kind: a relay index (crash, crash-at-call, crash-in-timer, pause, clock-skew,
-   * clock-drift), an aggregate
+   * clock-drift; `THE_LEADER`: the relay leading when the fault begins, for leave and pause), an aggregate
    * type index (kafka-topic-*, kafka-partitions-added), a type and partition (kafka-partition-retriable,
    * kafka-ambiguous-ack), a transaction (kafka-oversize-event, kafka-poison-event).
    */

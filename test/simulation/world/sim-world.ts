@@ -18,7 +18,7 @@ import { SimStateStore } from '../mongo/sim-state.store';
 import { SIM_TOPIC_PREFIX, SimWriters } from '../mongo/sim-writers';
 import { SimProcess } from '../process/sim-process';
 import { ActiveFaults } from '../schedule/active-faults';
-import { CRASH_AT_CALL_WINDOW_MS, faultsEnd } from '../schedule/schedule.types';
+import { CRASH_AT_CALL_WINDOW_MS, faultsEnd, THE_LEADER } from '../schedule/schedule.types';
 import type { Fault, Schedule } from '../schedule/schedule.types';
 import { toKafkaMessage } from '../../../lib/publisher/kafka-message.mapper';
 import type { CheckpointFact } from './sim.history';
@@ -490,11 +490,20 @@ export class SimWorld {
     });
   }
 
+  /** The live relay that leads now, if one does. */
+  private leading(): SimNode | undefined {
+    return this.nodes.find(
+      (node) => node.process.isAlive && node.relay?.status().role === 'leader',
+    );
+  }
+
   /** Puts one fault of the plan into effect (window faults are read by the models directly). */
   private arm(fault: Fault): void {
     this.history.countFault(fault.kind);
-    const node = (): SimNode | undefined =>
-      this.nodes.length > 0 ? this.nodes[fault.target % this.nodes.length] : undefined;
+    const node = (): SimNode | undefined => {
+      if (fault.target === THE_LEADER) return this.leading();
+      return this.nodes.length > 0 ? this.nodes[fault.target % this.nodes.length] : undefined;
+    };
     const onLiveNode = (label: string, act: (target: SimNode) => void): void => {
       this.scheduler.at(fault.at, 'faults', label, () => {
         const target = node();
