@@ -12,7 +12,8 @@ import type { RelayNodeDeps } from '../relay-node.deps';
 import type { OutboxRelayMetrics } from '../relay.metrics';
 import { RelayNode } from '../relay.node';
 import type { ResolvedRelayOptions } from '../relay.options';
-import type { PartitionStatus, RelayStatus, StreamState } from '../relay.status';
+import type { PartitionStatus, RelayStatus } from '../relay.status';
+import { combinedStatus } from '../term/combined-status';
 import { LayoutGate } from './layout.gate';
 import { aggregateGauges, partitionMetrics } from './partition.metrics';
 import { planShare } from './partition-share';
@@ -167,13 +168,7 @@ export class PartitionedRelayNode {
     return {
       running: this.running,
       role: !this.running ? 'stopped' : own.length > 0 ? 'leader' : 'standby',
-      stream: worstStream(statuses.map((status) => status.stream)),
-      streamError: statuses.find((status) => status.streamError)?.streamError,
-      brokerPausedUntil: statuses.find((status) => status.brokerPausedUntil)?.brokerPausedUntil,
-      configurationError: statuses.find((status) => status.configurationError)?.configurationError,
-      heldDestinations: statuses.flatMap((status) => status.heldDestinations),
-      inFlight: { events: this.budget.events, bytes: this.budget.bytes },
-      trackedAggregates: statuses.reduce((sum, status) => sum + status.trackedAggregates, 0),
+      ...combinedStatus(statuses, { events: this.budget.events, bytes: this.budget.bytes }),
       partitions,
     };
   }
@@ -373,10 +368,4 @@ export class PartitionedRelayNode {
       this.logger.warn(`Could not stamp slots (retried next sweep): ${describeError(error)}`);
     }
   }
-}
-
-/** The state that needs attention first (`retrying` over `draining` over `following`). */
-export function worstStream(states: readonly StreamState[]): StreamState {
-  const order: StreamState[] = ['retrying', 'draining', 'following'];
-  return order.find((state) => states.includes(state)) ?? 'stopped';
 }

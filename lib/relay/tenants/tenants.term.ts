@@ -4,11 +4,11 @@ import { aggregateGauges, partitionMetrics } from '../partitions/partition.metri
 import { everyInTurn, type RelayJob } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import { labelled } from '../partitions/partition.relay';
-import { worstStream } from '../partitions/partitioned-relay.node';
 import type { RelayNodeDeps } from '../relay-node.deps';
 import type { OutboxRelayMetrics } from '../relay.metrics';
 import type { ResolvedRelayOptions } from '../relay.options';
 import type { TenantDatabaseStatus } from '../relay.status';
+import { combinedStatus } from '../term/combined-status';
 import type { LeaderTerm, TermStatus } from '../term/leader-term';
 import { RelayTerm } from '../term/relay.term';
 import type { TermEnd } from '../term/term-end';
@@ -172,13 +172,7 @@ export class TenantsTerm implements LeaderTerm {
     }
     tenants.sort((a, b) => (a.database < b.database ? -1 : a.database > b.database ? 1 : 0));
     return {
-      stream: worstStream(statuses.map((status) => status.stream)),
-      streamError: statuses.find((status) => status.streamError)?.streamError,
-      brokerPausedUntil: statuses.find((status) => status.brokerPausedUntil)?.brokerPausedUntil,
-      configurationError: statuses.find((status) => status.configurationError)?.configurationError,
-      heldDestinations: statuses.flatMap((status) => status.heldDestinations),
-      inFlight: { events: this.budget.events, bytes: this.budget.bytes },
-      trackedAggregates: statuses.reduce((sum, status) => sum + status.trackedAggregates, 0),
+      ...combinedStatus(statuses, { events: this.budget.events, bytes: this.budget.bytes }),
       tenants,
     };
   }
