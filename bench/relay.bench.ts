@@ -271,6 +271,7 @@ class MarkOnlyStore implements OutboxRelayStore {
   pendingStats = async (): Promise<{ count: number }> => ({ count: 0 });
   serverTime = async (): Promise<Date> => new Date();
   majorityTime = async (): Promise<Date> => new Date();
+  majorityWriteTime = async (): Promise<Date> => new Date();
   findDueAggregates = async (): Promise<[]> => [];
   nextDueAt = async (): Promise<undefined> => undefined;
   scheduledStats = async (): Promise<{ count: number }> => ({ count: 0 });

@@ -2,7 +2,7 @@ import type { mongo } from 'mongoose';
 import { OutboxConnectionHost } from '../common/outbox-connection.host';
 import { OUTBOX_STORAGE_OPTIONS } from '../common/outbox.constants';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
-import { DUE_ORDER } from '../documents/outbox-event.document';
+import { DUE_RUN_ORDER } from '../documents/outbox-event.document';
 import type { OutboxDoc } from '../documents/outbox-event.document';
 import { cancelScheduledEvent } from '../events/schedule/cancel-scheduled-event';
 import { CANCEL_PROJECTION, cancelResultOf } from '../events/schedule/cancel-result';
@@ -19,7 +19,7 @@ type ScheduledRow = Pick<OutboxDoc, (typeof ROW_FIELDS)[number]>;
 
 /**
  * Pending scheduled events by due time. The filter holds the relay's partial filter (`pending`,
- * `availableAt` exists) and sorts by its key, so it reads on `outbox_relay_scheduled` when the
+ * `availableAt` exists) and sorts by its key, so it reads on `outbox_relay_due_runs` when the
  * relay created it: a partial index serves a query whose filter implies its partial filter
  * (https://www.mongodb.com/docs/manual/core/index-partial/#query-coverage). No hint, so a
  * database without that index is still listed.
@@ -42,7 +42,7 @@ async function listScheduled(
       },
       { projection: { _id: 0, ...Object.fromEntries(ROW_FIELDS.map((field) => [field, 1])) } },
     )
-    .sort(DUE_ORDER)
+    .sort(DUE_RUN_ORDER)
     .limit(command.limit)
     .toArray();
 }
@@ -123,11 +123,19 @@ async function printList(
  * (https://www.mongodb.com/docs/manual/core/write-operations-atomicity/), and the events are
  * independent of each other: one that cannot be cancelled must not undo the others.
  */
-async function cancelEach(
+/**
+ * Cancels (or previews) each event named. The cancels are written with `w: "majority"` whatever
+ * the URI says, as the relay writes: with `w: 1` a failover can roll back a cancel already
+ * reported as `cancelled` (https://www.mongodb.com/docs/manual/core/replica-set-rollbacks/).
+ */
+export async function cancelEach(
   outbox: mongo.Collection<OutboxDoc>,
   command: ScheduledCommand,
   io: CliIo,
 ): Promise<number> {
+  const majority = outbox.db.collection<OutboxDoc>(outbox.collectionName, {
+    writeConcern: { w: 'majority' },
+  });
   const now = command.dryRun ? await serverTime(outbox.db) : undefined;
   const results = [];
   for (const eventId of command.eventIds) {
@@ -137,7 +145,9 @@ async function cancelEach(
       continue;
     }
     results.push(
-      now ? await previewCancel(outbox, eventId, now) : await cancelScheduledEvent(outbox, eventId),
+      now
+        ? await previewCancel(outbox, eventId, now)
+        : await cancelScheduledEvent(majority, eventId),
     );
   }
   const ok = (outcome: string) => outcome === 'cancelled' || outcome === 'would-cancel';

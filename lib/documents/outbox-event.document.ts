@@ -177,8 +177,12 @@ export const PUBLISHABLE_NOW = { status: 'pending', availableAt: { $exists: fals
 const PENDING = { status: 'pending' };
 const MARKED = { status: 'pending', nextAttemptAt: { $exists: true } };
 const SCHEDULED = { status: 'pending', availableAt: { $exists: true } };
-/** The due reader's order: scheduled events by due time. */
-export const DUE_ORDER = { availableAt: 1, _id: 1 } as const;
+/**
+ * The due reader's order: scheduled events by due time, then aggregate (so that the events of
+ * one aggregate due at one time, a run, lie together and the reader seeks past a run in one
+ * step: `DueAggregatesCollector`), then `_id`.
+ */
+export const DUE_RUN_ORDER = { availableAt: 1, ...BY_AGGREGATE, _id: 1 } as const;
 const partial = (key: Record<string, 1>, name: string, filter: object) =>
   ({ key, name, partialFilterExpression: filter }) as const;
 
@@ -197,8 +201,8 @@ export const RELAY_OUTBOX_INDEXES = {
   marked: partial(BY_AGGREGATE, 'outbox_relay_marked', MARKED),
   slotOrder: partial(SLOT_DRAIN_ORDER, 'outbox_relay_slot_order', PENDING),
   slotMarked: partial({ slot: 1, ...BY_AGGREGATE }, 'outbox_relay_slot_marked', MARKED),
-  scheduled: partial(DUE_ORDER, 'outbox_relay_scheduled', SCHEDULED),
-  slotScheduled: partial({ slot: 1, ...DUE_ORDER }, 'outbox_relay_slot_scheduled', SCHEDULED),
+  scheduled: partial(DUE_RUN_ORDER, 'outbox_relay_due_runs', SCHEDULED),
+  slotScheduled: partial({ slot: 1, ...DUE_RUN_ORDER }, 'outbox_relay_slot_due_runs', SCHEDULED),
   retention: { key: { publishedAt: 1 }, name: 'outbox_relay_retention' },
   /** The same retention for cancelled scheduled events (only they have `cancelledAt`). */
   cancelledRetention: { key: { cancelledAt: 1 }, name: 'outbox_cancelled_retention' },

@@ -116,8 +116,8 @@ describe('stored formats', () => {
         options: { name: 'outbox_relay_marked', partialFilterExpression: marked },
       },
       {
-        key: { availableAt: 1, _id: 1 },
-        options: { name: 'outbox_relay_scheduled', partialFilterExpression: scheduled },
+        key: { availableAt: 1, aggregateType: 1, aggregateId: 1, _id: 1 },
+        options: { name: 'outbox_relay_due_runs', partialFilterExpression: scheduled },
       },
       ...(partitions > 1
         ? [
@@ -130,9 +130,9 @@ describe('stored formats', () => {
               options: { name: 'outbox_relay_slot_marked', partialFilterExpression: marked },
             },
             {
-              key: { slot: 1, availableAt: 1, _id: 1 },
+              key: { slot: 1, availableAt: 1, aggregateType: 1, aggregateId: 1, _id: 1 },
               options: {
-                name: 'outbox_relay_slot_scheduled',
+                name: 'outbox_relay_slot_due_runs',
                 partialFilterExpression: scheduled,
               },
             },
@@ -153,12 +153,12 @@ describe('stored formats', () => {
         { status: 1, availableAt: 1, _id: 1 },
         { aggregateType: 1, aggregateId: 1, sequence: 1, _id: 1 },
         { aggregateType: 1, aggregateId: 1 },
-        { availableAt: 1, _id: 1 },
+        { availableAt: 1, aggregateType: 1, aggregateId: 1, _id: 1 },
         ...(partitions > 1
           ? [
               { slot: 1, aggregateType: 1, aggregateId: 1, sequence: 1, _id: 1 },
               { slot: 1, aggregateType: 1, aggregateId: 1 },
-              { slot: 1, availableAt: 1, _id: 1 },
+              { slot: 1, availableAt: 1, aggregateType: 1, aggregateId: 1, _id: 1 },
             ]
           : []),
         { publishedAt: 1 },

@@ -172,6 +172,7 @@ export class OutboxHealthIndicator {
     }
     return {
       count: stats.count,
+      ...(stats.countCapped ? { countCapped: true } : {}),
       ...(stats.nextDueAt ? { nextDueAt: stats.nextDueAt } : {}),
       ...(overdue !== undefined ? { oldestOverdueAgeMs: overdue } : {}),
     };

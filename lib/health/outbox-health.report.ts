@@ -71,7 +71,9 @@ export interface OutboxHealthReport {
 
 /** The pending scheduled events, on the server's clock. */
 export interface ScheduledHealth {
+  /** Counted up to 10,000 (`countCapped`: at least that many). */
   count: number;
+  countCapped?: true;
   /** The earliest due time still to come. */
   nextDueAt?: Date;
   /** How long the oldest due one has been due and is still pending, ms. */

@@ -16,7 +16,9 @@ import {
 } from '../common/outbox.constants';
 import type { OutboxStorageOptions } from '../common/outbox-storage.options';
 import type { OutboxPublisher } from '../publisher/outbox-publisher.interface';
+import type { mongo } from 'mongoose';
 import { OUTBOX_TENANTS_OPTIONS, type TenantsSetting } from '../tenants/tenants.resolved';
+import { deploymentKindOf, deploymentWarning } from './mongo/deployment-kind';
 import { MongoChangeSource } from './mongo/mongo-change.source';
 import { MongoOutboxRelayStore } from './mongo/mongo-outbox-relay.store';
 import { MongoRelayPartitions } from './mongo/mongo-relay-partitions';
@@ -48,6 +50,7 @@ export type OutboxRelayPorts = Omit<PartitionedRelayNodeDeps, 'publisher' | 'met
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
+  private deploymentChecked = false;
   private readonly relayOptions: ResolvedRelayOptions | undefined;
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private node?: PartitionedRelayNode;
@@ -128,6 +131,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       );
     }
     const { collections } = this.options;
+    await this.warnOfDeployment(db);
     const outbox = new MongoOutboxRelayStore(db, collections);
     const indexes = (store: MongoOutboxRelayStore) =>
       ensureRelayIndexes(
@@ -164,6 +168,15 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         idleMs: relay.idleMs,
       }),
     };
+  }
+
+  /** Through mongos the cancel race protection rests on the shards' clocks: say so once. */
+  private async warnOfDeployment(db: mongo.Db): Promise<void> {
+    if (this.deploymentChecked) return;
+    this.deploymentChecked = true;
+    const hello = await db.command({ hello: 1 }).catch(() => undefined);
+    const warning = hello && deploymentWarning(deploymentKindOf(hello));
+    if (warning) this.logger.warn(warning);
   }
 
   /**

@@ -252,6 +252,35 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     checks: ['simulation'],
   },
+  // ------------------------------------------------------------ issue 31: the due path on mongod's clock
+  {
+    id: 'due-by-extrapolated',
+    description:
+      'the due reader extrapolates the due time past what the server reported (the majority time read last + the time since on this machine): a cancellation committed before the due time but still replicating is not seen, and the event goes out',
+    file: 'lib/relay/scheduled/due.reader.ts',
+    edits: [
+      {
+        find: '    return new Date(this.majorityAt);\n',
+        replace:
+          '    return new Date(this.majorityAt + (this.deps.clock.monotonic() - this.majorityAtMonotonic));\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'due-by-primary-clock',
+    description:
+      "the due reader reads the primary's local time (hello.localTime), not the majority time: a cancellation committed just before the due time but not yet majority-committed is not seen by the reads that publish the event",
+    file: 'lib/relay/scheduled/due.reader.ts',
+    edits: [
+      {
+        find: '    let majorityNow = await outbox.majorityTime();\n',
+        replace:
+          '    let majorityNow = await (outbox as unknown as { serverTime(): Promise<Date> }).serverTime();\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
   // ------------------------------------------------------------ caught before issue 19
   {
     id: 'settle-before-ack',

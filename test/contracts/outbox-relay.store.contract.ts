@@ -53,6 +53,10 @@ export const OUTBOX_STORE_CASES = {
     'with a slot range, a drain page holds the events without a slot that come before its events of their aggregate (same read), no others',
   scheduled:
     'scheduled events (availableAt): drain pages, stale scans and pendingStats skip them; findPendingOfAggregates(dueBy) leaves out those not due; findDueAggregates by (availableAt, _id), each aggregate once, marked (nextAttemptAt) or unmarked events apart; nextDueAt (after); scheduledStats; majorityTime is a Date not after serverTime',
+  duePage:
+    'findDueAggregates answers distinct aggregates, at most limit: one aggregate with more due events than any page the store reads (1,000, inheriting one due time) hides none due after it, in the partition range too, marked or not',
+  majorityWrite:
+    'majorityWriteTime is the server time of a majority write, in milliseconds: not before the majorityTime read before it, not after the serverTime read after it',
 } as const;
 
 export type OutboxStoreCase = keyof typeof OUTBOX_STORE_CASES;
@@ -300,6 +304,47 @@ export function outboxRelayStoreContract(
       { aggregateType: 'Order', aggregateId: 's2', availableAt: at(2_000) },
       { aggregateType: 'Order', aggregateId: 's1', availableAt: at(3_000) },
     ]);
+  });
+
+  test('duePage', async () => {
+    // The production store read `limit * 4` due events and grouped them: `big` filled the page.
+    const big = Array.from({ length: 1_000 }, () =>
+      contractEvent('big', { availableAt: at(1_000) }),
+    );
+    const after = contractEvent('after', { availableAt: at(1_001) });
+    const later = contractEvent('later', { availableAt: at(1_002) });
+    await f.insert([...big, after, later]);
+    const refs = (due: Array<{ aggregateId: string }>) => due.map((ref) => ref.aggregateId);
+    expect(refs(await store.findDueAggregates(at(5_000), 2, false))).toEqual(['big', 'after']);
+    expect(refs(await store.findDueAggregates(at(5_000), 10, false))).toEqual([
+      'big',
+      'after',
+      'later',
+    ]);
+    expect(refs(await store.findDueAggregates(at(1_001), 10, false))).toEqual(['big', 'after']);
+    // Held back: the first 300 of `big` are marked, the rest not; both reads find `after`.
+    await store.markHeld(
+      big.slice(0, 300).map((event) => event._id),
+      at(0),
+      1,
+    );
+    expect(refs(await store.findDueAggregates(at(5_000), 2, true))).toEqual(['big']);
+    expect(refs(await store.findDueAggregates(at(5_000), 2, false))).toEqual(['big', 'after']);
+    const everyEvent = { from: 0, to: 4096 };
+    expect(refs(await f.store(everyEvent).findDueAggregates(at(5_000), 3, false))).toEqual([
+      'big',
+      'after',
+      'later',
+    ]);
+  });
+
+  test('majorityWrite', async () => {
+    const before = await store.majorityTime();
+    const written = await store.majorityWriteTime();
+    const after = await store.serverTime();
+    expect(written instanceof Date).toBe(true);
+    expect(written.getTime()).toBeGreaterThanOrEqual(before.getTime());
+    expect(written.getTime()).toBeLessThanOrEqual(after.getTime());
   });
 
   test('published', async () => {

@@ -8,13 +8,13 @@ import type { AggregateRef, OutboxDoc } from '../../documents/outbox-event.docum
 import type { ScheduleQuery, ScheduleSnapshot } from './schedule.resolver';
 
 interface SnapshotDoc {
-  latest: Array<{ _id: AggregateRef; at: Date }>;
+  latest: Array<{ _id: AggregateRef; at: Date; lastId: unknown }>;
   now?: Date | null;
 }
 
 /**
- * One aggregation in the transaction's session: the latest `availableAt` of the pending
- * scheduled events of `query.aggregates` (on the partial index
+ * One aggregation in the transaction's session: the latest `availableAt` and the greatest `_id`
+ * of the pending scheduled events of `query.aggregates` (on the partial index
  * `OUTBOX_SCHEDULED_BY_AGGREGATE_INDEX`: every `$or` branch repeats its filter, so each can use
  * it) and the server's time. `$$NOW` is the server's current time, the same in every stage
  * (https://www.mongodb.com/docs/manual/reference/aggregation-variables/#mongodb-variable-variable.NOW,
@@ -38,6 +38,7 @@ export async function readScheduleSnapshot(
                 $group: {
                   _id: { aggregateType: '$aggregateType', aggregateId: '$aggregateId' },
                   at: { $max: '$availableAt' },
+                  lastId: { $max: '$_id' },
                 },
               },
             ],
@@ -49,8 +50,12 @@ export async function readScheduleSnapshot(
     )
     .toArray();
   const latest = new Map<string, Date>();
-  for (const { _id, at } of doc?.latest ?? []) latest.set(aggregateKey(_id), at);
-  return { now: doc?.now ?? undefined, latest };
+  const lastIds = new Map<string, unknown>();
+  for (const { _id, at, lastId } of doc?.latest ?? []) {
+    latest.set(aggregateKey(_id), at);
+    lastIds.set(aggregateKey(_id), lastId);
+  }
+  return { now: doc?.now ?? undefined, latest, lastIds };
 }
 
 /** The filter of the pending scheduled events of `aggregates`, one `$or` branch per type. */

@@ -1,3 +1,4 @@
+import { Types } from 'mongoose';
 import type { NewOutboxEvent } from '../../documents/outbox-event.document';
 import { OutboxError } from '../../common/errors/outbox.error';
 import { IMMEDIATE } from './emit-schedule';
@@ -148,5 +149,25 @@ describe('due times: own time, or the server time + delay, raised to the aggrega
     })();
     expect(error).toBeInstanceOf(OutboxError);
     expect((error as OutboxError).code).toBe('OUTBOX_SERVER_TIME_UNAVAILABLE');
+  });
+});
+
+describe('order across a delay with two writers and no aggregateSequence', () => {
+  it("an event that waits gets an _id after the waited-for events' greatest, also behind one of its own transaction", () => {
+    const key = aggregateKey({ aggregateType: 'Order', aggregateId: 'a' });
+    // Pod 1 wrote S1 (due at 5 s) a moment ago, in this second; its ObjectId's process part is
+    // larger than any of ours: the ids this process makes now sort before it.
+    const second = Math.floor(Date.now() / 1000) + 1;
+    const s1 = new Types.ObjectId(`${second.toString(16).padStart(8, '0')}${'f'.repeat(16)}`);
+    expect(new Types.ObjectId().toHexString() < s1.toHexString()).toBe(true);
+    const rows = applySchedules([entry('a'), entry('a'), entry('b')], {
+      now: NOW,
+      latest: latestOf([['a', at(5_000)]]),
+      lastIds: new Map([[key, s1]]),
+    });
+    const ids = rows.map((row) => (row as { _id?: Types.ObjectId })._id?.toHexString());
+    expect(ids[0]! > s1.toHexString()).toBe(true);
+    expect(ids[1]! > ids[0]!).toBe(true);
+    expect(ids[2]).toBeUndefined(); // another aggregate: the driver's own id
   });
 });

@@ -1,7 +1,9 @@
+import { Types } from 'mongoose';
 import { OutboxError } from '../../common/errors/outbox.error';
 import { aggregateKey, type AggregateRef } from '../../documents/outbox-event.document';
 import type { NewOutboxEvent } from '../../documents/outbox-event.document';
 import type { ScheduleRequest } from './emit-schedule';
+import { idAfter } from './id-after';
 
 /** An event emitted in a transaction attempt, with its schedule, until the attempt writes it. */
 export interface BufferedEvent {
@@ -24,6 +26,8 @@ export interface ScheduleSnapshot {
   now?: Date;
   /** By `aggregateKey()`; aggregates without pending scheduled events are absent. */
   latest: ReadonlyMap<string, Date>;
+  /** By `aggregateKey()`: the greatest `_id` of those pending scheduled events. */
+  lastIds?: ReadonlyMap<string, unknown>;
 }
 
 /** The read a transaction needs before writing `entries`, or undefined when it needs none. */
@@ -45,13 +49,16 @@ export function scheduleQueryOf(entries: readonly BufferedEvent[]): ScheduleQuer
  * The rows to insert, with `availableAt` set (in emit order):
  * own = `availableAt`, or server time + `delayMs`; an event that waits gets
  * `max(own, latest pending availableAt of its aggregate)`, where the latest counts the events
- * written before it in the same transaction too (those that do not wait included).
+ * written before it in the same transaction too (those that do not wait included), and an `_id`
+ * after theirs (`idAfter`): the relay reads an aggregate by `sequence`, then `_id`, and without
+ * `aggregateSequence` the `_id` alone orders it.
  */
 export function applySchedules(
   entries: readonly BufferedEvent[],
   snapshot: ScheduleSnapshot,
 ): NewOutboxEvent[] {
   const latest = new Map(snapshot.latest);
+  const lastIds = new Map(snapshot.lastIds);
   return entries.map(({ row, schedule }) => {
     const key = aggregateKey(row);
     const own =
@@ -63,7 +70,11 @@ export function applySchedules(
     if (at === -Infinity) return row;
     const availableAt = new Date(at);
     if (at > (latest.get(key)?.getTime() ?? -Infinity)) latest.set(key, availableAt);
-    return { ...row, availableAt };
+    const last = lastIds.get(key);
+    if (!schedule.wait || !(last instanceof Types.ObjectId)) return { ...row, availableAt };
+    const _id = idAfter(last);
+    lastIds.set(key, _id);
+    return { ...row, availableAt, _id } as NewOutboxEvent;
   });
 }
 

@@ -26,7 +26,8 @@ import { eventSlot } from '../../events/event-slot';
 import type { SlotRange } from '../ports/partition-layout';
 import { withOlderUnslotted } from '../ports/unslotted-in-page';
 import { stampMissingSlots } from './missing-slots';
-import { majorityTime, relayCollection, serverTime } from './relay-collections';
+import { RELAY_STATE_COLLECTION } from '../../documents/relay-state.document';
+import { majorityTime, majorityWriteTime, relayCollection, serverTime } from './relay-collections';
 import { ScheduledEventReads } from './scheduled-events.reads';
 
 const ERROR_HISTORY = 20;
@@ -97,12 +98,15 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
   /** With a range only (see `OutboxRelayStore.stampMissingSlots`). */
   readonly stampMissingSlots?: (limit: number) => Promise<number>;
   private readonly scheduled: ScheduledEventReads;
+  /** The relay state collection, where `majorityWriteTime` writes its document. */
+  private readonly dueClock: mongo.Collection<{ _id: string }>;
 
   constructor(
     private readonly db: mongo.Db,
-    names: { outbox: string; deadLetters: string },
+    names: { outbox: string; deadLetters: string; relayState?: string },
     range?: SlotRange,
   ) {
+    this.dueClock = relayCollection(db, names.relayState ?? RELAY_STATE_COLLECTION);
     this.outbox = relayCollection<OutboxDoc>(db, names.outbox);
     this.deadLetters = relayCollection<OutboxDeadLetter>(db, names.deadLetters);
     this.bySlot = range !== undefined;
@@ -119,6 +123,10 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
 
   majorityTime(): Promise<Date> {
     return majorityTime(this.db);
+  }
+
+  majorityWriteTime(): Promise<Date> {
+    return majorityWriteTime(this.db, this.dueClock);
   }
 
   findDueAggregates(dueBy: Date, limit: number, marked: boolean): Promise<DueAggregate[]> {

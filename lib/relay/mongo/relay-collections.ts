@@ -71,3 +71,30 @@ export async function majorityTime(db: mongo.Db): Promise<Date> {
   if (!(majority instanceof Date)) return localTime;
   return majority.getTime() < localTime.getTime() ? majority : localTime;
 }
+
+/** The `_id` of the document of `majorityWriteTime` in the relay state collection. */
+export const DUE_CLOCK_ID = 'due-clock';
+
+/**
+ * A time on the primary's clock, in milliseconds, by which every write is majority-committed:
+ * the primary's `hello.localTime`, read first, then a write with `w: "majority"` to one document
+ * of `state` (the relay state collection). That write comes after every write committed by that
+ * time in the primary's oplog, and its acknowledgement waits until it is majority-committed, so
+ * they are too (https://www.mongodb.com/docs/manual/reference/write-concern/#mongodb-writeconcern-writeconcern.-majority-):
+ * a cancellation committed on that primary by then is seen by the majority reads made after.
+ * It is what `majorityWriteDate` cannot give: that one is in whole seconds and moves only with
+ * writes. (Not `$$NOW` in an update pipeline: the same guarantee, and PoppyDB has no pipeline
+ * `findAndModify`.)
+ */
+export async function majorityWriteTime(
+  db: mongo.Db,
+  state: mongo.Collection<{ _id: string }>,
+): Promise<Date> {
+  const { localTime } = await primaryHello(db);
+  await state.updateOne(
+    { _id: DUE_CLOCK_ID },
+    { $set: { at: localTime }, $inc: { writes: 1 } },
+    { upsert: true },
+  );
+  return localTime;
+}

@@ -52,7 +52,11 @@ export async function ensureRelayIndexes(
  * They cost every write until dropped; a relay does not drop them itself, since relays of the
  * earlier version may still be running in a rolling deploy (docs/operations.md, "Upgrading").
  */
-const REPLACED_INDEXES = { outbox_relay_pending: RELAY_OUTBOX_INDEXES.statusDue.name };
+const REPLACED_INDEXES = {
+  outbox_relay_pending: RELAY_OUTBOX_INDEXES.statusDue.name,
+  outbox_relay_scheduled: RELAY_OUTBOX_INDEXES.scheduled.name,
+  outbox_relay_slot_scheduled: RELAY_OUTBOX_INDEXES.slotScheduled.name,
+};
 
 async function warnOfReplacedIndexes(
   outbox: mongo.Collection<OutboxDoc>,

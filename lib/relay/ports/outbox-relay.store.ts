@@ -35,12 +35,28 @@ export interface FailureRecord {
 export type DueAggregate = AggregateRef & { availableAt: Date };
 
 /** The pending scheduled events (with `availableAt`) in a store's scope, at `now` (server time). */
+/**
+ * The most scheduled events a count reads (`ScheduledStats.count`): each sweep and health probe
+ * counts, and a count of every pending scheduled event reads one index key each.
+ */
+export const SCHEDULED_COUNT_CAP = 10_000;
+
 export interface ScheduledStats {
+  /** Pending scheduled events, counted up to `SCHEDULED_COUNT_CAP` (then `countCapped`: at least that many). */
   count: number;
+  /** The count stopped at `SCHEDULED_COUNT_CAP`. */
+  countCapped?: true;
   /** The earliest `availableAt` still to come (after `now`). */
   nextDueAt?: Date;
   /** The earliest `availableAt` already passed (at or before `now`): due, not yet published. */
   oldestOverdueAt?: Date;
+}
+
+/** `ScheduledStats.count` of `count` pending scheduled events, as the production store counts them. */
+export function cappedScheduledCount(count: number): Pick<ScheduledStats, 'count' | 'countCapped'> {
+  return count >= SCHEDULED_COUNT_CAP
+    ? { count: SCHEDULED_COUNT_CAP, countCapped: true }
+    : { count };
 }
 
 /** An event the sweep looks at: pending for too long, not waiting for a retry. */
@@ -125,6 +141,14 @@ export interface OutboxRelayStore {
    * visible to the reads that decide to publish it. Never after `serverTime()` read later.
    */
   majorityTime(): Promise<Date>;
+  /**
+   * Writes a no-op with `w: "majority"` and returns the server's time when it applied, in
+   * milliseconds: once it resolves, every write committed on that primary before then is
+   * majority-committed (they precede it in the oplog), so it may serve as `majorityTime`. What
+   * the due reader asks when an event is due by its timer but not yet by `majorityTime`, whose
+   * MongoDB value (`majorityWriteDate`) is in whole seconds and moves only with writes.
+   */
+  majorityWriteTime(): Promise<Date>;
   /**
    * Aggregates with a pending scheduled event whose `availableAt` is at or before `dueBy`
    * (server time), by their earliest such event in (`availableAt`, `_id`) order, each once, at

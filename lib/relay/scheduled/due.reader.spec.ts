@@ -162,6 +162,36 @@ describe('DueReader (scheduled events, published once due by the server clock)',
     await t.engine.close(100);
   });
 
+  it("mongod's majority time in whole seconds: an event due at .300 goes out then (the time of a majority write of its own), not when the second ticks", async () => {
+    const t = setup();
+    // What hello reports: the last majority write's time, in whole seconds.
+    t.store.majorityNow = () => new Date(Math.floor((EPOCH + t.clock.t) / 1000) * 1000);
+    t.store.majorityWriteNow = () => new Date(EPOCH + t.clock.t);
+    const event = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(3_300) });
+    t.reader.start();
+    await t.clock.advance(3_300);
+    expect(t.published()).toEqual([event.eventId]);
+    expect(t.calls.filter((call) => call === 'majorityWriteTime')).toHaveLength(1);
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
+  it('dueBy follows the current primary: after a failover to a primary whose clock is behind, catch-up reads use its time', async () => {
+    const t = setup();
+    t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(60_000) });
+    t.server.majorityStill = EPOCH + 5_000;
+    await t.clock.advance(10_000);
+    t.reader.start();
+    await t.clock.advance(0);
+    expect(t.reader.dueBy()).toEqual(t.at(5_000));
+    // The new primary's clock is 2 s behind the old one's: a cancel there checks its own time.
+    t.server.majorityStill = EPOCH + 3_000;
+    await t.clock.advance(5_000);
+    expect(t.reader.dueBy()).toEqual(t.at(3_000));
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
   it('a cancellation majority-committed only after the due time is honoured', async () => {
     const t = setup();
     const event = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(3000) });

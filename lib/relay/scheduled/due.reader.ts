@@ -5,7 +5,10 @@ import type { RelayClock, RelayTimer } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 
 export interface DueReaderDeps {
-  outbox: Pick<OutboxRelayStore, 'majorityTime' | 'findDueAggregates' | 'nextDueAt'>;
+  outbox: Pick<
+    OutboxRelayStore,
+    'majorityTime' | 'majorityWriteTime' | 'findDueAggregates' | 'nextDueAt'
+  >;
   engine: Pick<RelayEngine, 'catchUps'>;
   clock: RelayClock;
   /** False once the term ends. */
@@ -32,6 +35,13 @@ const BUSY_MS = 1000;
  * primary's periodic no-op), and a due time just after it would otherwise be polled for in a loop.
  */
 const STILL_MS = 200;
+/**
+ * How far ahead of `majorityTime` the earliest due time may be for a pass to ask for the time of
+ * a majority write instead (`majorityWriteTime`), ms: mongod's `majorityWriteDate` is in whole
+ * seconds and moves only with writes (on an idle deployment with the primary's no-op every 10 s,
+ * or the relay's lease renewals), so it may stand that far behind a due time already passed.
+ */
+const PRECISE_WITHIN_MS = 15_000;
 
 /**
  * Publishes scheduled events once due: one timer, set for the earliest due time it knows (the
@@ -59,6 +69,8 @@ export class DueReader {
   /** The last majority time read (server clock, ms), and the monotonic clock then. */
   private majorityAt = 0;
   private majorityAtMonotonic = 0;
+  /** The earliest due time known (server clock, ms): the last pass's next, or one noted since. */
+  private dueAt = Infinity;
 
   constructor(
     private readonly options: DueReaderOptions,
@@ -81,6 +93,7 @@ export class DueReader {
   /** A scheduled event due at `availableAt` (server time) was committed: a pass by then. */
   noteDue(availableAt: Date): void {
     if (this.majorityAt === 0) return; // the first pass is under way and reads the collection
+    this.dueAt = Math.min(this.dueAt, availableAt.getTime());
     const elapsed = this.deps.clock.monotonic() - this.majorityAtMonotonic;
     this.fireIn(availableAt.getTime() - (this.majorityAt + elapsed));
   }
@@ -144,8 +157,15 @@ export class DueReader {
     const { outbox } = this.deps;
     const { catchUps } = this.deps.engine;
     // Not the primary's clock: a write it committed before a due time may still be replicating.
-    const majorityNow = await outbox.majorityTime();
-    const advanced = majorityNow.getTime() > this.majorityAt;
+    let majorityNow = await outbox.majorityTime();
+    // A due time passed (or about to) that the reported majority time does not reach yet: the
+    // time of a majority write of our own reaches it, to the millisecond.
+    const behind = this.dueAt - majorityNow.getTime();
+    if (behind > 0 && behind <= PRECISE_WITHIN_MS) majorityNow = await outbox.majorityWriteTime();
+    const advanced = majorityNow.getTime() !== this.majorityAt;
+    // The current primary's time, even when it is behind the last one read (a failover to a
+    // primary whose clock is behind): a cancel there checks its own clock, so a catch-up read
+    // must not take an event that primary still lets be cancelled.
     if (advanced) {
       this.majorityAt = majorityNow.getTime();
       this.majorityAtMonotonic = this.deps.clock.monotonic();
@@ -173,6 +193,7 @@ export class DueReader {
     // The aggregates handed over are the engine's now; the next pass is for what comes due next,
     // or sooner for the aggregates the engine was busy with (it may not read them again).
     const next = await outbox.nextDueAt(majorityNow);
+    this.dueAt = next === undefined ? Infinity : next.getTime();
     let wait = next === undefined ? Infinity : next.getTime() - majorityNow.getTime();
     if (!advanced) wait = Math.max(wait, STILL_MS);
     return busy > 0 ? Math.min(wait, BUSY_MS) : wait;

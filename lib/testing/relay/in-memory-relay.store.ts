@@ -1,3 +1,5 @@
+import { compareDueRuns, dueAggregatesOf } from '../../relay/scheduled/due-aggregates.collector';
+import { cappedScheduledCount } from '../../relay/ports/outbox-relay.store';
 import type { OutboxEventInput } from '../../documents/outbox-event.envelope';
 import {
   aggregateKey,
@@ -48,6 +50,12 @@ export class InMemoryRelayStore implements OutboxRelayStore {
    * a spec may hold it back to model writes still replicating.
    */
   majorityNow: () => Date = () => this.serverNow();
+  /**
+   * What `majorityWriteTime()` answers (the time of a no-op majority write, never after
+   * `serverNow`). By default `majorityNow`; a spec may make `majorityNow` coarser (whole seconds,
+   * as mongod reports it) and this one precise.
+   */
+  majorityWriteNow: () => Date = () => this.majorityNow();
 
   insert(
     input: Partial<OutboxEventInput> & { aggregateId: string },
@@ -147,6 +155,12 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     return majority < server ? majority : server;
   }
 
+  async majorityWriteTime(): Promise<Date> {
+    this.check();
+    const [majority, server] = [this.majorityWriteNow(), this.serverNow()];
+    return majority < server ? majority : server;
+  }
+
   /** Pending scheduled events by (availableAt, _id). */
   private scheduled(): OutboxDoc[] {
     return this.pending()
@@ -158,19 +172,14 @@ export class InMemoryRelayStore implements OutboxRelayStore {
       );
   }
 
+  /** The production store's reads (`DueAggregatesCollector`) over the documents in memory. */
   async findDueAggregates(dueBy: Date, limit: number, marked: boolean): Promise<DueAggregate[]> {
     this.check();
-    const due = new Map<string, DueAggregate>();
-    for (const doc of this.scheduled()) {
-      if ((doc.availableAt as Date) > dueBy || due.size >= limit) break;
-      if (Boolean(doc.nextAttemptAt) !== marked) continue;
-      const key = aggregateKey(doc);
-      if (!due.has(key)) {
-        const { aggregateType, aggregateId } = doc;
-        due.set(key, { aggregateType, aggregateId, availableAt: doc.availableAt as Date });
-      }
-    }
-    return [...due.values()];
+    const due = this.scheduled()
+      .filter((doc) => (doc.availableAt as Date) <= dueBy && Boolean(doc.nextAttemptAt) === marked)
+      .map((doc) => ({ ...doc, availableAt: doc.availableAt as Date }))
+      .sort(compareDueRuns);
+    return dueAggregatesOf(due, limit);
   }
 
   async nextDueAt(after?: Date): Promise<Date | undefined> {
@@ -182,7 +191,7 @@ export class InMemoryRelayStore implements OutboxRelayStore {
     const scheduled = this.scheduled();
     if (scheduled.length === 0) return { count: 0 };
     return {
-      count: scheduled.length,
+      ...cappedScheduledCount(scheduled.length),
       oldestOverdueAt: scheduled.find((doc) => (doc.availableAt as Date) <= now)?.availableAt,
       nextDueAt: scheduled.find((doc) => (doc.availableAt as Date) > now)?.availableAt,
     };

@@ -10,23 +10,39 @@ describe('SimDatabase (what the relay observes of MongoDB)', () => {
     expect(db.findPendingPage(undefined, 10).map((doc) => doc.aggregateId)).toEqual(['A', 'B']);
   });
 
-  it('majority time: just before the first commit not yet majority-committed, or now', async () => {
+  it("majority time as mongod reports it: the last majority-committed write's time, in whole seconds, moving only with writes (or the 10 s no-op)", async () => {
     const { db, until } = databaseWorld({ lagMs: 50 });
     const majorityTime = () => db.majorityDate().getTime() - SIM_EPOCH_MS;
-    await until(100);
-    expect(majorityTime()).toBe(100); // nothing replicating
-    db.commit([outboxDoc('A')]); // at 100, majority-committed at 150
-    await until(120);
-    db.commit([outboxDoc('B')]); // at 120, at 170
-    await until(149);
-    expect(majorityTime()).toBe(99);
-    await until(150);
-    expect(majorityTime()).toBe(119);
-    await until(170);
-    expect(majorityTime()).toBe(170);
+    await until(1_500);
+    expect(majorityTime()).toBe(0); // nothing written yet
+    db.commit([outboxDoc('A')]); // at 1 500, majority-committed at 1 550
+    await until(2_300);
+    db.commit([outboxDoc('B')]); // at 2 300, at 2 350
+    await until(2_349);
+    expect(majorityTime()).toBe(1_000); // A's second
+    await until(2_350);
+    expect(majorityTime()).toBe(2_000);
     db.commit([outboxDoc('C')]);
     db.stepdown(10); // C is rolled back: nothing holds the majority time back
-    expect(majorityTime()).toBe(170);
+    expect(majorityTime()).toBe(2_000);
+    await until(9_999);
+    expect(majorityTime()).toBe(2_000); // no write since: it stands still
+    await until(10_000);
+    expect(majorityTime()).toBe(10_000); // the primary's periodic no-op
+  });
+
+  it('majorityWriteTime answers the server time in ms once every earlier commit is majority-committed', async () => {
+    const { db, until } = databaseWorld({ lagMs: 50 });
+    await until(1_234);
+    db.commit([outboxDoc('A')]); // majority-committed at 1 284
+    const answers: number[] = [];
+    db.majorityWriteTime((answer) => {
+      if (answer.ok) answers.push(answer.value.getTime() - SIM_EPOCH_MS);
+    });
+    await until(1_283);
+    expect(answers).toEqual([]);
+    await until(1_284);
+    expect(answers).toEqual([1_234]);
   });
 
   it('numbers events per aggregate in commit order, and reuses numbers of rolled-back commits', async () => {

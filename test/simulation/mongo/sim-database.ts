@@ -22,9 +22,20 @@ import type { RelayLayout, RelayMember } from '../../../lib/relay/ports/relay-pa
 import type { LeaseGrant, StoredCheckpoint } from '../../../lib/relay/ports/relay-state.store';
 import type { SimScheduler } from '../core/sim.scheduler';
 import { SIM_EPOCH_MS } from '../process/sim-process';
+import { cappedScheduledCount } from '../../../lib/relay/ports/outbox-relay.store';
+import {
+  compareDueRuns,
+  dueAggregatesOf,
+  type DueKey,
+} from '../../../lib/relay/scheduled/due-aggregates.collector';
 import type { SimHistory } from '../world/sim.history';
 import { afterToken, highWater, tokenBefore } from './sim-token';
+import type { DbAnswer } from './sim-mongo.connection';
+import { mongoErrors } from './sim-mongo.error';
 import type { SimToken } from './sim-token';
+
+/** The primary writes a no-op to the oplog when nothing was written for this long (mongod's `periodicNoopIntervalSecs`, 10). */
+const PERIODIC_NOOP_MS = 10_000;
 
 /** An outbox document as the simulated server stores it. */
 export interface SimOutboxDoc extends Omit<OutboxEventRecord, 'status'> {
@@ -98,6 +109,13 @@ export class SimDatabase {
   private nextPos = 1;
   private majorityPos = 0;
   private lastMajorityAt = 0;
+  /** When the last majority-committed write applied (virtual ms). */
+  private lastMajorityWriteAt = 0;
+  /** `majorityWriteTime` calls waiting for the majority point; true once answered. */
+  private majorityWaiters: Array<{
+    answer: () => boolean;
+    respond: (answer: DbAnswer<Date>) => void;
+  }> = [];
   private electionUntil = 0;
   private readonly sequences = new Map<string, number>();
   /** The dead-letter collection, by eventId, in the production adapter's document shape. */
@@ -143,18 +161,44 @@ export class SimDatabase {
   }
 
   /**
-   * The majority commit point as a time (as `hello.lastWrite.majorityWriteDate`, bounded by the
-   * server's clock): the latest time T such that every transaction committed by T is
-   * majority-committed, i.e. just before the first commit not yet majority-committed (commits are
-   * majority-committed in oplog order; one rolled back left the oplog), or now without one. A
-   * majority read made after this sees every commit (and cancellation) made by it.
+   * The majority commit point as a time, as mongod reports it in `hello.lastWrite.majorityWriteDate`:
+   * the wall time of the last majority-committed write, in whole seconds (`HelloResponse` appends
+   * it with `appendTimeT`), so it moves only when something is written (a commit, a relay write,
+   * or the primary's periodic no-op every `PERIODIC_NOOP_MS` when nothing else was written), and
+   * never past a commit not yet majority-committed. A majority read made after this sees every
+   * commit (and cancellation) made by it.
    */
   majorityDate(): Date {
     const firstUncommitted = this.oplog.find((entry) => entry.pos > this.majorityPos);
-    const time = firstUncommitted
-      ? Math.min(this.scheduler.now, firstUncommitted.time - 1)
-      : this.scheduler.now;
-    return new Date(SIM_EPOCH_MS + time);
+    const noop = Math.floor(this.scheduler.now / PERIODIC_NOOP_MS) * PERIODIC_NOOP_MS;
+    let time = Math.max(this.lastMajorityWriteAt, noop);
+    if (firstUncommitted) time = Math.min(time, firstUncommitted.time - 1);
+    return new Date(Math.floor((SIM_EPOCH_MS + time) / 1000) * 1000);
+  }
+
+  /** A relay write (lease, marks: majority-committed when they apply) moves the majority time. */
+  noteMajorityWrite(): void {
+    if (this.oplog.some((entry) => entry.pos > this.majorityPos)) return;
+    this.lastMajorityWriteAt = this.scheduler.now;
+  }
+
+  /**
+   * A no-op write with `w: "majority"` (`OutboxRelayStore.majorityWriteTime`): the server's time
+   * when it applies, answered once every commit before it is majority-committed (rolled back
+   * with them at a stepdown: the answer is an error).
+   */
+  majorityWriteTime(respond: (answer: DbAnswer<Date>) => void): void {
+    const at = this.serverDate();
+    const target = this.nextPos - 1;
+    const answer = () => {
+      if (this.majorityPos >= target) {
+        this.lastMajorityWriteAt = Math.max(this.lastMajorityWriteAt, this.scheduler.now);
+        respond({ ok: true, value: at });
+        return true;
+      }
+      return false;
+    };
+    if (!answer()) this.majorityWaiters.push({ answer, respond });
   }
 
   electionActive(): boolean {
@@ -188,6 +232,9 @@ export class SimDatabase {
       }
     }
     this.lastMajorityAt = this.scheduler.now;
+    for (const waiter of this.majorityWaiters)
+      waiter.respond({ ok: false, error: mongoErrors.interrupted(), applied: true });
+    this.majorityWaiters = [];
     this.onStepdown?.();
     return rolledBack;
   }
@@ -260,6 +307,8 @@ export class SimDatabase {
   private advanceMajority(entry: OplogEntry): void {
     if (entry.rolledBack || entry.pos <= this.majorityPos) return;
     this.majorityPos = entry.pos;
+    this.lastMajorityWriteAt = Math.max(this.lastMajorityWriteAt, entry.time);
+    this.majorityWaiters = this.majorityWaiters.filter((waiter) => !waiter.answer());
     for (const stored of entry.docs) {
       const fact = this.history.commits.get(stored.doc.eventId);
       if (fact) fact.majorityAt = this.scheduler.now;
@@ -462,31 +511,25 @@ export class SimDatabase {
       .map((stored) => asRecord(stored.doc));
   }
 
-  /** Pending scheduled events (with `availableAt`) in scope, by (availableAt, _id). */
+  /** Pending scheduled events (with `availableAt`) in scope, in `DUE_RUN_ORDER`. */
   private scheduled(): SimOutboxDoc[] {
     return this.pending()
       .filter((stored) => stored.doc.availableAt !== undefined)
-      .sort(
-        (a, b) =>
-          (a.doc.availableAt as Date).getTime() - (b.doc.availableAt as Date).getTime() ||
-          compareKeys(a.key, b.key),
-      )
+      .sort((a, b) => compareDueRuns(dueKey(a.doc), dueKey(b.doc)) || compareKeys(a.key, b.key))
       .map((stored) => stored.doc);
   }
 
-  /** Aggregates with a due scheduled event marked or not, by their earliest one, each once (as the adapter). */
+  /**
+   * Aggregates with a due scheduled event marked or not, each once, by their earliest one: the
+   * production store's reads (`DueAggregatesCollector`: runs, batch sizes, at most `limit`).
+   */
   findDueAggregates(dueBy: Date, limit: number, marked: boolean): DueAggregate[] {
-    const due = new Map<string, DueAggregate>();
-    for (const doc of this.scheduled()) {
-      if ((doc.availableAt as Date).getTime() > dueBy.getTime() || due.size >= limit) break;
-      if (Boolean(doc.nextAttemptAt) !== marked) continue;
-      const key = aggregateKey(doc);
-      if (!due.has(key)) {
-        const { aggregateType, aggregateId } = doc;
-        due.set(key, { aggregateType, aggregateId, availableAt: doc.availableAt as Date });
-      }
-    }
-    return [...due.values()];
+    const due = this.scheduled().filter(
+      (doc) =>
+        (doc.availableAt as Date).getTime() <= dueBy.getTime() &&
+        Boolean(doc.nextAttemptAt) === marked,
+    );
+    return dueAggregatesOf(due.map(dueKey), limit);
   }
 
   scheduledStats(now: Date): ScheduledStats {
@@ -495,7 +538,7 @@ export class SimDatabase {
     const at = (doc?: SimOutboxDoc) =>
       doc ? new Date((doc.availableAt as Date).getTime()) : undefined;
     return {
-      count: scheduled.length,
+      ...cappedScheduledCount(scheduled.length),
       oldestOverdueAt: at(scheduled.find((doc) => (doc.availableAt as Date) <= now)),
       nextDueAt: at(scheduled.find((doc) => (doc.availableAt as Date) > now)),
     };
@@ -955,4 +998,9 @@ function insertedCopy(doc: SimOutboxDoc): SimOutboxDoc {
   delete copy.deadLetter;
   delete copy.relayFence;
   return copy;
+}
+
+function dueKey(doc: SimOutboxDoc): DueKey {
+  const { aggregateType, aggregateId } = doc;
+  return { aggregateType, aggregateId, availableAt: new Date((doc.availableAt as Date).getTime()) };
 }

@@ -104,6 +104,7 @@ export class SimMongoConnection {
     const promise = new Promise<T>((resolve, reject) => {
       const respond = (answer: DbAnswer<T>): void => {
         fact.appliedAt = this.scheduler.now;
+        if (spec.write && answer.ok) this.db.noteMajorityWrite();
         let final = answer;
         if (answer.ok && failAfter) {
           final = { ok: false, error: mongoErrors.network(), applied: true };

@@ -136,6 +136,13 @@ export class SimOutboxStore implements OutboxRelayStore {
     return this.connection.op({ name: 'majorityTime', write: false }, () => this.db.majorityDate());
   }
 
+  /** The no-op majority write (`SimDatabase.majorityWriteTime`): a clock document, not fenced. */
+  majorityWriteTime(): Promise<Date> {
+    return this.connection.request<Date>({ name: 'majorityWriteTime', write: false }, (respond) =>
+      this.db.majorityWriteTime(respond),
+    );
+  }
+
   findDueAggregates(dueBy: Date, limit: number, marked: boolean): Promise<DueAggregate[]> {
     return this.read('findDueAggregates', () => this.db.findDueAggregates(dueBy, limit, marked));
   }
