@@ -45,6 +45,21 @@ describe('SimDatabase (what the relay observes of MongoDB)', () => {
     expect(answers).toEqual([1_234]);
   });
 
+  it('majorityWriteTime after a stepdown waits only for the commits that survived it (a rolled-back one never becomes majority)', async () => {
+    const { db, until } = databaseWorld({ lagMs: 50 });
+    await until(1_000);
+    db.commit([outboxDoc('A')]); // majority-committed at 1 050
+    await until(1_100);
+    db.commit([outboxDoc('B')]);
+    expect(db.stepdown(10)).toBe(1); // B is rolled back
+    await until(1_200);
+    const answers: number[] = [];
+    db.majorityWriteTime((answer) => {
+      if (answer.ok) answers.push(answer.value.getTime() - SIM_EPOCH_MS);
+    });
+    expect(answers).toEqual([1_200]);
+  });
+
   it('numbers events per aggregate in commit order, and reuses numbers of rolled-back commits', async () => {
     const { db, history, until } = databaseWorld({ lagMs: 10 });
     const first = outboxDoc('A');

@@ -184,12 +184,13 @@ export class SimDatabase {
 
   /**
    * A no-op write with `w: "majority"` (`OutboxRelayStore.majorityWriteTime`): the server's time
-   * when it applies, answered once every commit before it is majority-committed (rolled back
-   * with them at a stepdown: the answer is an error).
+   * when it applies, answered once every commit before it in the oplog is majority-committed
+   * (rolled back with them at a stepdown: the answer is an error). Commits a stepdown rolled back
+   * are not before it: they left the oplog, and their positions never become majority.
    */
   majorityWriteTime(respond: (answer: DbAnswer<Date>) => void): void {
     const at = this.serverDate();
-    const target = this.nextPos - 1;
+    const target = this.oplog[this.oplog.length - 1]?.pos ?? 0;
     const answer = () => {
       if (this.majorityPos >= target) {
         this.lastMajorityWriteAt = Math.max(this.lastMajorityWriteAt, this.scheduler.now);
