@@ -4,7 +4,8 @@ import type { NewOutboxEvent } from '../documents/outbox-event.document';
  * An event a committed transaction emitted, as `OutboxTesting` recorded it. A scheduled event
  * shows its due time in `availableAt` (resolved as in production: own time, or the testing
  * clock + `delayMs`, raised to its aggregate's latest pending one); a cancelled one has
- * `status: 'cancelled'` and `cancelledAt`.
+ * `status: 'cancelled'` and `cancelledAt`, a delivered one `status: 'published'` and
+ * `publishedAt` (the testing clock's time), as the relay marks it.
  */
 export interface EmittedEvent extends NewOutboxEvent {
   /** 1 for the first transaction that committed events in this test, 2 for the next... */
@@ -28,7 +29,7 @@ export interface EmittedEventFilter {
   payload?: Record<string, unknown>;
   /** A part of the headers. */
   headers?: Record<string, string>;
-  /** `pending` or `cancelled` (a delivered event stays `pending`: see `delivered`). */
+  /** `pending`, `published` (delivered by `drain()`) or `cancelled`. */
   status?: EmittedEvent['status'];
   /** With `tenants`: the tenant the event was emitted for. */
   tenant?: string;
@@ -80,7 +81,7 @@ export function describeEmitted(events: readonly EmittedEvent[]): string {
         `  #${e.transaction} ${e.eventType} ${e.aggregateType}/${e.aggregateId} ${JSON.stringify(e.payload)}` +
         (e.tenant !== undefined ? ` tenant ${e.tenant}` : '') +
         (e.availableAt ? ` due ${e.availableAt.toISOString()}` : '') +
-        (e.status === 'cancelled' ? ' (cancelled)' : ''),
+        (e.status === 'pending' ? '' : ` (${e.status})`),
     )
     .join('\n');
 }

@@ -63,7 +63,7 @@ export class OutboxTesting {
 
   /** Events committed but not delivered by `drain()` yet (scheduled ones not due included). */
   pending(): EmittedEvent[] {
-    return this.writer.events.filter((event) => !event.delivered && event.status === 'pending');
+    return this.writer.events.filter((event) => event.status === 'pending');
   }
 
   /** The committed events cancelled before they were due (`OutboxEmitter.cancel`). */
@@ -141,7 +141,8 @@ export class OutboxTesting {
       for (const event of due) {
         if (blocked.has(aggregateKey(event))) continue;
         if (await this.deliver(event, report)) {
-          event.delivered = true;
+          // As the relay marks it: a cancel now says `published`, a later event inherits nothing.
+          Object.assign(event, { delivered: true, status: 'published', publishedAt: this.now() });
           report.delivered.push(event);
         } else blocked.add(aggregateKey(event));
       }
@@ -158,7 +159,7 @@ export class OutboxTesting {
   redeliver(eventId: string): void {
     const event = this.writer.events.find((e) => e.eventId === eventId);
     if (!event) throw new OutboxExpectationError(`No emitted event ${eventId} to deliver again.`);
-    event.delivered = false;
+    Object.assign(event, { delivered: false, status: 'pending', publishedAt: undefined });
   }
 
   /** Messages `@IdempotentHandler` methods dead-lettered during `drain()`. */

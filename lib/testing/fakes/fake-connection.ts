@@ -3,7 +3,7 @@ import type { ClientSession, Connection } from 'mongoose';
 import type { OutboxConnectionHost } from '../../common/outbox-connection.host';
 import type { NewOutboxEvent } from '../../documents/outbox-event.document';
 import type { OutboxEventWriter } from '../../events/outbox-event.writer';
-import type { CancelScheduledResult } from '../../events/schedule/cancel-result';
+import type { CancelScheduledResult, CancelView } from '../../events/schedule/cancel-result';
 import type { ScheduleQuery, ScheduleSnapshot } from '../../events/schedule/schedule.resolver';
 import { cancelInMemory, scheduleSnapshotOf } from '../in-memory-schedule';
 import { TransactionRunner } from '../../transaction/transaction.runner';
@@ -31,6 +31,8 @@ export class FakeSession {
   writes: FakeWrite[] = [];
   /** Called once this attempt commits (dropped when it aborts). */
   commitHooks: Array<() => void> = [];
+  /** What this attempt cancelled, by eventId (it sees its own writes before it commits). */
+  ownCancels = new Map<string, CancelView>();
   constructor(readonly client: object) {}
   inTransaction(): boolean {
     return this.active;
@@ -113,6 +115,7 @@ export class FakeConnection {
       session.active = true;
       session.writes = [];
       session.commitHooks = [];
+      session.ownCancels = new Map();
       try {
         const storage = this.base.transactionAsyncLocalStorage;
         const run = () => fn(session as unknown as ClientSession);
