@@ -16,21 +16,28 @@
  * insertMany of 10 000, with a small payload (the relay reads none of it while they wait).
  * Under `--smoke`: 10 000 pending, a burst of 500, 2 s windows. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { IHeaders, Kafka } from 'kafkajs';
-import { mongo as driver } from 'mongoose';
-import type { OutboxEventRecord } from '../lib';
-import { KAFKA_HEADERS } from '../lib/documents/outbox-event.envelope';
+import type { Kafka } from 'kafkajs';
 import { serverTime } from '../lib/relay/mongo/relay-collections';
 import { check, line, sized } from './bench-part';
 import type { BenchContext, BenchPart } from './bench-part';
-import type { ChildRequest, IdleReport } from './scheduled-relay.child';
-import { RelayChild } from './support/relay-child';
+import type { IdleReport } from './scheduled-relay.child';
 import { backlogDrain } from './relay-drain.bench';
-import { benchKafka, makeEvent, openBenchOutbox, suffix, topicSize } from './support/bench-outbox';
-import type { BenchOutbox } from './support/bench-outbox';
+import { behindHeldAggregate } from './scheduled-behind-held.bench';
+import { benchKafka, openBenchOutbox, topicSize } from './support/bench-outbox';
+import {
+  burstLeadMs,
+  count,
+  DONE_TIMEOUT_MS,
+  insertAll,
+  mb,
+  percentile,
+  ratio,
+  readTopic,
+  scheduledEvent,
+  startRelay,
+  untilNonePending,
+} from './support/scheduled-relay';
 
-const BATCH = 500;
-const INSERT_BATCH = 10_000;
 const pendingCount = (ctx: BenchContext): number =>
   sized(ctx, 'SCHEDULED_BENCH_PENDING', 1_000_000, 10_000);
 const burstSize = (ctx: BenchContext): number => sized(ctx, 'SCHEDULED_BENCH_BURST', 10_000, 500);
@@ -38,82 +45,6 @@ const idleWindowMs = (ctx: BenchContext): number =>
   sized(ctx, 'SCHEDULED_BENCH_IDLE_MS', 10_000, 2_000);
 /** How long a relay is left alone after its start before a window (its start-up reads end). */
 const settleMs = (ctx: BenchContext): number => (ctx.smoke ? 2_000 : 5_000);
-/** How far ahead of the server's time the burst is due: it must all be written before. */
-const burstLeadMs = (ctx: BenchContext): number =>
-  sized(ctx, 'SCHEDULED_BENCH_LEAD_MS', 15_000, 5_000);
-const DONE_TIMEOUT_MS = 300_000;
-
-const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
-const count = (n: number): string => n.toLocaleString('en');
-
-/** The scheduled event `i`, due at `availableAt`, as the write side stores it. */
-function scheduledEvent(i: number, availableAt: Date): OutboxEventRecord {
-  return { ...makeEvent(i), payload: { seq: i }, availableAt };
-}
-
-/** Writes `total` events made by `make`, INSERT_BATCH per insertMany; seconds taken. */
-async function insertAll(
-  outbox: driver.Collection,
-  total: number,
-  make: (i: number) => OutboxEventRecord,
-): Promise<number> {
-  const started = Date.now();
-  for (let i = 0; i < total; i += INSERT_BATCH) {
-    const n = Math.min(INSERT_BATCH, total - i);
-    try {
-      await outbox.insertMany(Array.from({ length: n }, (_, k) => make(i + k)) as never[]);
-    } catch (error) {
-      // E.g. a server short of memory (PoppyDB refuses writes above its heap watermark).
-      throw new Error(
-        `the server refused the events after ${count(i)} of ${count(total)} were written ` +
-          `(set a smaller SCHEDULED_BENCH_PENDING or SCHEDULED_BENCH_BURST): ${(error as Error).message}`,
-      );
-    }
-  }
-  return (Date.now() - started) / 1000;
-}
-
-/** The relay of bench/scheduled-relay.child.ts, driven request by request. */
-class RelayProcess {
-  private readonly child: RelayChild;
-
-  constructor(bench: BenchOutbox, relayOptions: object) {
-    this.child = new RelayChild('scheduled-relay', {
-      mongoUri: bench.mongoUri,
-      prefix: bench.prefix,
-      batch: BATCH,
-      relayOptions,
-      execArgv: ['--expose-gc'],
-    });
-  }
-
-  /** Its first message, `{ ready: true }`. */
-  ready(): Promise<unknown> {
-    return this.child.next();
-  }
-
-  request<T>(request: ChildRequest): Promise<T> {
-    const reply = this.child.next<T>();
-    this.child.process.send(request);
-    return reply;
-  }
-
-  async stop(): Promise<void> {
-    this.child.process.send('stop');
-    await this.child.exited;
-  }
-}
-
-/** A relay process on `db` with `options` (else the defaults), started; its start-up in seconds. */
-async function startRelay(
-  bench: BenchOutbox,
-  options: object = {},
-): Promise<{ relay: RelayProcess; startSeconds: number }> {
-  const relay = new RelayProcess(bench, options);
-  await relay.ready();
-  const { startSeconds } = await relay.request<{ startSeconds: number }>('start');
-  return { relay, startSeconds };
-}
 
 /** The four commands that took the longest in all, e.g. `find 3x 12 ms`. */
 const topCommands = (commands: IdleReport['commands']): string =>
@@ -122,8 +53,6 @@ const topCommands = (commands: IdleReport['commands']): string =>
     .slice(0, 4)
     .map(([name, { count: n, ms }]) => `${name} ${n}x ${ms.toFixed(0)} ms`)
     .join(', ') || 'none';
-
-const ratio = (a: number, b: number): string => (b > 0 ? (a / b).toFixed(2) : 'n/a');
 
 /** Part 1: a relay with an empty outbox vs a relay with many scheduled events waiting. */
 async function idleWithPending(ctx: BenchContext, kafka: Kafka): Promise<void> {
@@ -191,35 +120,6 @@ async function idleWithPending(ctx: BenchContext, kafka: Kafka): Promise<void> {
   }
 }
 
-interface Delivery {
-  eventId: string;
-  timestamp: number;
-}
-
-/** Every record of `topic` (expected: `total`, duplicates included), read from the beginning. */
-async function readTopic(kafka: Kafka, topic: string, total: number): Promise<Delivery[]> {
-  const deliveries: Delivery[] = [];
-  const consumer = kafka.consumer({ groupId: `bench-sched-${suffix()}`, maxWaitTimeInMs: 100 });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      eachMessage: async ({ message }) => {
-        const id = (message.headers as IHeaders)[KAFKA_HEADERS.id];
-        deliveries.push({ eventId: String(id), timestamp: Number(message.timestamp) });
-      },
-    });
-    const deadline = Date.now() + 60_000;
-    while (deliveries.length < total && Date.now() < deadline) await sleep(50);
-  } finally {
-    await consumer.disconnect();
-  }
-  return deliveries;
-}
-
-const percentile = (sorted: number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-
 /** Part 2: the relay's drain rate, then a burst of scheduled events due together. */
 async function dueBurst(ctx: BenchContext, kafka: Kafka): Promise<void> {
   const total = burstSize(ctx);
@@ -248,12 +148,7 @@ async function dueBurst(ctx: BenchContext, kafka: Kafka): Promise<void> {
     // Same machine: the server's clock and this process's are the same clock.
     await sleep(Math.max(0, due.getTime() - Date.now()));
     await relay.request('commands'); // from due on
-    const deadline = Date.now() + DONE_TIMEOUT_MS;
-    let pending = total;
-    while (pending > 0 && Date.now() < deadline) {
-      pending = await outbox.countDocuments({ status: 'pending' });
-      if (pending > 0) await sleep(10);
-    }
+    const pending = await untilNonePending(outbox);
     const markedMs = Date.now() - due.getTime();
     const commands = await relay.request<IdleReport['commands']>('commands');
     await relay.stop();
@@ -315,5 +210,10 @@ export const parts: readonly BenchPart[] = [
     name: 'scheduled/burst',
     needs: ['kafka', 'mongodb'],
     run: (ctx) => dueBurst(ctx, benchKafka(ctx)),
+  },
+  {
+    name: 'scheduled/behind-held',
+    needs: ['kafka', 'mongodb'],
+    run: (ctx) => behindHeldAggregate(ctx, benchKafka(ctx)),
   },
 ];
