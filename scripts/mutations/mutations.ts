@@ -281,6 +281,19 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     checks: ['simulation'],
   },
+  {
+    id: 'id-after-ignored',
+    description:
+      "an event that waits for its aggregate's scheduled events keeps its own fresh _id: written by another app process in the same second, it may sort, and be read and published, before the event it waits for",
+    file: 'lib/events/schedule/id-after.ts',
+    edits: [
+      {
+        find: '  if (compareIds(fresh, last) > 0) return fresh;\n',
+        replace: '  if (compareIds(fresh, last) > 0 || fresh) return fresh;\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
   // ------------------------------------------------------------ caught before issue 19
   {
     id: 'settle-before-ack',

@@ -71,7 +71,10 @@ const DUE_PASS_MS = 1_000;
  * emitted with `waitForScheduled: false`, those not scheduled). Scheduled events also queue for
  * the due reader: a pass starts at most `maxInFlight` aggregates (the engine's room) and, while
  * the engine is full, the next pass comes 1 s later; so each aggregate that becomes due (again:
- * more than 1 s after its last due event) costs 1 s / `maxInFlight` in that queue.
+ * more than 1 s after its last due event) costs 1 s / `maxInFlight` in that queue. The stream
+ * reads a scheduled event once it is visible, before it is due: that read takes a turn in the
+ * relay's queue then, as one event of a publish call (a transaction of hundreds of scheduled
+ * events holds back the events committed after it while the stream reads through it).
  */
 export function eventDeadlines(world: SimWorld): EventDeadline[] {
   const { schedule, history } = world;
@@ -115,6 +118,13 @@ export function eventDeadlines(world: SimWorld): EventDeadline[] {
   const sorted = [...committed].sort(
     (a, b) => readyOf(a) - readyOf(b) || a.pos - b.pos || a.index - b.index,
   );
+  // The change stream reads a scheduled event when it becomes visible, long before it is due:
+  // its turn in the stream's queue then (as an event's in one publish call), in visible order.
+  const streamReads = committed
+    .filter((commit) => commit.availableAt !== undefined)
+    .map((commit) => commit.majorityAt as number)
+    .sort((a, b) => a - b);
+  let nextRead = 0;
   // The relay's queue: when the events ready so far are drained at the latest.
   let drained = 0;
   // The due reader's: when the aggregates due so far are started at the latest.
@@ -122,6 +132,8 @@ export function eventDeadlines(world: SimWorld): EventDeadline[] {
   const lastDue = new Map<string, number>();
   for (const commit of sorted) {
     let visible = readyOf(commit);
+    for (; nextRead < streamReads.length && streamReads[nextRead] <= visible; nextRead++)
+      drained = Math.max(drained, streamReads[nextRead]) + cost / options.batchSize;
     if (commit.availableAt !== undefined) {
       const last = lastDue.get(commit.aggregate);
       if (last === undefined || visible - last > DUE_PASS_MS)

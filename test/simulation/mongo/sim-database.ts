@@ -3,7 +3,9 @@ import {
   inDrainOrder,
   type OutboxEventRecord,
 } from '../../../lib/documents/outbox-event.document';
+import type { Types } from 'mongoose';
 import { eventSlot } from '../../../lib/events/event-slot';
+import { idAfter } from '../../../lib/events/schedule/id-after';
 import type { OutboxDeadLetter } from '../../../lib/documents/dead-letter.document';
 import type {
   AggregateRef,
@@ -73,6 +75,8 @@ export interface SimCommitRequest {
   exempt?: ReadonlySet<number>;
   /** Cancellations, by eventId (undefined: the event named does not exist yet). */
   cancels?: ReadonlyArray<{ eventId?: string; label: string }>;
+  /** The writer (app process) that commits it. */
+  writer?: number;
 }
 
 /** The lease and checkpoint of one scope: `single` (the relay lease of `partitions: 1`) or a partition of a layout. */
@@ -261,8 +265,10 @@ export class SimDatabase {
       const exempt = request.exempt?.has(index) ?? false;
       if (!exempt) {
         const latest = this.latestScheduled(aggregateKey(doc), entry.docs);
-        if (latest !== undefined && (own === undefined || latest > own))
-          doc.availableAt = new Date(latest);
+        if (latest !== undefined && (own === undefined || latest.at > own))
+          doc.availableAt = new Date(latest.at);
+        // The write side's rule (lib's own function): an `_id` after those it waits for.
+        if (latest !== undefined) doc._id = idAfter(latest.lastId, doc._id);
       }
       if (this.config.aggregateSequence) {
         const aggregate = aggregateKey(doc);
@@ -295,6 +301,7 @@ export class SimDatabase {
             }
           : {}),
         ...(exempt ? { exempt } : {}),
+        ...(request.writer !== undefined ? { writer: request.writer } : {}),
       });
     });
     for (const cancel of request.cancels ?? []) this.cancel(entry, cancel);
@@ -324,12 +331,17 @@ export class SimDatabase {
   private latestScheduled(
     aggregate: string,
     sameTransaction: readonly Stored[],
-  ): number | undefined {
-    let latest: number | undefined;
+  ): { at: number; lastId: Types.ObjectId } | undefined {
+    let latest: { at: number; lastId: Types.ObjectId } | undefined;
     for (const stored of [...this.docs.values(), ...sameTransaction]) {
       const { doc } = stored;
       if (doc.status !== 'pending' || !doc.availableAt || aggregateKey(doc) !== aggregate) continue;
-      latest = Math.max(latest ?? Number.NEGATIVE_INFINITY, doc.availableAt.getTime());
+      const at = Math.max(latest?.at ?? Number.NEGATIVE_INFINITY, doc.availableAt.getTime());
+      const lastId =
+        latest && compareKeys(latest.lastId.toHexString(), doc._id.toHexString()) > 0
+          ? latest.lastId
+          : doc._id;
+      latest = { at, lastId };
     }
     return latest;
   }

@@ -88,7 +88,7 @@ export class SimWriters {
           this.scheduler.at(this.db.electionEndsAt + 1, `writer-${writer}`, 'commit retry', commit);
           return;
         }
-        this.db.commit(docs, { exempt, cancels: this.cancelsOf(transaction) });
+        this.db.commit(docs, { exempt, cancels: this.cancelsOf(transaction), writer });
         this.busy--;
         this.remaining--;
         this.next(writer);
@@ -128,7 +128,8 @@ export class SimWriters {
     const hex = `${seconds}${processBytes.slice(-10)}${(counter & 0xffffff).toString(16).padStart(6, '0')}`;
     const type = this.world.topics[event.type % this.world.topics.length].type;
     const aggregate = event.aggregate % this.world.aggregatesPerType;
-    const aggregateId = this.world.aggregateSequence ? `A${aggregate}` : `W${writer}A${aggregate}`;
+    const shared = this.world.aggregateSequence || this.world.sharedAggregates;
+    const aggregateId = shared ? `A${aggregate}` : `W${writer}A${aggregate}`;
     const bytes = oversize ? this.world.messageMaxBytes + 64 : event.payloadBytes;
     return {
       _id: new Types.ObjectId(hex),

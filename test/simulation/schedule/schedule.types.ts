@@ -163,6 +163,14 @@ export interface SimWorldData {
   /** Wall-clock skew of each writer (ms; its ObjectIds and `occurredAt`). */
   writerSkewsMs: number[];
   aggregateSequence: boolean;
+  /**
+   * Without `aggregateSequence`, the writers (app processes with their own ObjectIds) share the
+   * aggregates; else, without it, each writer has its own. The relay then reads an aggregate in
+   * `_id` order, which across processes is ordered only to the second: what holds is the order of
+   * each writer's events and that an event that waits follows the scheduled events it waits for
+   * (the write side gives it an `_id` after theirs, `idAfter`).
+   */
+  sharedAggregates?: boolean;
   oplogWindowMs: number;
   /** Broker limit of one partition's record batch (and of one message). */
   messageMaxBytes: number;

@@ -71,9 +71,28 @@ const cancelPlan = fc.record({
   durationMs: fc.integer({ min: 1, max: 30 }),
 });
 
+/**
+ * With a burst, one aggregate with more due events than any page of the due read holds
+ * (`maxInFlight` is at most 64 here), all due with the burst's first, written just before it;
+ * in two of three its topic is refused from the due time on for `heldMs` (a held topic), so the
+ * burst's other aggregates are due right behind an aggregate the relay cannot publish.
+ */
+const heavyAggregate = fc.record({
+  type: fc.integer({ min: 0, max: 2 }),
+  events: fc.integer({ min: 70, max: 300 }),
+  heldMs: fc.oneof(
+    { weight: 1, arbitrary: fc.constant(0) },
+    { weight: 2, arbitrary: fc.integer({ min: 1_000, max: 8_000 }) },
+  ),
+});
+
 const plan = fc.record({
   events: fc.array(eventPlan, { minLength: 1, maxLength: 24 }),
   burst: fc.option(scheduledBurst, { freq: 2 }),
+  heavy: fc.option(heavyAggregate, { freq: 2 }),
+  // Without aggregateSequence, the writers share the aggregates in half the plans (issue 31:
+  // an event that waits, written by another app process, follows what it waits for).
+  shared: fc.boolean(),
   cancels: fc.array(cancelPlan, { maxLength: 8 }),
 });
 
@@ -115,6 +134,30 @@ function applyPlan(schedule: Schedule, plan: Plan): Schedule {
     events: tx.events.map(scheduleEvent),
   }));
   const burst = plan.burst;
+  const faults = [...schedule.faults];
+  if (burst && plan.heavy) {
+    const { type, events, heldMs } = plan.heavy;
+    const at = Math.max(0, burst.at - 1);
+    transactions.push({
+      at,
+      writer: 0,
+      durationMs: 1,
+      events: Array.from({ length: events }, () => ({
+        type,
+        aggregate: 0,
+        payloadBytes: 10,
+        delayMs: burst.delayMs,
+      })),
+    });
+    if (heldMs > 0)
+      faults.push({
+        kind: 'kafka-topic-missing',
+        at: at + burst.delayMs,
+        duration: heldMs,
+        target: type,
+        param: 0,
+      });
+  }
   if (burst) {
     burst.transactions.forEach((tx, index) => {
       const spread = burst.spreadMs === 0 ? 0 : (index * 97) % burst.spreadMs;
@@ -149,11 +192,12 @@ function applyPlan(schedule: Schedule, plan: Plan): Schedule {
       });
     }
   }
-  const world = burst
-    ? {
-        ...schedule.world,
-        aggregatesPerType: Math.max(schedule.world.aggregatesPerType, BURST_AGGREGATES),
-      }
-    : schedule.world;
-  return { ...schedule, world, transactions };
+  const world = {
+    ...schedule.world,
+    ...(burst
+      ? { aggregatesPerType: Math.max(schedule.world.aggregatesPerType, BURST_AGGREGATES) }
+      : {}),
+    ...(plan.shared && !schedule.world.aggregateSequence ? { sharedAggregates: true } : {}),
+  };
+  return { ...schedule, world, transactions, faults };
 }

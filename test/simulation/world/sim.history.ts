@@ -36,6 +36,8 @@ export interface CommitFact {
   inherited?: boolean;
   /** Emitted with `waitForScheduled: false` (not ordered behind its aggregate's scheduled events). */
   exempt?: boolean;
+  /** The writer (app process) that committed it. */
+  writer?: number;
 }
 
 /** One `emitter.cancel(eventId)` of a writer's transaction, as the server decided it at commit. */
