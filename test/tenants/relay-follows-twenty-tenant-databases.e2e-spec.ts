@@ -156,12 +156,7 @@ for (const stream of ['cluster', 'per-database'] as const) {
         await expectAllPublishedInOrder();
       });
 
-      // An open finding (docs/tenants.md, "Limits"): events written into other databases right
-      // after a followed one is dropped were published out of order (tXX/a1: 7 before 6), with
-      // either stream, in about one run of three on PoppyDB. Skipped by name until it is fixed;
-      // OUTBOX_TEST_OPEN_FINDINGS=1 runs it.
-      const openFinding = process.env.OUTBOX_TEST_OPEN_FINDINGS === '1' ? it : it.skip;
-      openFinding('keeps relaying the other databases when a followed one is dropped', async () => {
+      it('keeps relaying the other databases when a followed one is dropped', async () => {
         const dropped = databaseOf('t01');
         await writer.db(dropped).dropDatabase();
         written.delete('t01');
