@@ -228,22 +228,6 @@ export class RelayEngine {
     return this.catchUps.request(ref);
   }
 
-  /**
-   * The stream brought an event of `ref` that the collection did not show as pending: published
-   * already, or not visible yet (its transaction not committed when the change was read). Its
-   * newer events are then not taken from the stream as they come: the aggregate is read from
-   * the collection first, in order (a live lane catches up; without one, it is noted as
-   * untracked, as for marked events, until the next rebuild of those).
-   */
-  missedChange(ref: AggregateRef): void {
-    if (this.closed) return;
-    const key = aggregateKey(ref);
-    const lane = this.lanes.get(key);
-    if (!lane) this.lanes.untracked.add(key);
-    else if (lane.mode === 'live') this.steps.startCatchUp(lane);
-    else if (lane.mode === 'catchup') lane.more = true;
-  }
-
   /** Reads again the aggregates with marks it does not track (see `MarksRescan`). Called by the sweep. */
   rescanMarks(): void {
     this.rescans.start();

@@ -168,10 +168,6 @@ export class ChangeStreamFollower {
         for (const { change, seq } of now) {
           const state = byId.get(String(change.event._id));
           if (!state) {
-            // Published already, or not visible yet (a server that emits a change before its
-            // transaction commits, as PoppyDB does): a newer event of its aggregate in this read
-            // or a later one must not overtake it, so the aggregate is read from the collection.
-            engine.missedChange(change.event);
             tracker.settle(seq);
             continue;
           }
