@@ -46,6 +46,9 @@ export class ClusterStreamHub {
   private loop?: Promise<void>;
   private wakeLoop?: () => void;
   private failures = 0;
+  /** Databases followed without a subscription (no term): a change of one wakes it. */
+  private watched: ReadonlySet<string> = new Set();
+  private wake?: (database: string) => void;
 
   constructor(
     private readonly options: { batchSize: number; idleMs: number; backoff: BackoffPolicy },
@@ -60,6 +63,35 @@ export class ClusterStreamHub {
   /** The databases read now. */
   get following(): readonly string[] {
     return [...this.subscriptions.keys()];
+  }
+
+  /**
+   * Reads the changes of `databases` too while they have no subscription: the first change of
+   * one calls `wake(database)` (the change itself is not kept: the term woken drains its
+   * collection). Replaces the previous call's databases; `watch([])` stops.
+   */
+  watch(databases: Iterable<string>, wake: (database: string) => void): void {
+    const before = this.watched;
+    this.watched = new Set(databases);
+    this.wake = wake;
+    if (this.watched.size === 0) return;
+    this.loop ??= this.run().finally(() => (this.loop = undefined));
+    for (const database of this.watched) {
+      if (!before.has(database) && !this.covered.has(database)) return this.wakeLoop?.();
+    }
+  }
+
+  /** Stops reading the watched databases, unless another `wake` watches them now. */
+  unwatch(wake: (database: string) => void): void {
+    if (this.wake !== wake) return;
+    this.watched = new Set();
+    this.wake = undefined;
+    this.wakeLoop?.();
+  }
+
+  /** Whether the open stream reads `database`'s changes. */
+  covers(database: string): boolean {
+    return this.cursor !== undefined && this.covered.has(database);
   }
 
   private async subscribe(database: string, from: ResumeToken | undefined): Promise<ChangeCursor> {
@@ -107,8 +139,8 @@ export class ClusterStreamHub {
   }
 
   private async run(): Promise<void> {
-    while (this.subscriptions.size > 0) {
-      if (!this.cursor || this.joining.some((join) => !this.covered.has(join.database))) {
+    while (this.subscriptions.size > 0 || this.watched.size > 0) {
+      if (!this.cursor || this.uncovered()) {
         await this.reopen();
         continue;
       }
@@ -133,7 +165,10 @@ export class ClusterStreamHub {
     }
     if (cursor !== this.cursor) return; // closed to reopen: what it returned is read again
     for (const change of batch.changes) {
-      if (change.database !== undefined) this.subscriptions.get(change.database)?.push(change);
+      if (change.database === undefined) continue;
+      const subscription = this.subscriptions.get(change.database);
+      if (subscription) subscription.push(change);
+      else if (this.watched.has(change.database)) this.wake?.(change.database);
     }
     if (batch.position !== undefined) this.position = batch.position;
     this.healthy();
@@ -142,7 +177,7 @@ export class ClusterStreamHub {
   /** Opens the stream over the subscribed databases, from where it read up to. */
   private async reopen(): Promise<void> {
     await this.closeCursor();
-    const databases = [...this.subscriptions.keys()].sort();
+    const databases = [...new Set([...this.subscriptions.keys(), ...this.watched])].sort();
     try {
       this.cursor = await this.deps.source(databases).open(this.position);
     } catch (error) {
@@ -158,7 +193,7 @@ export class ClusterStreamHub {
 
   private async failed(error: unknown): Promise<void> {
     await this.closeCursor();
-    if (this.subscriptions.size === 0) return; // everyone left: the stream closed under the read
+    if (this.subscriptions.size === 0 && this.watched.size === 0) return; // everyone left
     if (error instanceof ChangeSourceError && error.kind === 'position-lost') {
       this.deps.logger.warn(
         `The cluster-wide change stream lost its position (${error.message}); every followed database recovers from its collection.`,
@@ -179,6 +214,13 @@ export class ClusterStreamHub {
       );
     }
     await this.pause(delay);
+  }
+
+  /** A database joining or watched that the open stream's filter does not cover. */
+  private uncovered(): boolean {
+    if (this.joining.some((join) => !this.covered.has(join.database))) return true;
+    for (const database of this.watched) if (!this.covered.has(database)) return true;
+    return false;
   }
 
   private healthy(): void {
