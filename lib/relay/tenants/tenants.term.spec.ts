@@ -42,7 +42,7 @@ function clusterOf(scripted: ScriptedChangeSource): (databases: readonly string[
   });
 }
 
-function setup(initial: string[], sweepGraceMs = 30_000) {
+function setup(initial: string[], sweepGraceMs = 30_000, rest = false) {
   const options = resolveRelayOptions({
     sweepGraceMs,
     publisher: new ScriptedPublisher(),
@@ -74,6 +74,7 @@ function setup(initial: string[], sweepGraceMs = 30_000) {
       state: new ClusterCheckpointState(state),
       changes: hub.source(database),
     }),
+    ...(rest ? { watch: hub } : {}),
   };
   const node = new RelayNode(options, {
     owner: 'relay-a',
@@ -97,7 +98,7 @@ function setup(initial: string[], sweepGraceMs = 30_000) {
     publisher.accepted
       .filter((event) => event.tenant === database && event.aggregateId === aggregateId)
       .map((event) => (event.payload as { n: number }).n);
-  return { node, listed, store, commit, publishedOf, publisher, cluster };
+  return { node, listed, store, commit, publishedOf, publisher, cluster, hub };
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -202,4 +203,28 @@ describe('TenantsTerm over a cluster-wide stream', () => {
       }
     },
   );
+
+  it('databases without work rest (no term): a change or a pending event wakes one, and a quiet term rests again', async () => {
+    const t = setup(['t1', 't2', 't3'], 30_000, true);
+    for (let n = 0; n < 3; n++) t.commit('t1', 'a', n);
+    await t.node.start();
+    try {
+      await until(() => t.publishedOf('t1', 'a').length === 3, 't1 backlog published');
+      expect(t.hub.following).not.toContain('t2');
+      expect(t.hub.following).not.toContain('t3');
+      await until(() => t.hub.following.length === 0, 't1 put to rest');
+      const followed = t.node.status().tenants?.filter((one) => one.state === 'followed');
+      expect(followed?.map((one) => one.database)).toEqual(['t1', 't2', 't3']);
+      t.commit('t2', 'a', 0); // its change wakes t2
+      await until(() => t.publishedOf('t2', 'a').length === 1, 't2 woken by its change');
+      // Pending without a change the stream saw (written while nothing read it): found at a re-read.
+      t.store('t3').insert({ aggregateId: 'a', payload: { n: 0 } }, { tenant: 't3' });
+      await until(() => t.publishedOf('t3', 'a').length === 1, 't3 woken by its check');
+      t.commit('t1', 'a', 3);
+      await until(() => t.publishedOf('t1', 'a').length === 4, 't1 woken again');
+      expect(t.publishedOf('t1', 'a')).toEqual([0, 1, 2, 3]);
+    } finally {
+      await t.node.stop();
+    }
+  });
 });
