@@ -48,7 +48,12 @@ export class ClusterStreamHub {
   private failures = 0;
   /** Databases followed without a subscription (no term): a change of one wakes it. */
   private watched: ReadonlySet<string> = new Set();
-  private wake?: (database: string) => void;
+  private wake?: (database: string) => boolean;
+  /**
+   * Subscriptions of databases woken by a change and not subscribed yet: what the stream reads
+   * for one meanwhile waits there for its term (up to its bound; the term drains the rest).
+   */
+  private readonly waking = new Map<string, DatabaseSubscription>();
 
   constructor(
     private readonly options: { batchSize: number; idleMs: number; backoff: BackoffPolicy },
@@ -67,13 +72,14 @@ export class ClusterStreamHub {
 
   /**
    * Reads the changes of `databases` too while they have no subscription: the first change of
-   * one calls `wake(database)` (the change itself is not kept: the term woken drains its
-   * collection). Replaces the previous call's databases; `watch([])` stops.
+   * one calls `wake(database)`; when it wakes, that change and the next ones wait for its
+   * subscription (its term drains its collection too). Replaces the previous call's databases.
    */
-  watch(databases: Iterable<string>, wake: (database: string) => void): void {
+  watch(databases: Iterable<string>, wake: (database: string) => boolean): void {
     const before = this.watched;
     this.watched = new Set(databases);
     this.wake = wake;
+    for (const database of this.watched) this.waking.delete(database); // resting again
     if (this.watched.size === 0) return;
     this.loop ??= this.run().finally(() => (this.loop = undefined));
     for (const database of this.watched) {
@@ -82,10 +88,11 @@ export class ClusterStreamHub {
   }
 
   /** Stops reading the watched databases, unless another `wake` watches them now. */
-  unwatch(wake: (database: string) => void): void {
+  unwatch(wake: (database: string) => boolean): void {
     if (this.wake !== wake) return;
     this.watched = new Set();
     this.wake = undefined;
+    this.waking.clear();
     this.wakeLoop?.();
   }
 
@@ -101,13 +108,8 @@ export class ClusterStreamHub {
         `the cluster-wide stream keeps no position of database ${database} (a new term, or its reader reopened)`,
       );
     }
-    const subscription = new DatabaseSubscription(
-      database,
-      this.epoch,
-      this.options.batchSize * 2,
-      { clock: this.deps.clock, idleMs: this.options.idleMs, taken: () => this.wakeLoop?.() },
-      (closed) => this.unsubscribe(closed),
-    );
+    const subscription = this.waking.get(database) ?? this.newSubscription(database);
+    this.waking.delete(database);
     this.subscriptions.get(database)?.fail(superseded(database));
     this.subscriptions.set(database, subscription);
     const cursor = subscription.cursor();
@@ -118,6 +120,16 @@ export class ClusterStreamHub {
       throw error;
     }
     return cursor;
+  }
+
+  private newSubscription(database: string): DatabaseSubscription {
+    return new DatabaseSubscription(
+      database,
+      this.epoch,
+      this.options.batchSize * 2,
+      { clock: this.deps.clock, idleMs: this.options.idleMs, taken: () => this.wakeLoop?.() },
+      (closed) => this.unsubscribe(closed),
+    );
   }
 
   /** Resolves once the open stream's filter covers `database` (at once when it does). */
@@ -152,6 +164,7 @@ export class ClusterStreamHub {
     }
     await this.closeCursor();
     this.covered = new Set();
+    this.waking.clear();
     for (const join of this.joining.splice(0)) join.resolve(); // their cursors closed meanwhile
   }
 
@@ -167,8 +180,15 @@ export class ClusterStreamHub {
     for (const change of batch.changes) {
       if (change.database === undefined) continue;
       const subscription = this.subscriptions.get(change.database);
+      const waking = this.waking.get(change.database);
       if (subscription) subscription.push(change);
-      else if (this.watched.has(change.database)) this.wake?.(change.database);
+      else if (waking) {
+        if (!waking.isFull) waking.push(change);
+      } else if (this.watched.has(change.database) && this.wake?.(change.database)) {
+        const woken = this.newSubscription(change.database);
+        woken.push(change);
+        this.waking.set(change.database, woken);
+      }
     }
     if (batch.position !== undefined) this.position = batch.position;
     this.healthy();
@@ -202,6 +222,7 @@ export class ClusterStreamHub {
       this.position = undefined;
       for (const subscription of this.subscriptions.values()) subscription.fail(error);
       this.subscriptions.clear();
+      this.waking.clear();
       for (const join of this.joining.splice(0)) join.reject(error);
       return;
     }

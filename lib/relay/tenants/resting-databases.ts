@@ -10,8 +10,8 @@ export interface RestingDatabasesDeps {
   watch: TenantWatch;
   /** The count of `database`'s events pending and due now. */
   pendingOf: (database: string) => Promise<number>;
-  /** `database` has work: it gets a term (and leaves this set). */
-  wake: (database: string) => void;
+  /** `database` has work: it gets a term (and leaves this set); false when it does not. */
+  wake: (database: string) => boolean;
   logger: RelayLogger;
 }
 
@@ -26,7 +26,7 @@ export interface RestingDatabasesDeps {
 export class RestingDatabases {
   /** Each resting database and its pending count at its last check (undefined: not checked). */
   private readonly resting = new Map<string, number | undefined>();
-  private readonly woken = (database: string): void => this.wakeIfResting(database);
+  private readonly woken = (database: string): boolean => this.wakeIfResting(database);
 
   constructor(private readonly deps: RestingDatabasesDeps) {}
 
@@ -91,9 +91,9 @@ export class RestingDatabases {
     this.deps.watch.unwatch(this.woken);
   }
 
-  private wakeIfResting(database: string): void {
-    if (!this.resting.has(database)) return;
+  private wakeIfResting(database: string): boolean {
+    if (!this.resting.has(database)) return false;
     this.delete(database);
-    this.deps.wake(database);
+    return this.deps.wake(database);
   }
 }

@@ -14,10 +14,13 @@ export interface TenantDatabasePorts {
 
 /** The cluster-wide stream's reading of databases that have no term (see `RestingDatabases`). */
 export interface TenantWatch {
-  /** Reads the changes of `databases` (replacing the previous set); a change of one calls `wake`. */
-  watch(databases: Iterable<string>, wake: (database: string) => void): void;
+  /**
+   * Reads the changes of `databases` (replacing the previous set); a change of one calls `wake`,
+   * which says whether it woke (its changes then wait for its subscription).
+   */
+  watch(databases: Iterable<string>, wake: (database: string) => boolean): void;
   /** Stops, unless another `wake` watches now. */
-  unwatch(wake: (database: string) => void): void;
+  unwatch(wake: (database: string) => boolean): void;
   /** Whether the open stream reads `database`'s changes. */
   covers(database: string): boolean;
 }

@@ -157,10 +157,10 @@ export class TenantsTerm implements LeaderTerm {
   }
 
   /** A resting database has work: it gets a term (which drains its pending events first). */
-  private wake(database: string): void {
-    if (this.active && this.listed.has(database) && !this.followed.has(database)) {
-      this.follow(database);
-    }
+  private wake(database: string): boolean {
+    if (!this.active || !this.listed.has(database) || this.followed.has(database)) return false;
+    this.follow(database);
+    return true;
   }
 
   /** Puts to rest the terms without work at `QUIET_REREADS` re-reads in a row. */
