@@ -71,6 +71,11 @@ export class MongoTenantPorts implements TenantPorts {
     return names;
   }
 
+  async hasPending(database: string): Promise<boolean> {
+    const outbox = this.store(database).outbox;
+    return (await outbox.countDocuments({ status: 'pending' }, { limit: 1 })) > 0;
+  }
+
   forDatabase(database: string): TenantDatabasePorts {
     const outbox = this.store(database);
     const { relay, collections, appDb } = this.deps;

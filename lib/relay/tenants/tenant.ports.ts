@@ -36,4 +36,6 @@ export interface TenantPorts {
    * their changes. Without it, every followed database keeps a term.
    */
   watch?: TenantWatch;
+  /** Whether `database`'s outbox has a pending event, scheduled ones too (one query). */
+  hasPending?(database: string): Promise<boolean>;
 }

@@ -74,8 +74,7 @@ export class TenantsTerm implements LeaderTerm {
     if (watch) {
       this.resting = new RestingDatabases({
         watch,
-        pendingOf: async (database) =>
-          (await deps.tenants.forDatabase(database, fencing).outbox.pendingStats()).count,
+        hasWork: (database) => this.hasWork(database),
         wake: (database) => this.wake(database),
         logger: this.logger,
       });
@@ -156,6 +155,14 @@ export class TenantsTerm implements LeaderTerm {
     this.track(database, term.end(0));
   }
 
+  /** Whether `database` has pending events, scheduled ones too. */
+  private async hasWork(database: string): Promise<boolean> {
+    if (this.deps.tenants.hasPending) return this.deps.tenants.hasPending(database);
+    const outbox = this.deps.tenants.forDatabase(database, this.fencing).outbox;
+    if ((await outbox.pendingStats()).count > 0) return true;
+    return (await outbox.scheduledStats(new Date(this.lease.serverNow()))).count > 0;
+  }
+
   /** A resting database has work: it gets a term (which drains its pending events first). */
   private wake(database: string): boolean {
     if (!this.active || !this.listed.has(database) || this.followed.has(database)) return false;
@@ -210,8 +217,8 @@ export class TenantsTerm implements LeaderTerm {
 
   async end(timeoutMs: number): Promise<boolean> {
     this.active = false;
-    await this.refresher?.stop();
     this.resting?.stop();
+    await this.refresher?.stop();
     const terms = [...this.followed.values()].map((one) => one.term.end(timeoutMs));
     const finished = await Promise.all(terms);
     await Promise.allSettled([...this.leaving]);
