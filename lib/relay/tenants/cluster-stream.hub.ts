@@ -46,6 +46,14 @@ export class ClusterStreamHub {
   private loop?: Promise<void>;
   private wakeLoop?: () => void;
   private failures = 0;
+  /** Databases followed without a subscription (no term): a change of one wakes it. */
+  private watched: ReadonlySet<string> = new Set();
+  private wake?: (database: string) => boolean;
+  /**
+   * Subscriptions of databases woken by a change and not subscribed yet: what the stream reads
+   * for one meanwhile waits there for its term (up to its bound; the term drains the rest).
+   */
+  private readonly waking = new Map<string, DatabaseSubscription>();
 
   constructor(
     private readonly options: { batchSize: number; idleMs: number; backoff: BackoffPolicy },
@@ -62,6 +70,37 @@ export class ClusterStreamHub {
     return [...this.subscriptions.keys()];
   }
 
+  /**
+   * Reads the changes of `databases` too while they have no subscription: the first change of
+   * one calls `wake(database)`; when it wakes, that change and the next ones wait for its
+   * subscription (its term drains its collection too). Replaces the previous call's databases.
+   */
+  watch(databases: Iterable<string>, wake: (database: string) => boolean): void {
+    const before = this.watched;
+    this.watched = new Set(databases);
+    this.wake = wake;
+    for (const database of this.watched) this.waking.delete(database); // resting again
+    if (this.watched.size === 0) return;
+    this.loop ??= this.run().finally(() => (this.loop = undefined));
+    for (const database of this.watched) {
+      if (!before.has(database) && !this.covered.has(database)) return this.wakeLoop?.();
+    }
+  }
+
+  /** Stops reading the watched databases, unless another `wake` watches them now. */
+  unwatch(wake: (database: string) => boolean): void {
+    if (this.wake !== wake) return;
+    this.watched = new Set();
+    this.wake = undefined;
+    this.waking.clear();
+    this.wakeLoop?.();
+  }
+
+  /** Whether the open stream reads `database`'s changes. */
+  covers(database: string): boolean {
+    return this.cursor !== undefined && this.covered.has(database);
+  }
+
   private async subscribe(database: string, from: ResumeToken | undefined): Promise<ChangeCursor> {
     if (from !== undefined) {
       throw new ChangeSourceError(
@@ -69,13 +108,8 @@ export class ClusterStreamHub {
         `the cluster-wide stream keeps no position of database ${database} (a new term, or its reader reopened)`,
       );
     }
-    const subscription = new DatabaseSubscription(
-      database,
-      this.epoch,
-      this.options.batchSize * 2,
-      { clock: this.deps.clock, idleMs: this.options.idleMs, taken: () => this.wakeLoop?.() },
-      (closed) => this.unsubscribe(closed),
-    );
+    const subscription = this.waking.get(database) ?? this.newSubscription(database);
+    this.waking.delete(database);
     this.subscriptions.get(database)?.fail(superseded(database));
     this.subscriptions.set(database, subscription);
     const cursor = subscription.cursor();
@@ -86,6 +120,16 @@ export class ClusterStreamHub {
       throw error;
     }
     return cursor;
+  }
+
+  private newSubscription(database: string): DatabaseSubscription {
+    return new DatabaseSubscription(
+      database,
+      this.epoch,
+      this.options.batchSize * 2,
+      { clock: this.deps.clock, idleMs: this.options.idleMs, taken: () => this.wakeLoop?.() },
+      (closed) => this.unsubscribe(closed),
+    );
   }
 
   /** Resolves once the open stream's filter covers `database` (at once when it does). */
@@ -107,8 +151,8 @@ export class ClusterStreamHub {
   }
 
   private async run(): Promise<void> {
-    while (this.subscriptions.size > 0) {
-      if (!this.cursor || this.joining.some((join) => !this.covered.has(join.database))) {
+    while (this.subscriptions.size > 0 || this.watched.size > 0) {
+      if (!this.cursor || this.uncovered()) {
         await this.reopen();
         continue;
       }
@@ -120,6 +164,7 @@ export class ClusterStreamHub {
     }
     await this.closeCursor();
     this.covered = new Set();
+    this.waking.clear();
     for (const join of this.joining.splice(0)) join.resolve(); // their cursors closed meanwhile
   }
 
@@ -133,7 +178,17 @@ export class ClusterStreamHub {
     }
     if (cursor !== this.cursor) return; // closed to reopen: what it returned is read again
     for (const change of batch.changes) {
-      if (change.database !== undefined) this.subscriptions.get(change.database)?.push(change);
+      if (change.database === undefined) continue;
+      const subscription = this.subscriptions.get(change.database);
+      const waking = this.waking.get(change.database);
+      if (subscription) subscription.push(change);
+      else if (waking) {
+        if (!waking.isFull) waking.push(change);
+      } else if (this.watched.has(change.database) && this.wake?.(change.database)) {
+        const woken = this.newSubscription(change.database);
+        woken.push(change);
+        this.waking.set(change.database, woken);
+      }
     }
     if (batch.position !== undefined) this.position = batch.position;
     this.healthy();
@@ -142,7 +197,7 @@ export class ClusterStreamHub {
   /** Opens the stream over the subscribed databases, from where it read up to. */
   private async reopen(): Promise<void> {
     await this.closeCursor();
-    const databases = [...this.subscriptions.keys()].sort();
+    const databases = [...new Set([...this.subscriptions.keys(), ...this.watched])].sort();
     try {
       this.cursor = await this.deps.source(databases).open(this.position);
     } catch (error) {
@@ -158,7 +213,7 @@ export class ClusterStreamHub {
 
   private async failed(error: unknown): Promise<void> {
     await this.closeCursor();
-    if (this.subscriptions.size === 0) return; // everyone left: the stream closed under the read
+    if (this.subscriptions.size === 0 && this.watched.size === 0) return; // everyone left
     if (error instanceof ChangeSourceError && error.kind === 'position-lost') {
       this.deps.logger.warn(
         `The cluster-wide change stream lost its position (${error.message}); every followed database recovers from its collection.`,
@@ -167,6 +222,7 @@ export class ClusterStreamHub {
       this.position = undefined;
       for (const subscription of this.subscriptions.values()) subscription.fail(error);
       this.subscriptions.clear();
+      this.waking.clear();
       for (const join of this.joining.splice(0)) join.reject(error);
       return;
     }
@@ -179,6 +235,13 @@ export class ClusterStreamHub {
       );
     }
     await this.pause(delay);
+  }
+
+  /** A database joining or watched that the open stream's filter does not cover. */
+  private uncovered(): boolean {
+    if (this.joining.some((join) => !this.covered.has(join.database))) return true;
+    for (const database of this.watched) if (!this.covered.has(database)) return true;
+    return false;
   }
 
   private healthy(): void {

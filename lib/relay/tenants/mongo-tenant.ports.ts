@@ -12,7 +12,7 @@ import { ClusterCheckpointState } from './cluster-checkpoint.state';
 import { ClusterStreamHub } from './cluster-stream.hub';
 import { MongoClusterChangeSource } from './mongo-cluster-change.source';
 import { tenantDatabases } from './tenant-databases';
-import type { TenantDatabasePorts, TenantPorts } from './tenant.ports';
+import type { TenantDatabasePorts, TenantPorts, TenantWatch } from './tenant.ports';
 
 export interface MongoTenantPortsDeps {
   /** The app connection's client (every tenant database is one of its databases). */
@@ -38,6 +38,8 @@ export class MongoTenantPorts implements TenantPorts {
   private readonly stores = new Map<string, MongoOutboxRelayStore>();
   private readonly prepared = new Set<string>();
   private readonly hub?: ClusterStreamHub;
+  /** With the cluster-wide stream, its hub: databases without work rest. */
+  readonly watch?: TenantWatch;
   private readonly clusterState: ClusterCheckpointState;
 
   constructor(private readonly deps: MongoTenantPortsDeps) {
@@ -52,6 +54,7 @@ export class MongoTenantPorts implements TenantPorts {
         random: deps.random,
         logger: deps.logger,
       });
+      this.watch = this.hub;
     }
   }
 
@@ -66,6 +69,11 @@ export class MongoTenantPorts implements TenantPorts {
       this.prepared.add(name);
     }
     return names;
+  }
+
+  async hasPending(database: string): Promise<boolean> {
+    const outbox = this.store(database).outbox;
+    return (await outbox.countDocuments({ status: 'pending' }, { limit: 1 })) > 0;
   }
 
   forDatabase(database: string): TenantDatabasePorts {

@@ -12,10 +12,30 @@ export interface TenantDatabasePorts {
   changes: ChangeSource;
 }
 
+/** The cluster-wide stream's reading of databases that have no term (see `RestingDatabases`). */
+export interface TenantWatch {
+  /**
+   * Reads the changes of `databases` (replacing the previous set); a change of one calls `wake`,
+   * which says whether it woke (its changes then wait for its subscription).
+   */
+  watch(databases: Iterable<string>, wake: (database: string) => boolean): void;
+  /** Stops, unless another `wake` watches now. */
+  unwatch(wake: (database: string) => boolean): void;
+  /** Whether the open stream reads `database`'s changes. */
+  covers(database: string): boolean;
+}
+
 /** The tenant databases of a relay (MongoDB: `MongoTenantPorts`; the simulation: its own). */
 export interface TenantPorts {
   /** The databases to follow now (re-read every sweep interval). */
   databases(): Promise<readonly string[]>;
   /** The ports of one database, for one term (`fencing`). */
   forDatabase(database: string, fencing: number | null): TenantDatabasePorts;
+  /**
+   * With the cluster-wide stream: databases without work rest (no term) while the stream reads
+   * their changes. Without it, every followed database keeps a term.
+   */
+  watch?: TenantWatch;
+  /** Whether `database`'s outbox has a pending event, scheduled ones too (one query). */
+  hasPending?(database: string): Promise<boolean>;
 }

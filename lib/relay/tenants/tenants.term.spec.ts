@@ -42,8 +42,9 @@ function clusterOf(scripted: ScriptedChangeSource): (databases: readonly string[
   });
 }
 
-function setup(initial: string[]) {
+function setup(initial: string[], sweepGraceMs = 30_000, rest = false) {
   const options = resolveRelayOptions({
+    sweepGraceMs,
     publisher: new ScriptedPublisher(),
     batchSize: 10,
     maxInFlight: 200,
@@ -73,6 +74,7 @@ function setup(initial: string[]) {
       state: new ClusterCheckpointState(state),
       changes: hub.source(database),
     }),
+    ...(rest ? { watch: hub } : {}),
   };
   const node = new RelayNode(options, {
     owner: 'relay-a',
@@ -96,7 +98,7 @@ function setup(initial: string[]) {
     publisher.accepted
       .filter((event) => event.tenant === database && event.aggregateId === aggregateId)
       .map((event) => (event.payload as { n: number }).n);
-  return { node, listed, store, commit, publishedOf, publisher };
+  return { node, listed, store, commit, publishedOf, publisher, cluster, hub };
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -158,6 +160,69 @@ describe('TenantsTerm over a cluster-wide stream', () => {
       // Two terms on one database would publish its aggregate in two calls at once.
       expect(t.publisher.maxConcurrentPerAggregate).toBe(1);
       expect([...new Set(t.publishedOf('t1', 'a'))]).toEqual([0, 1, 2]);
+    } finally {
+      await t.node.stop();
+    }
+  });
+
+  // An open finding (docs/tenants.md, "Limits"), skipped by name until fixed;
+  // OUTBOX_TEST_OPEN_FINDINGS=1 runs it (it fails today: 7 before 6).
+  const openFinding = process.env.OUTBOX_TEST_OPEN_FINDINGS === '1' ? it : it.skip;
+  openFinding(
+    'an event whose change came before its transaction committed is not overtaken by a newer one',
+    async () => {
+      // PoppyDB emits a transaction's changes before it commits: a stream read may see the first
+      // of them before its document is visible (not pending: skipped, the sweep's), and the next
+      // ones after. The newer event of the aggregate must not be published before it.
+      const t = setup(['t1'], 200);
+      await t.node.start();
+      try {
+        await until(
+          () =>
+            t.node.status().tenants?.find((one) => one.database === 't1')?.stream === 'following',
+          't1 followed',
+        );
+        const store = t.store('t1');
+        const six = store.insert({ aggregateId: 'a', payload: { n: 6 } }, { tenant: 't1' });
+        const committed = store.doc(six._id);
+        store.docs.delete(String(six._id)); // its transaction has not committed yet
+        const asked: unknown[] = [];
+        const findPendingState = store.findPendingState.bind(store);
+        store.findPendingState = (ids) => {
+          asked.push(...ids);
+          return findPendingState(ids);
+        };
+        t.cluster.push(six);
+        await until(() => asked.includes(six._id), 'the change of 6 read');
+        store.docs.set(String(six._id), committed!); // committed now
+        t.commit('t1', 'a', 7);
+        await until(() => t.publishedOf('t1', 'a').length >= 2, '6 and 7 published');
+        expect(t.publishedOf('t1', 'a')).toEqual([6, 7]);
+      } finally {
+        await t.node.stop();
+      }
+    },
+  );
+
+  it('databases without work rest (no term): a change or a pending event wakes one, and a quiet term rests again', async () => {
+    const t = setup(['t1', 't2', 't3'], 30_000, true);
+    for (let n = 0; n < 3; n++) t.commit('t1', 'a', n);
+    await t.node.start();
+    try {
+      await until(() => t.publishedOf('t1', 'a').length === 3, 't1 backlog published');
+      expect(t.hub.following).not.toContain('t2');
+      expect(t.hub.following).not.toContain('t3');
+      await until(() => t.hub.following.length === 0, 't1 put to rest');
+      const followed = t.node.status().tenants?.filter((one) => one.state === 'followed');
+      expect(followed?.map((one) => one.database)).toEqual(['t1', 't2', 't3']);
+      t.commit('t2', 'a', 0); // its change wakes t2
+      await until(() => t.publishedOf('t2', 'a').length === 1, 't2 woken by its change');
+      // Pending without a change the stream saw (written while nothing read it): found at a re-read.
+      t.store('t3').insert({ aggregateId: 'a', payload: { n: 0 } }, { tenant: 't3' });
+      await until(() => t.publishedOf('t3', 'a').length === 1, 't3 woken by its check');
+      t.commit('t1', 'a', 3);
+      await until(() => t.publishedOf('t1', 'a').length === 4, 't1 woken again');
+      expect(t.publishedOf('t1', 'a')).toEqual([0, 1, 2, 3]);
     } finally {
       await t.node.stop();
     }
