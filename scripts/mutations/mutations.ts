@@ -289,7 +289,7 @@ export const MUTATIONS: readonly Mutation[] = [
     edits: [
       {
         find: '  if (compareIds(fresh, last) > 0) return fresh;\n',
-        replace: '  if (compareIds(fresh, last) > 0 || fresh) return fresh;\n',
+        replace: '  if (compareIds(fresh, last) > 0 || fresh.id.length > 0) return fresh;\n',
       },
     ],
     checks: ['simulation'],
