@@ -109,6 +109,12 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
       'catch-up pages read together share the bytes room: a relay that took over partitions holds about maxInFlightBytes, not 4 x',
   },
   {
+    file: 'event-of-another-writer-waiting-for-a-scheduled-one-published-before-it.json',
+    invariant: 'b',
+    title:
+      'two app processes on one aggregate without aggregateSequence: an event that waits for a scheduled one gets an _id after it (idAfter), so the catch-up reads it after, whichever process wrote it (issue 31, defect 2)',
+  },
+  {
     file: 'exempt-event-behind-a-scheduled-one-overtaken-by-a-later-one.json',
     invariant: 'b',
     title:
