@@ -16,6 +16,7 @@ import { openBenchOutbox, topicSize } from './support/bench-outbox';
 import {
   burstLeadMs,
   count,
+  deliveryReport,
   insertAll,
   percentile,
   ratio,
@@ -71,16 +72,7 @@ export async function behindHeldAggregate(ctx: BenchContext, kafka: Kafka): Prom
     const inKafka = await topicSize(kafka, topic);
     const deliveries = await readTopic(kafka, topic, inKafka);
 
-    const firstAt = new Map<string, number>();
-    for (const { eventId, timestamp } of deliveries) {
-      firstAt.set(eventId, Math.min(firstAt.get(eventId) ?? Infinity, timestamp));
-    }
-    const lost = [...ids].filter((id) => !firstAt.has(id)).length;
-    const duplicates = deliveries.length - firstAt.size;
-    const lateness = [...firstAt.values()]
-      .map((at) => at - behindDue.getTime())
-      .sort((a, b) => a - b);
-    const early = lateness.filter((ms) => ms < 0).length;
+    const { lost, duplicates, early, lateness } = deliveryReport(deliveries, ids, behindDue);
     const markedRate = behind / (markedMs / 1000);
     process.stdout.write(
       `${count(behind)} aggregates due at once, 1 ms behind one aggregate with ${count(held)} due ` +

@@ -27,6 +27,7 @@ import { benchKafka, openBenchOutbox, topicSize } from './support/bench-outbox';
 import {
   burstLeadMs,
   count,
+  deliveryReport,
   DONE_TIMEOUT_MS,
   insertAll,
   mb,
@@ -155,14 +156,7 @@ async function dueBurst(ctx: BenchContext, kafka: Kafka): Promise<void> {
     const inKafka = await topicSize(kafka, topic);
     const deliveries = await readTopic(kafka, topic, inKafka);
 
-    const firstAt = new Map<string, number>();
-    for (const { eventId, timestamp } of deliveries) {
-      firstAt.set(eventId, Math.min(firstAt.get(eventId) ?? Infinity, timestamp));
-    }
-    const lost = [...ids].filter((id) => !firstAt.has(id)).length;
-    const duplicates = deliveries.length - firstAt.size;
-    const lateness = [...firstAt.values()].map((at) => at - due.getTime()).sort((a, b) => a - b);
-    const early = lateness.filter((ms) => ms < 0).length;
+    const { lost, duplicates, early, lateness } = deliveryReport(deliveries, ids, due);
     const lastAckMs = lateness.at(-1) ?? NaN;
     const ackRate = total / (lastAckMs / 1000);
     const markedRate = total / (markedMs / 1000);

@@ -123,6 +123,32 @@ export async function readTopic(kafka: Kafka, topic: string, total: number): Pro
   return deliveries;
 }
 
+/** What reached Kafka of the events `ids`, due at `due`: first records' lateness, sorted (ms). */
+export interface DeliveryReport {
+  lost: number;
+  duplicates: number;
+  early: number;
+  lateness: number[];
+}
+
+export function deliveryReport(
+  deliveries: readonly Delivery[],
+  ids: ReadonlySet<string>,
+  due: Date,
+): DeliveryReport {
+  const firstAt = new Map<string, number>();
+  for (const { eventId, timestamp } of deliveries) {
+    firstAt.set(eventId, Math.min(firstAt.get(eventId) ?? Infinity, timestamp));
+  }
+  const lateness = [...firstAt.values()].map((at) => at - due.getTime()).sort((a, b) => a - b);
+  return {
+    lost: [...ids].filter((id) => !firstAt.has(id)).length,
+    duplicates: deliveries.length - firstAt.size,
+    early: lateness.filter((ms) => ms < 0).length,
+    lateness,
+  };
+}
+
 /** Waits until no event matching `filter` is pending (at most DONE_TIMEOUT_MS); those left. */
 export async function untilNonePending(
   outbox: driver.Collection,

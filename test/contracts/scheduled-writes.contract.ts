@@ -12,8 +12,10 @@ import type { ContractSkips } from './support/contract-cases';
 export interface ScheduledWritesFixture {
   /** Emits `event` in a transaction of its own; its eventId. */
   emit(event: OutboxEventInput, schedule?: EmitSchedule): Promise<string>;
-  /** Cancels each of `eventIds` in turn, all in one transaction. */
-  cancelInOne(...eventIds: string[]): Promise<CancelScheduledResult[]>;
+  /** Runs `fn` in a transaction (`OutboxEmitter.cancel` inside it joins it). */
+  inTransaction<T>(fn: () => Promise<T>): Promise<T>;
+  /** `OutboxEmitter.cancel(eventId)`, in the transaction running. */
+  cancel(eventId: string): Promise<CancelScheduledResult>;
   /** What the relay does with every due pending event: publishes it (marks it `published`). */
   publishDue(): Promise<void>;
   /** The event's status and due time, as stored. */
@@ -47,9 +49,19 @@ export function scheduledWritesContract(
   skips: ContractSkips<ScheduledWritesCase> = {},
 ): void {
   const test = contractCases(SCHEDULED_WRITES_CASES, skips);
-  let f: ScheduledWritesFixture;
+  let f: ScheduledWritesFixture & {
+    cancelInOne(...eventIds: string[]): Promise<CancelScheduledResult[]>;
+  };
   beforeAll(async () => {
-    f = await fixture();
+    const given = await fixture();
+    // Cancels each of `eventIds` in turn, all in one transaction.
+    const cancelInOne = (...eventIds: string[]) =>
+      given.inTransaction(async () => {
+        const results: CancelScheduledResult[] = [];
+        for (const id of eventIds) results.push(await given.cancel(id));
+        return results;
+      });
+    f = Object.assign(given, { cancelInOne });
   });
   // Unique aggregates per case: the cases share one outbox.
   const aggregate = () => `contract-${++aggregates}`;

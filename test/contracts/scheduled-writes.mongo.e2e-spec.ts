@@ -25,12 +25,8 @@ describeWith(['mongodb'], 'scheduled writes contract: the production writer on M
       const outbox = ctx.connection.collection('outbox');
       return {
         emit,
-        cancelInOne: (...ids) =>
-          runner.run(async () => {
-            const results = [];
-            for (const id of ids) results.push(await emitter.cancel(id));
-            return results;
-          }),
+        inTransaction: (fn) => runner.run(fn),
+        cancel: (id) => emitter.cancel(id),
         publishDue: async () => {
           const now = new Date();
           await outbox.updateMany(

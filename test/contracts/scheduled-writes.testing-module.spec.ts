@@ -19,12 +19,8 @@ describe('scheduled writes contract: OutboxTestingModule', () => {
     const emitter = moduleRef.get(OutboxEmitter);
     return {
       emit: (event, schedule) => runner.run(async () => emitter.emit(event, schedule)),
-      cancelInOne: (...ids) =>
-        runner.run(async () => {
-          const results = [];
-          for (const id of ids) results.push(await emitter.cancel(id));
-          return results;
-        }),
+      inTransaction: (fn) => runner.run(fn),
+      cancel: (id) => emitter.cancel(id),
       publishDue: async () => {
         await outbox.drain();
       },
