@@ -10,8 +10,8 @@ import { expectInvariants } from './support/expect-invariants';
  * `SIM_DESTINATION_ERROR_RUNS` change the seed and the runs. `pre-slot-retries` is not run here:
  * it caught none of its classes (CONTRIBUTING.md), `npm run simulate -- --family pre-slot-retries`.
  */
-const LEASE_PRESSURE_RUNS = Number(process.env.SIM_LEASE_PRESSURE_RUNS ?? 150);
-const DESTINATION_ERROR_RUNS = Number(process.env.SIM_DESTINATION_ERROR_RUNS ?? 100);
+const LEASE_PRESSURE_RUNS = Number(process.env.SIM_LEASE_PRESSURE_RUNS ?? 300);
+const DESTINATION_ERROR_RUNS = Number(process.env.SIM_DESTINATION_ERROR_RUNS ?? 150);
 const SEED = Number(process.env.SIM_SEED ?? 20_261_201);
 
 /** At least `share` of the runs had `effect` (the family reaches what it is made for). */

@@ -162,6 +162,18 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'partitions added to a topic do not hold it until the producer’s metadata is 300 s old: once the publisher knows the new count, the producer learns it too, and a partition it does not know yet holds only that partition (issue 30, defect 5)',
   },
+  {
+    file: 'slow-renewal-and-a-pause-hold-one-event-over-maxInFlight.json',
+    invariant: 'd',
+    title:
+      'a term ended by its own watchdog while the server still counts its lease is judged to drop what it held when its incarnation takes the lease again (issue 35; the gap was (d)’s, not the relay’s)',
+  },
+  {
+    file: 'pause-during-a-graceful-stop-lapses-the-lease-renewed-after.json',
+    invariant: 'e',
+    title:
+      'a graceful stop paused past its lease’s expiry and renewed after is a lapse that may publish again what it could not mark (issue 35; the gap was (e)’s, not the relay’s)',
+  },
 ];
 
 async function violationsOf(file: string, invariant: string): Promise<string[] | undefined> {

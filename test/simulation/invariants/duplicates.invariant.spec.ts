@@ -49,4 +49,16 @@ describe('invariant (e): which lease acquires are take-overs (a cause of duplica
     ]);
     expect(times).toEqual([0, 0, 2_000]);
   });
+
+  it('a renewal that lands after the lease ran out is a lapse, counted at the renewal', () => {
+    const times = takeOvers([
+      lease('acquire', 0, 'a'),
+      lease('renew', 500, 'a'),
+      lease('renew', 1_400, 'a'),
+      lease('renew', 2_500, 'a'),
+      lease('release', 2_600, 'a'),
+      lease('acquire', 2_700, 'b'),
+    ]);
+    expect(times).toEqual([0, 2_500]);
+  });
 });

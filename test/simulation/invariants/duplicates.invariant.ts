@@ -17,7 +17,8 @@ export type DuplicateCause =
 /**
  * (e) Duplicates: every second (or later) append of an event has a cause between its first
  * append and this one: a crash, a leadership change after a lease ran out (a new fencing
- * number on a lease its holder did not release while it was valid), a stop that abandoned
+ * number on a lease its holder did not release while it was valid, or a renewal landing after its
+ * lease ran out: the holder lapsed, though nobody took the lease meanwhile), a stop that abandoned
  * publishes after `shutdownTimeoutMs`, an ambiguous ack of that event (appended, then an
  * error), a send call containing it that failed in part (kafkajs resends the whole request),
  * or a `markPublished` of it that failed or was never answered. Counts duplicates by cause.
@@ -121,7 +122,7 @@ const ABANDONED_AT_STOP = 'were abandoned';
  * Acquires of a lease scope that are not a graceful hand-over: the scope's previous holder did
  * not release it before it ran out by the server's clock (it crashed, paused, was cut off, or
  * it is the scope's first holder: the events of a layout switch were published under another
- * scope).
+ * scope); and renewals that landed after the lease they renew ran out (a lapse of its holder).
  */
 export function takeOvers(leases: readonly LeaseFact[]): number[] {
   const scopes = new Map<string, { expiresAt: number; releasedInTime: boolean }>();
@@ -133,6 +134,11 @@ export function takeOvers(leases: readonly LeaseFact[]): number[] {
       if (!holder?.releasedInTime) times.push(lease.at);
       scopes.set(scope, { expiresAt: lease.expiresAt, releasedInTime: false });
     } else if (lease.kind === 'renew') {
+      // A renewal that lands after the lease ran out (nobody took it meanwhile) is a lapse all
+      // the same: from the expiry on, its holder could not write under it, so what the broker
+      // acknowledged to it then went unmarked (a paused graceful stop), and the renewal does not
+      // bring that back. Counted at the renewal (a call issued before the expiry may land after).
+      if (holder !== undefined && lease.at >= holder.expiresAt - SIM_EPOCH_MS) times.push(lease.at);
       scopes.set(scope, { expiresAt: lease.expiresAt, releasedInTime: false });
     } else if (holder) {
       holder.releasedInTime = lease.at < holder.expiresAt - SIM_EPOCH_MS;

@@ -1,6 +1,6 @@
 import { eventMemoryBytes } from '../../../lib/relay/engine/event-memory';
 import { partitionOfSlot } from '../../../lib/relay/ports/partition-layout';
-import { partitionScope } from '../mongo/sim-database';
+import { partitionScope, SINGLE_SCOPE } from '../mongo/sim-database';
 import type { CommitFact, PortFlowFact } from '../world/sim.history';
 import type { SimWorld } from '../world/sim-world';
 import { capped } from './invariant';
@@ -20,6 +20,8 @@ interface Held {
   refused: Set<string>;
   /** Events this incarnation got out (a send answered ok, or its published mark issued). */
   out: Set<string>;
+  /** docId → the fencing number of the lease (its scope's) the incarnation held when it was read. */
+  under: Map<string, number>;
 }
 
 /**
@@ -131,6 +133,7 @@ export class MemoryInvariant implements InvariantChecker {
           refused: new Set(),
           bytes: 0,
           out: new Set(),
+          under: new Map(),
         }),
       );
     return held;
@@ -141,6 +144,7 @@ export class MemoryInvariant implements InvariantChecker {
     if (bytes === undefined) return;
     held.events.delete(docId);
     held.marked.delete(docId);
+    held.under.delete(docId);
     held.bytes -= bytes;
   }
 
@@ -261,7 +265,15 @@ export class MemoryInvariant implements InvariantChecker {
     }
   }
 
-  /** Incarnations that ended, and events whose lease their holder no longer has. */
+  /**
+   * Incarnations that ended, and events whose lease their holder no longer has, or holds under
+   * another fencing number than when it read them. The last: the relay may end a term on its
+   * own view of the lease (its watchdog counts the validity from when it asked, so it may end
+   * well before the server's expiry: a slow renewal) and take the lease again while the server
+   * still counts the old grant valid, with a new fencing number; the server never saw the lease
+   * lapse, but the old term was thrown away with what it held (its engine closed, its budget
+   * share given back; the new term begins only after that) and the new term starts empty.
+   */
   private forgetEnded(world: SimWorld): void {
     const live = new Set<string>();
     // A relay that stops gracefully drops what it queued (it stays pending) without a write.
@@ -278,16 +290,47 @@ export class MemoryInvariant implements InvariantChecker {
       if (!layout || layout.partitions <= 1) {
         if (!world.db.holdsLease(owner, undefined, world.partitioned ? 'any' : undefined)) {
           held.events.clear();
+          held.marked.clear();
+          held.under.clear();
           held.bytes = 0;
+        } else if (!world.partitioned) {
+          this.forgetOlderTerms(world, held, () => SINGLE_SCOPE);
         }
         continue;
       }
-      for (const docId of [...held.events.keys()]) {
+      const scopeOf = (docId: string): string | undefined => {
         const slot = this.commitOf(world, docId)?.aggregateSlot;
-        if (slot === undefined) continue;
-        const scope = partitionScope(layout, partitionOfSlot(slot, layout.partitions));
-        if (!world.db.holdsLease(owner, undefined, scope)) this.release(held, docId);
+        return slot === undefined
+          ? undefined
+          : partitionScope(layout, partitionOfSlot(slot, layout.partitions));
+      };
+      for (const docId of [...held.events.keys()]) {
+        const scope = scopeOf(docId);
+        if (scope !== undefined && !world.db.holdsLease(owner, undefined, scope))
+          this.release(held, docId);
       }
+      this.forgetOlderTerms(world, held, scopeOf);
+    }
+  }
+
+  /**
+   * Releases the events `held` read under an older fencing number of their lease's scope than
+   * the one its incarnation holds now (a term of its own ended in between); notes the current
+   * one for events not seen here yet (read in this step).
+   */
+  private forgetOlderTerms(
+    world: SimWorld,
+    held: Held,
+    scopeOf: (docId: string) => string | undefined,
+  ): void {
+    for (const docId of [...held.events.keys()]) {
+      const scope = scopeOf(docId);
+      if (scope === undefined) continue;
+      const fencing = world.db.scopeState(scope).lease?.fencing;
+      if (fencing === undefined) continue;
+      const readUnder = held.under.get(docId);
+      if (readUnder === undefined) held.under.set(docId, fencing);
+      else if (readUnder !== fencing) this.release(held, docId);
     }
   }
 

@@ -11,19 +11,53 @@ import type { Fault, Schedule, SimTransactionData } from './schedule.types';
  * - one or two graceful stops (`leave`) of the relay leading then, with `shutdownTimeoutMs`
  *   from 0 (publishes abandoned at once) to 3 leases (the stop outlives the lease unless it
  *   renews);
- * - a pause (GC) of 0.6-3 leases of the leader, maybe one of the leader a lease or more later
- *   too, from shortly after one partition of the backlog's topic began to refuse with a
- *   retriable error: kafkajs retries the call across the pause, the publisher then sends the
- *   other partitions' part again (checking the lease first), and what was acknowledged is
- *   marked after the pause;
+ * - a pause (GC) of the leader, maybe one of the leader a lease or more later too, from
+ *   shortly after one partition of the backlog's topic began to refuse with a retriable error:
+ *   kafkajs retries the call across the pause, the publisher then sends the other partitions'
+ *   part again (checking the lease first), and what was acknowledged is marked after the pause;
  * - maybe slow database calls (renewals that land late, terms that take long to end).
+ * Each run aims at one moment (`AIMS`, half and half): a stop with acknowledgements pending
+ * (the stop outlasts a lease, the pause is shorter than one), or a pause that outlasts the
+ * lease (1-3 leases) within the backlog's busy time, the partition refusing until after it.
  * (e), (g) and (k) judge what is sent, written and marked around these moments.
  */
+
+/** What a run aims at, and how its stops and pauses look for it. */
+interface Aim {
+  /** `shutdownTimeoutMs` in leases, at least (the drawn one, or this). */
+  minStopLeases: number;
+  /** The pause's length in leases. */
+  pauseLeases: { min: number; max: number };
+  /** Its share of the runs. */
+  weight: number;
+}
+
+const AIMS: Readonly<Record<string, Aim>> = {
+  /**
+   * A graceful stop with acknowledgements pending: it settles them (renewing its lease) before
+   * it releases, so the stop must outlast an acknowledgement (a lease or more); the pause stays
+   * shorter than the lease (a take-over in it would be a cause of duplicates of its own).
+   */
+  stop: { minStopLeases: 1, pauseLeases: { min: 0.5, max: 0.8 }, weight: 1 },
+  /**
+   * A pause that outlasts the lease while a call is in flight: after it, the call's answer
+   * comes, the publisher would send the rest again, and what was acknowledged would be marked.
+   */
+  pause: { minStopLeases: 0, pauseLeases: { min: 1, max: 3 }, weight: 1 },
+};
+
 const pressureArbitrary = fc.record({
   base: scheduleArbitrary,
   durationMs: fc.integer({ min: 1_000, max: 3_000 }),
   renewDivisor: fc.integer({ min: 3, max: 6 }),
-  /** `shutdownTimeoutMs` in leases (0: abandon at once). */
+  /**
+   * The moment the run aims at (`AIMS`): a stop with acknowledgements pending, or a pause that
+   * outlasts the lease with a call in flight.
+   */
+  aim: fc.oneof(
+    ...Object.entries(AIMS).map(([name, { weight }]) => ({ arbitrary: fc.constant(name), weight })),
+  ),
+  /** `shutdownTimeoutMs` in leases (0: abandon at once), as `AIMS[aim].stopLeases` allows. */
   stopLeases: fc.constantFrom(0, 0.3, 1, 1.5, 3),
   relays: fc.array(fc.integer({ min: -1_500, max: 1_500 }), { minLength: 2, maxLength: 3 }),
   burst: fc.record({
@@ -45,7 +79,8 @@ const pressureArbitrary = fc.record({
   /** Of the relay leading then; maybe of the one leading later too. */
   pause: fc.record({
     offset: fc.integer({ min: 0, max: 3_000 }),
-    leases: fc.double({ min: 0.6, max: 3, noNaN: true }),
+    /** A share of `AIMS[aim].pauseLeases`' range. */
+    leases: fc.double({ min: 0, max: 1, noNaN: true }),
     /** When the second pause begins, in leases after the first began (past a take-over). */
     next: fc.option(fc.double({ min: 1, max: 2.5, noNaN: true })),
   }),
@@ -86,10 +121,29 @@ function backlog(raw: Pressure, writers: number): SimTransactionData[] {
   }));
 }
 
+/** How long the broker takes to acknowledge a call of the backlog. */
+function ackOf(raw: Pressure): number {
+  const renewMs = Math.round(raw.durationMs / raw.renewDivisor);
+  return raw.ackNearLapse === null
+    ? raw.slowAckMs
+    : Math.round(raw.durationMs - raw.ackNearLapse * renewMs);
+}
+
+/**
+ * When the first pause begins. Aimed at the pause: within the backlog's busy time (its spread
+ * and an acknowledgement), from a fifth of it on, when calls of several partitions are in flight.
+ */
+function pauseAt(raw: Pressure): number {
+  if (raw.aim !== 'pause') return raw.burst.at + raw.pause.offset;
+  const busy = raw.burst.spreadMs + ackOf(raw);
+  return raw.burst.at + Math.round(busy * (0.2 + (0.7 * raw.pause.offset) / 3_000));
+}
+
 /** The pauses' windows, [from, to]. */
 function pauses(raw: Pressure, durationMs: number): Array<[number, number]> {
-  const at = raw.burst.at + raw.pause.offset;
-  const duration = Math.round(raw.pause.leases * durationMs);
+  const at = pauseAt(raw);
+  const { min, max } = AIMS[raw.aim].pauseLeases;
+  const duration = Math.round((min + raw.pause.leases * (max - min)) * durationMs);
   const windows: Array<[number, number]> = [[at, at + duration]];
   if (raw.pause.next !== null) {
     const next = at + Math.round(raw.pause.next * durationMs);
@@ -108,11 +162,10 @@ function stopAt(raw: Pressure, durationMs: number, offset: number): number {
   return at;
 }
 
-function faults(raw: Pressure, durationMs: number, renewMs: number): Fault[] {
+function faults(raw: Pressure, durationMs: number): Fault[] {
   const { burst } = raw;
   const at = (offset: number) => burst.at + offset;
-  const ackMs =
-    raw.ackNearLapse === null ? raw.slowAckMs : Math.round(durationMs - raw.ackNearLapse * renewMs);
+  const ackMs = ackOf(raw);
   const list: Fault[] = [
     {
       kind: 'slow-ack',
@@ -137,11 +190,13 @@ function faults(raw: Pressure, durationMs: number, renewMs: number): Fault[] {
     })),
   ];
   const { beforeMs, afterMs, partition } = raw.refusing;
-  const refusingAt = Math.max(0, at(raw.pause.offset) - ackMs - beforeMs);
+  const refusingAt = Math.max(0, pauseAt(raw) - ackMs - beforeMs);
+  // Aimed at the pause: past its end, so that the call in flight across it fails after all.
+  const refusingUntil = raw.aim === 'pause' ? pauses(raw, durationMs)[0][1] : pauseAt(raw);
   list.push({
     kind: 'kafka-partition-retriable',
     at: refusingAt,
-    duration: at(raw.pause.offset) + afterMs - refusingAt,
+    duration: refusingUntil + afterMs - refusingAt,
     target: 0,
     param: partition,
   });
@@ -158,7 +213,9 @@ export const leasePressureSchedules: fc.Arbitrary<Schedule> = pressureArbitrary.
   const options = {
     ...base.options,
     lease: { durationMs, renewMs },
-    shutdownTimeoutMs: Math.round(raw.stopLeases * durationMs),
+    shutdownTimeoutMs: Math.round(
+      Math.max(raw.stopLeases, AIMS[raw.aim].minStopLeases) * durationMs,
+    ),
   };
   // The backlog's topic has 2-3 partitions: a call to several, one of which refuses, is
   // answered in part, and the publisher sends the rest again (a send after the pause).
@@ -170,6 +227,6 @@ export const leasePressureSchedules: fc.Arbitrary<Schedule> = pressureArbitrary.
     world: { ...base.world, topics },
     relays: { skewsMs: raw.relays },
     transactions: [...base.transactions.slice(0, 5), ...backlog(raw, base.world.writers)],
-    faults: faults(raw, durationMs, renewMs),
+    faults: faults(raw, durationMs),
   });
 });
