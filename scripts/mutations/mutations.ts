@@ -139,7 +139,7 @@ export const MUTATIONS: readonly Mutation[] = [
         replace: '',
       },
     ],
-    checks: ['simulation'],
+    checks: [{ jest: ['lib/publisher/kafka/kafka.publisher.spec.ts'] }, 'simulation'],
   },
   {
     id: 'catch-up-without-reservation',

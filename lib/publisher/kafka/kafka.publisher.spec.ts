@@ -161,6 +161,22 @@ describe('KafkaPublisher (what fails is held back alone)', () => {
     expect(sender.stored.map((s) => s.key)).toEqual(expect.arrayContaining(['a', 'b', 'c']));
   });
 
+  it('after a record error on a group, one by one: an aggregate whose event fails has its later events held back, not sent past it', async () => {
+    const sender = new FakeSender({ Order: 1 });
+    // The broker fails on the poison record (the large one: an event-scope error, retriable),
+    // and so on any group that holds it.
+    sender.refuse = (_topic, _partition, bytes) =>
+      bytes > 500 ? protocol('UNKNOWN_SERVER_ERROR') : undefined;
+    const publisher = new KafkaPublisher({ brokers: ['x:1'] }, sender);
+    const before = event('Order', 'a');
+    const poison = event('Order', 'b', { s: 'p'.repeat(600) });
+    const afterPoison = event('Order', 'b');
+    const other = event('Order', 'c');
+    const outcomes = await publisher.publish([before, poison, afterPoison, other]);
+    expect(outcomes.map((o) => o.status)).toEqual(['ok', 'retriable', 'retriable', 'ok']);
+    expect(sender.stored.map((s) => s.key)).toEqual(['a', 'c']);
+  });
+
   it('reports sizes and destinations from one preparation per event', async () => {
     const sender = new FakeSender({ Order: 3 });
     const publisher = new KafkaPublisher({ brokers: ['x:1'] }, sender);
