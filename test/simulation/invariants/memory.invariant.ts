@@ -88,8 +88,14 @@ export class MemoryInvariant implements InvariantChecker {
   private readonly dueReads = new Map<string, Set<string>>();
   private sendsRead = 0;
   private scheduledChecked = 0;
+  /**
+   * Per incarnation, the fencing numbers of the single lease it was granted, from when (virtual
+   * ms): a read answers the term that issued it, which may have ended before the answer came.
+   */
+  private readonly grants = new Map<string, Array<{ from: number; fencing: number }>>();
 
   afterStep(world: SimWorld): void {
+    this.noteGrant(world);
     const flow = world.history.portFlow;
     for (; this.read < flow.length; this.read++) this.apply(world, flow[this.read]);
     this.judgeScheduledSends(world);
@@ -120,6 +126,24 @@ export class MemoryInvariant implements InvariantChecker {
         );
       }
     }
+  }
+
+  /** Notes a new grant of the single lease (`grants`). */
+  private noteGrant(world: SimWorld): void {
+    if (world.partitioned) return;
+    const lease = world.db.scopeState(SINGLE_SCOPE).lease;
+    if (!lease) return;
+    const grants = this.grants.get(lease.owner) ?? [];
+    if (grants.at(-1)?.fencing !== lease.fencing)
+      grants.push({ from: world.now, fencing: lease.fencing });
+    this.grants.set(lease.owner, grants);
+  }
+
+  /** The fencing number of the single lease `owner` was last granted by `at`, if any. */
+  private grantAt(owner: string, at: number): number | undefined {
+    let fencing: number | undefined;
+    for (const grant of this.grants.get(owner) ?? []) if (grant.from <= at) fencing = grant.fencing;
+    return fencing;
   }
 
   private heldBy(owner: string): Held {
@@ -190,6 +214,11 @@ export class MemoryInvariant implements InvariantChecker {
           const bytes = commit ? eventMemoryBytes(commit.bytes) : 0;
           held.events.set(docId, bytes);
           held.bytes += bytes;
+          // Read for the term that issued the read (single lease): see `forgetOlderTerms`.
+          const issuedUnder = world.partitioned
+            ? undefined
+            : this.grantAt(fact.owner, fact.issuedAt);
+          if (issuedUnder !== undefined) held.under.set(docId, issuedUnder);
           if (retryAt !== undefined) held.marked.add(docId);
         }
         break;
@@ -316,7 +345,10 @@ export class MemoryInvariant implements InvariantChecker {
   /**
    * Releases the events `held` read under an older fencing number of their lease's scope than
    * the one its incarnation holds now (a term of its own ended in between); notes the current
-   * one for events not seen here yet (read in this step).
+   * one for events not seen here yet (read in this step). A read of the single lease counts for
+   * the grant its incarnation had when it issued the read: a stream read issued by a term that
+   * ended while the read was on its way (a pause, then the watchdog) is answered after the next
+   * term began, and is that next term's no more than the old term's engine is.
    */
   private forgetOlderTerms(
     world: SimWorld,

@@ -91,12 +91,15 @@ class SimChangeCursor implements ChangeCursor {
   ) {}
 
   next(max: number): Promise<ChangeBatch> {
+    const issuedAt = this.connection.now();
     const onAnswer = (batch: ChangeBatch): void =>
       recordHanded(
         this.history,
         this.connection,
         'stream',
         batch.changes.map((change) => change.event),
+        this.connection.now(),
+        issuedAt,
       );
     return this.connection.request<ChangeBatch>(
       { name: 'cursor.next', write: false, onAnswer },

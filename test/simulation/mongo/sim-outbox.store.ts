@@ -45,7 +45,8 @@ export function recordHanded(
   connection: SimMongoConnection,
   via: 'stream' | 'drain' | 'catch-up',
   records: readonly OutboxEventRecord[],
-  servedAt: number = connection.now(),
+  servedAt: number,
+  issuedAt: number,
 ): void {
   if (records.length === 0) return;
   history.portFlow.push({
@@ -62,6 +63,7 @@ export function recordHanded(
     })),
     relayNow: connection.callerNow(),
     servedAt,
+    issuedAt,
   });
 }
 
@@ -115,6 +117,7 @@ export class SimOutboxStore implements OutboxRelayStore {
     dueBy?: Date,
   ): Promise<OutboxEventRecord[]> {
     let servedAt = 0;
+    const issuedAt = this.connection.now();
     return this.read(
       'findPendingOfAggregates',
       () => {
@@ -122,7 +125,7 @@ export class SimOutboxStore implements OutboxRelayStore {
         return this.db.findPendingOfAggregates(refs, limit, dueBy);
       },
       false,
-      (records) => this.handed('catch-up', records, servedAt),
+      (records) => this.handed('catch-up', records, servedAt, issuedAt),
     );
   }
 
@@ -163,6 +166,7 @@ export class SimOutboxStore implements OutboxRelayStore {
     const page = (read: OutboxEventRecord[]) =>
       this.partition ? withOlderUnslotted(read, limit) : read;
     let servedAt = 0;
+    const issuedAt = this.connection.now();
     return this.read(
       'findPendingPage',
       () => {
@@ -170,7 +174,7 @@ export class SimOutboxStore implements OutboxRelayStore {
         return page(this.db.findPendingPage(after, limit));
       },
       true,
-      (records) => this.handed('drain', records, servedAt),
+      (records) => this.handed('drain', records, servedAt, issuedAt),
     );
   }
 
@@ -247,8 +251,13 @@ export class SimOutboxStore implements OutboxRelayStore {
   }
 
   /** Records what a read handed to the relay (see `PortFlowFact`), as it reaches the relay. */
-  private handed(via: 'drain' | 'catch-up', records: OutboxEventRecord[], servedAt: number): void {
-    recordHanded(this.history, this.connection, via, records, servedAt);
+  private handed(
+    via: 'drain' | 'catch-up',
+    records: OutboxEventRecord[],
+    servedAt: number,
+    issuedAt: number,
+  ): void {
+    recordHanded(this.history, this.connection, via, records, servedAt, issuedAt);
   }
 
   /** A read; `scoped`: a scan, limited to the partition's slot range. */

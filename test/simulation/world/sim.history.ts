@@ -188,6 +188,8 @@ export type PortFlowFact =
       relayNow: number;
       /** When the server answered the read (virtual ms). */
       servedAt: number;
+      /** When the relay issued the read (virtual ms): the term that asked held the lease then. */
+      issuedAt: number;
     }
   | {
       kind: 'states';
