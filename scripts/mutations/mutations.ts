@@ -282,6 +282,19 @@ export const MUTATIONS: readonly Mutation[] = [
     checks: ['simulation'],
   },
   {
+    id: 'majority-write-time-unbounded',
+    description:
+      "the due reader's majority write has no wtimeout: without a majority, its pass (and a stop waiting for it) waits with no end",
+    file: 'lib/relay/mongo/relay-collections.ts',
+    edits: [
+      {
+        find: "writeConcern: { w: 'majority', wtimeoutMS: MAJORITY_WRITE_TIME_WTIMEOUT_MS }",
+        replace: "writeConcern: { w: 'majority' }",
+      },
+    ],
+    checks: [{ jest: ['lib/relay/mongo/relay-collections.spec.ts'] }],
+  },
+  {
     id: 'id-after-ignored',
     description:
       "an event that waits for its aggregate's scheduled events keeps its own fresh _id: written by another app process in the same second, it may sort, and be read and published, before the event it waits for",

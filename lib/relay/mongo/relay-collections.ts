@@ -76,6 +76,18 @@ export async function majorityTime(db: mongo.Db): Promise<Date> {
 export const DUE_CLOCK_ID = 'due-clock';
 
 /**
+ * How long `majorityWriteTime` waits for its write to be majority-committed, ms (`wtimeout`).
+ * Without a majority (secondaries down or lagging), a `w: "majority"` write waits with no end;
+ * with it, the server answers a write concern error after this long ("even if the required
+ * write concern will eventually succeed", and the write itself is not undone:
+ * https://www.mongodb.com/docs/manual/reference/write-concern/#wtimeout). The due reader's pass
+ * then fails and is retried after its back-off, and a stop waits for that pass no longer than
+ * this. The bound of the due reader's recheck (5 s): a pass never waits longer than the next
+ * would come.
+ */
+export const MAJORITY_WRITE_TIME_WTIMEOUT_MS = 5_000;
+
+/**
  * A time on the primary's clock, in milliseconds, by which every write is majority-committed:
  * the primary's `hello.localTime`, read first, then a write with `w: "majority"` to one document
  * of `state` (the relay state collection). That write comes after every write committed by that
@@ -84,7 +96,7 @@ export const DUE_CLOCK_ID = 'due-clock';
  * a cancellation committed on that primary by then is seen by the majority reads made after.
  * It is what `majorityWriteDate` cannot give: that one is in whole seconds and moves only with
  * writes. (Not `$$NOW` in an update pipeline: the same guarantee, and PoppyDB has no pipeline
- * `findAndModify`.)
+ * `findAndModify`.) Bounded by `MAJORITY_WRITE_TIME_WTIMEOUT_MS`: without a majority it throws.
  */
 export async function majorityWriteTime(
   db: mongo.Db,
@@ -94,7 +106,7 @@ export async function majorityWriteTime(
   await state.updateOne(
     { _id: DUE_CLOCK_ID },
     { $set: { at: localTime }, $inc: { writes: 1 } },
-    { upsert: true },
+    { upsert: true, writeConcern: { w: 'majority', wtimeoutMS: MAJORITY_WRITE_TIME_WTIMEOUT_MS } },
   );
   return localTime;
 }

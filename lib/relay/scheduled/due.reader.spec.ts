@@ -316,6 +316,25 @@ describe('DueReader (scheduled events, published once due by the server clock)',
     await t.engine.close(100);
   });
 
+  it('a majority write that fails (no majority within its wtimeout) fails the pass; the next pass, after the back-off, publishes', async () => {
+    const t = setup();
+    t.store.majorityNow = () => new Date(Math.floor((EPOCH + t.clock.t) / 1000) * 1000);
+    let majority = false;
+    t.store.majorityWriteNow = () => {
+      if (!majority) throw new Error('waiting for replication timed out');
+      return new Date(EPOCH + t.clock.t);
+    };
+    const event = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(3_300) });
+    t.reader.start();
+    await t.clock.advance(3_300);
+    expect(t.published()).toEqual([]); // never published by a time that is not majority-committed
+    majority = true;
+    await t.clock.advance(100); // retryMs
+    expect(t.published()).toEqual([event.eventId]);
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
   it('maxInFlight 1: aggregates due together go out one after another, not one per pass', async () => {
     // Defect: an aggregate refused for want of a lane waited for the next pass, 1 s later.
     const t = setup({ maxInFlight: 1, readMs: 30 });
