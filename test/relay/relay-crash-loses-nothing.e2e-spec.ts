@@ -34,8 +34,13 @@ async function crashRun(run: CrashRun, state: { writer?: RelayTestApp; child?: C
 
   const { commitOrder, written, done: writing } = writeOrders(writer, run, { every: 50, ms: 150 });
 
+  // A writer that fails (the server refused a transaction) ends the run at once, with its error,
+  // not after the test's timeout.
+  let writerFailed = false;
+  writing.catch(() => (writerFailed = true));
+
   let kills = 0;
-  while (kills < 10 || written() < run.total) {
+  while (!writerFailed && (kills < 10 || written() < run.total)) {
     state.child = spawnRelay(db, prefix);
     await state.child.ready.catch(() => undefined);
     await sleep(200 + Math.random() * 1800);
@@ -43,7 +48,7 @@ async function crashRun(run: CrashRun, state: { writer?: RelayTestApp; child?: C
     await state.child.exited;
     kills++;
   }
-  await writing;
+  await writing; // throws the writer's error, if any
 
   state.child = spawnRelay(db, prefix);
   await state.child.ready;
