@@ -1,5 +1,6 @@
 import { describeWith, testServers } from '../harness';
 import {
+  ancientResumeToken,
   readAllAfterDrain,
   relayTestBed,
   startRelayApp,
@@ -32,11 +33,10 @@ describeWith(
       );
       const checkpoint = await state.findOne({ _id: 'checkpoint:default' });
       expect(checkpoint?.token).toBeDefined();
-      const data = String(checkpoint?.token?._data ?? '');
-      const ancient = data.startsWith('82')
-        ? `82${'00000001'}${'00000001'}${data.slice(18)}`
-        : 'gone';
-      await state.updateOne({ _id: 'checkpoint:default' }, { $set: { token: { _data: ancient } } });
+      await state.updateOne(
+        { _id: 'checkpoint:default' },
+        { $set: { token: ancientResumeToken(checkpoint?.token) } },
+      );
 
       for (let i = 20; i < 60; i++) await bed.writer.orders.place(`a-${i}`, `agg-${i % 4}`, i);
       relay = await startRelayApp(bed.db, options);

@@ -297,3 +297,15 @@ export async function readAllAfterDrain(
   );
   return readTopic(topic, { count: Number.MAX_SAFE_INTEGER, timeoutMs: quietMs });
 }
+
+/**
+ * A resume token from far outside the oplog window (as after a long outage), made from a real
+ * `token` of the same deployment: real MongoDB answers 286 ChangeStreamHistoryLost to it.
+ * PoppyDB's tokens are plain counters, and it does not reject it.
+ */
+export function ancientResumeToken(token: { _data?: unknown } | undefined): { _data: string } {
+  const data = String(token?._data ?? '');
+  return {
+    _data: data.startsWith('82') ? `82${'00000001'}${'00000001'}${data.slice(18)}` : 'gone',
+  };
+}

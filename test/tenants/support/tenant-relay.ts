@@ -3,7 +3,7 @@ import { getConnectionToken, MongooseModule } from '@nestjs/mongoose';
 import { Test } from '@nestjs/testing';
 import { MongoClient, ObjectId } from 'mongodb';
 import type { Connection } from 'mongoose';
-import { OutboxModule, OutboxRelay, type RelayOptions } from '../../../lib';
+import { OutboxModule, OutboxRelay, OutboxRelayMetrics, type RelayOptions } from '../../../lib';
 import { eventSlot } from '../../../lib/events/event-slot';
 import type { TenantDatabases } from '../../../lib/tenants/tenants.options';
 import { mongoUriFor, testServers, uniqueName } from '../../harness';
@@ -11,6 +11,7 @@ import { testLogLevels } from '../../relay/support/relay-app';
 
 export interface TenantRelayApp {
   relay: OutboxRelay;
+  metrics: OutboxRelayMetrics;
   connection: Connection;
   close(): Promise<void>;
 }
@@ -32,6 +33,7 @@ export async function startTenantRelay(
   await app.init();
   return {
     relay: app.get(OutboxRelay),
+    metrics: app.get(OutboxRelayMetrics),
     connection: app.get<Connection>(getConnectionToken('relay')),
     close: () => app.close(),
   };
