@@ -1,6 +1,8 @@
 import type { mongo } from 'mongoose';
 import { ensureConsumerDeadLetterIndexes } from '../consumer/stores/consumer-failure.store';
 import { ensureProcessedEventIndexes } from '../consumer/stores/processed-event.store';
+import { DEAD_LETTER_EVENT_ID_INDEX } from './dead-letter.document';
+import { RELAY_OUTBOX_INDEXES } from './outbox-event.document';
 import { OutboxEventSchema } from './outbox-event.schema';
 import { OUTBOX_DEFAULT_COLLECTIONS } from '../common/outbox-storage.options';
 import { ensureRelayIndexes } from '../relay/mongo/relay-indexes';
@@ -9,15 +11,19 @@ import { ensureRelayIndexes } from '../relay/mongo/relay-indexes';
  * Existing deployments keep their collections and indexes: these are the stored names, keys and
  * options, written out by hand. A change here is a migration, not a refactor.
  */
-function recordingCollection(name: string, existing: string[] = []) {
+/** A collection that records `createIndex`; `existing`: what `listIndexes` answers (names, or indexes). */
+function recordingCollection(name: string, existing: Array<string | mongo.Document> = []) {
   const created: Array<{ key: unknown; options: unknown }> = [];
+  const listed = existing.map((index) =>
+    typeof index === 'string' ? { name: index, key: { legacy: 1 } } : index,
+  );
   const collection = {
     collectionName: name,
     createIndex: (key: unknown, options: unknown) => {
       created.push({ key, options });
       return Promise.resolve('ok');
     },
-    indexExists: (index: string) => Promise.resolve(existing.includes(index)),
+    listIndexes: () => ({ toArray: () => Promise.resolve(listed) }),
   };
   return { created, collection: collection as unknown as mongo.Collection<any> };
 }
@@ -205,6 +211,31 @@ describe('stored formats', () => {
       },
       { key: { expiresAt: 1 }, options: { expireAfterSeconds: 0, name: 'expiresAt_ttl' } },
     ]);
+  });
+
+  it('asks only for the indexes not already there as asked (one listing a collection)', async () => {
+    const asAsked = (index: mongo.IndexDescription) => ({ v: 2, ...index });
+    const statusDue = RELAY_OUTBOX_INDEXES.statusDue;
+    const aggregateOrder = RELAY_OUTBOX_INDEXES.aggregateOrder;
+    const outbox = recordingCollection('outbox', [
+      asAsked(statusDue),
+      // Same name and key, another filter: asked for (the server then refuses, and it is logged).
+      asAsked({ ...aggregateOrder, partialFilterExpression: { status: 'failed' } }),
+      asAsked(RELAY_OUTBOX_INDEXES.marked),
+      asAsked(RELAY_OUTBOX_INDEXES.scheduled),
+      asAsked({ ...RELAY_OUTBOX_INDEXES.retention, expireAfterSeconds: 60 }),
+      // Another expiry: ensureTtlIndex updates it.
+      asAsked({ ...RELAY_OUTBOX_INDEXES.cancelledRetention, expireAfterSeconds: 30 }),
+    ]);
+    const deadLetters = recordingCollection('outbox_dead_letters', [
+      asAsked(DEAD_LETTER_EVENT_ID_INDEX),
+    ]);
+    await ensureRelayIndexes(outbox.collection, deadLetters.collection, 60, logger);
+    expect(outbox.created.map((index) => (index.options as { name: string }).name)).toEqual([
+      aggregateOrder.name,
+      RELAY_OUTBOX_INDEXES.cancelledRetention.name,
+    ]);
+    expect(deadLetters.created).toEqual([]);
   });
 
   it('names an index of an earlier version that no relay reads any more, and leaves it', async () => {
