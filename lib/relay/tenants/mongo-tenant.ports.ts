@@ -5,6 +5,7 @@ import type { ResolvedTenantsOptions } from '../../tenants/tenants.resolved';
 import { MongoChangeSource } from '../mongo/mongo-change.source';
 import { MongoOutboxRelayStore } from '../mongo/mongo-outbox-relay.store';
 import { MongoRelayStateStore } from '../mongo/mongo-relay-state.store';
+import { relayCollection } from '../mongo/relay-collections';
 import type { RelayClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { ResolvedRelayOptions } from '../relay.options';
@@ -65,14 +66,15 @@ export class MongoTenantPorts implements TenantPorts {
     });
     for (const name of names) {
       if (this.prepared.has(name) || !this.deps.prepare) continue;
-      await this.deps.prepare(this.store(name));
+      await this.deps.prepare(this.stores.get(name) ?? this.newStore(name));
       this.prepared.add(name);
     }
     return names;
   }
 
   async hasPending(database: string): Promise<boolean> {
-    const outbox = this.store(database).outbox;
+    // Not through `store()`: a resting database keeps no objects of its own, only its name.
+    const outbox = relayCollection(this.deps.client.db(database), this.deps.collections.outbox);
     return (await outbox.countDocuments({ status: 'pending' }, { limit: 1 })) > 0;
   }
 
@@ -90,12 +92,17 @@ export class MongoTenantPorts implements TenantPorts {
     return { outbox, state, changes: new MongoChangeSource(outbox.outbox, relay) };
   }
 
+  /** The store of a database that has (or had) a term: kept, its terms share it. */
   private store(database: string): MongoOutboxRelayStore {
     let store = this.stores.get(database);
     if (!store) {
-      store = new MongoOutboxRelayStore(this.deps.client.db(database), this.deps.collections);
+      store = this.newStore(database);
       this.stores.set(database, store);
     }
     return store;
+  }
+
+  private newStore(database: string): MongoOutboxRelayStore {
+    return new MongoOutboxRelayStore(this.deps.client.db(database), this.deps.collections);
   }
 }
