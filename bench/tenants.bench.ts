@@ -58,6 +58,7 @@ function sizes(ctx: BenchContext): number[] {
 }
 
 const mb = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MB`;
+const spaces = (idle: IdleReport): string => `${mb(idle.newSpace)} / ${mb(idle.oldSpace)}`;
 const quiet = { log() {}, warn() {}, error() {}, debug() {} };
 
 /** One relay measured: its configuration and what it reported. */
@@ -68,6 +69,8 @@ interface Measured {
   idle: IdleReport;
   window: WindowReport;
   events: number;
+  /** Idle again after the events (forced GC). */
+  worked: IdleReport;
 }
 
 /** Creates `database`'s outbox and dead-letter collections and their indexes, as the app does. */
@@ -195,6 +198,7 @@ async function measure(
       'idle, forced GC: RSS / heap reserved / live / external',
       `${mb(idle.rss)} / ${mb(idle.heapTotal)} / ${mb(idle.heapUsed)} / ${mb(idle.external)}`,
     );
+    line('  of the heap reserved: young generation / old space', spaces(idle));
     line('idle: CPU time per second', perSecond(idle.cpuMs, idle.windowMs));
     if (baseline) {
       const over = idle.rss - baseline.idle.rss;
@@ -254,7 +258,25 @@ async function measure(
       const ratio = cpuPerEvent / ((baseline.window.cpuMs * 1000) / baseline.events);
       line('CPU per event over the single-database relay', `${ratio.toFixed(2)}x`);
     }
-    return { label, databases: databases.length, start, idle, window, events };
+    // Idle again once it has worked: V8 grows its young generation under a sustained allocation
+    // rate (a start-up over 1 000 databases, or publishing), and keeps it; a relay that ran a
+    // while holds it whatever it follows.
+    const worked = await ask<IdleReport>({
+      idle: { windowMs: ctx.smoke ? IDLE_MS.smoke : IDLE_MS.full },
+    });
+    line(
+      'idle after the events, forced GC: RSS / heap reserved / live',
+      `${mb(worked.rss)} / ${mb(worked.heapTotal)} / ${mb(worked.heapUsed)}`,
+    );
+    line('  of the heap reserved: young generation / old space', spaces(worked));
+    if (baseline?.worked) {
+      const over = worked.rss - baseline.worked.rss;
+      line(
+        '  RSS over the single-database relay after its events',
+        `${over >= 0 ? '+' : ''}${mb(over)}`,
+      );
+    }
+    return { label, databases: databases.length, start, idle, window, events, worked };
   } finally {
     if (child.process.connected) child.process.send('stop');
     await child.exited;
@@ -336,6 +358,8 @@ async function tenantsPart(ctx: BenchContext): Promise<void> {
         `goal at ${GOAL.size} (cluster): CPU/event <= ${GOAL.cpuRatio}x, idle <= +${GOAL.idleMb} MB`,
         `${ratio.toFixed(2)}x, +${over.toFixed(1)} MB: ${met ? 'met' : 'NOT met'}`,
       );
+      const overWorked = (atGoal.worked.rss - baseline.worked.rss) / 1048576;
+      line('  idle RSS over it once both published (not the goal)', `+${overWorked.toFixed(1)} MB`);
     } else {
       line(`goal at ${GOAL.size} (cluster)`, 'not measured in this run');
     }
