@@ -174,6 +174,12 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'a graceful stop paused past its lease’s expiry and renewed after is a lapse that may publish again what it could not mark (issue 35; the gap was (e)’s, not the relay’s)',
   },
+  {
+    file: 'tenant-subscribed-while-the-cluster-stream-closes-is-never-read.json',
+    invariant: 'h',
+    title:
+      'a tenant database woken from rest whose term subscribes while the cluster-wide stream closes on its way out (nothing watched or subscribed for a moment) is read again: the hub’s loop goes on instead of ending with the subscriber resolved (issue 33, tenants family)',
+  },
 ];
 
 async function violationsOf(file: string, invariant: string): Promise<string[] | undefined> {
