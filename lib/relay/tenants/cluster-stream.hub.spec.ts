@@ -4,19 +4,13 @@ import { systemClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import { ClusterStreamHub } from './cluster-stream.hub';
 
-const quiet: RelayLogger = {
-  log: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-  debug: () => undefined,
-};
+const quiet: RelayLogger = { log: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; waited < 2_000; waited += 5) {
-    if (condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error(`timed out waiting for ${what}`);
+/** A promise and its resolve. */
+function signal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = (): void => undefined;
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
 }
 
 describe('ClusterStreamHub', () => {
@@ -27,19 +21,24 @@ describe('ClusterStreamHub', () => {
   it('reads for a database that subscribes while the stream closes on its way out', async () => {
     const opened: string[][] = [];
     const changes: OutboxChange[] = [];
-    let closing: (() => void) | undefined;
+    const firstOpened = signal();
+    const firstClosing = signal();
+    const firstClosed = signal();
     const source = (databases: readonly string[]): ChangeSource => ({
       open: () => {
         opened.push([...databases]);
+        const first = opened.length === 1;
+        if (first) firstOpened.resolve();
         return Promise.resolve({
           next: async () => {
             await new Promise((resolve) => setTimeout(resolve, 5));
             return { changes: changes.splice(0), position: `p${opened.length}` };
           },
-          close: () =>
-            opened.length === 1
-              ? new Promise<void>((resolve) => (closing = resolve))
-              : Promise.resolve(),
+          close: () => {
+            if (!first) return Promise.resolve();
+            firstClosing.resolve();
+            return firstClosed.promise;
+          },
         });
       },
     });
@@ -49,11 +48,11 @@ describe('ClusterStreamHub', () => {
     );
     const wake = (): boolean => false;
     hub.watch(['a'], wake);
-    await until(() => opened.length === 1, 'the stream to open');
+    await firstOpened.promise;
     hub.watch([], wake); // 'a' woke: it rests no more, its term subscribes next
-    await until(() => closing !== undefined, 'the stream to close on its way out');
+    await firstClosing.promise; // the stream closes on its way out
     const subscribed = hub.source('a').open(undefined);
-    (closing as () => void)();
+    firstClosed.resolve();
     const cursor = await subscribed;
     const event = {
       _id: 'e1',

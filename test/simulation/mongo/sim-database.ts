@@ -486,13 +486,7 @@ export class SimDatabase {
 
   /** Runs `fn` on one tenant database's outbox (undefined: every document, as without tenants). */
   inTenantDatabase<T>(database: string | undefined, fn: () => T): T {
-    const before = this.database;
-    this.database = database;
-    try {
-      return fn();
-    } finally {
-      this.database = before;
-    }
+    return this.within({ database }, fn);
   }
 
   /** Whether the tenant database in scope has a pending event, scheduled ones too (one count). */
@@ -518,12 +512,17 @@ export class SimDatabase {
 
   /** Runs the read `fn` as a partition's scoped read (only documents with a slot in `range`). */
   scoped<T>(range: SlotRange | undefined, fn: () => T): T {
-    const before = this.slotRange;
-    this.slotRange = range;
+    return this.within({ slotRange: range }, fn);
+  }
+
+  /** Runs `fn` with a read scope set (a slot range, a tenant database), then the previous one. */
+  private within<T>(scope: { slotRange?: SlotRange } | { database?: string }, fn: () => T): T {
+    const before = { slotRange: this.slotRange, database: this.database };
+    Object.assign(this, scope);
     try {
       return fn();
     } finally {
-      this.slotRange = before;
+      Object.assign(this, before);
     }
   }
 
