@@ -87,7 +87,8 @@ export interface Fault {
    * The target, by kind: a relay index (crash, crash-at-call, crash-in-timer, pause, clock-skew,
    * clock-drift; `THE_LEADER`: the relay leading when the fault begins, for leave and pause), an aggregate
    * type index (kafka-topic-*, kafka-partitions-added), a type and partition (kafka-partition-retriable,
-   * kafka-ambiguous-ack), a transaction (kafka-oversize-event, kafka-poison-event).
+   * kafka-ambiguous-ack), a transaction (kafka-oversize-event, kafka-poison-event), a tenant database
+   * (tenant-added, tenant-removed, database-dropped: modulo the databases).
    */
   target: number;
   /**
