@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { faultOf, normalize, scheduleArbitrary } from './schedule.arbitrary';
 import { ACTIVE_PHASE_MS, TENANT_FAULT_KINDS } from './schedule.types';
-import type { FaultKind, Schedule, SimTransactionData } from './schedule.types';
+import type { Fault, FaultKind, Schedule, SimTransactionData } from './schedule.types';
 
 /**
  * Tenants (issue 33): the relay runs with the `tenants` option (one cluster-wide stream, one
@@ -12,6 +12,9 @@ import type { FaultKind, Schedule, SimTransactionData } from './schedule.types';
  *   (`tenant-added`), and 1-4 list changes or drops: `tenant-added`, `tenant-removed` (its
  *   pending events stay pending), `database-dropped` (its outbox gone, still listed), each
  *   with the sweep interval as its window (the relay reads the list every sweep interval);
+ * - up to 2 flaps: the database of a transaction let go right after it commits and listed
+ *   again 0.2-2.5 sweep intervals later, half of them while the broker acknowledges slowly (a
+ *   term that is still ending, its publishes in flight, when its database is listed again);
  * - 0-4 faults of the kinds that disturb one relay or the whole deployment: crashes (at a
  *   port call too), pauses, the broker down or slow, a stepdown (it rolls back in every
  *   database at once), a lost stream position (the cluster-wide stream's, so every followed
@@ -67,6 +70,18 @@ const tenantsArbitrary = fc.record({
     { minLength: 1, maxLength: 4 },
   ),
   added: fc.array(fc.integer({ min: 0, max: ACTIVE_PHASE_MS }), { minLength: 1, maxLength: 3 }),
+  /** A busy database let go and listed again soon after (its term may still be ending). */
+  flaps: fc.array(
+    fc.record({
+      tx: fc.nat({ max: 59 }),
+      delayMs: fc.integer({ min: 0, max: 200 }),
+      /** In sweep intervals. */
+      gap: fc.double({ min: 0.2, max: 2.5, noNaN: true }),
+      /** The broker acknowledges slowly meanwhile (the let-go term's publishes linger). */
+      slowAck: fc.boolean(),
+    }),
+    { maxLength: 2 },
+  ),
   faults: fc.array(faultOf(RELAY_AND_DEPLOYMENT_KINDS), { maxLength: 4 }),
 });
 
@@ -80,10 +95,27 @@ export const tenantSchedules: fc.Arbitrary<Schedule> = tenantsArbitrary.map((raw
   }));
   // The databases listed only later get some of the first writes (their backlog).
   transactions.slice(0, unlisted).forEach((tx, index) => (tx.tenant = databases - 1 - index));
+  const slowAcks: Fault[] = [];
   const added = raw.added
     .slice(0, unlisted)
     .map((at, index) => ({ kind: 'tenant-added' as const, at, target: databases - 1 - index }));
-  const tenantFaults = [...raw.listChanges, ...added].map((change) => ({
+  const flaps = raw.flaps.flatMap(({ tx, delayMs, gap, slowAck }) => {
+    const { at, durationMs, tenant } = transactions[tx % transactions.length];
+    const removedAt = at + durationMs + delayMs;
+    if (slowAck) {
+      const lingers = base.options.shutdownTimeoutMs + window;
+      slowAcks.push({ kind: 'slow-ack', at, duration: 2 * window, target: 0, param: lingers });
+    }
+    return [
+      { kind: 'tenant-removed' as const, at: removedAt, target: tenant as number },
+      {
+        kind: 'tenant-added' as const,
+        at: removedAt + Math.round(gap * window),
+        target: tenant as number,
+      },
+    ];
+  });
+  const tenantFaults = [...raw.listChanges, ...added, ...flaps].map((change) => ({
     ...change,
     target: change.target % databases,
     duration: window,
@@ -105,6 +137,6 @@ export const tenantSchedules: fc.Arbitrary<Schedule> = tenantsArbitrary.map((raw
     },
     relays: { skewsMs: base.relays.skewsMs.slice(0, raw.relays) },
     transactions,
-    faults: [...tenantFaults, ...raw.faults],
+    faults: [...tenantFaults, ...slowAcks, ...raw.faults],
   });
 });
