@@ -17,6 +17,8 @@ export class SimTenants {
   private readonly drops = new Map<string, number[]>();
   /** When each database was last listed or let go (virtual ms). */
   private readonly changedAt = new Map<string, number>();
+  /** How many times the list changed (watchers compare it). */
+  listChanges = 0;
 
   constructor(
     private readonly data: SimTenantsData,
@@ -46,10 +48,12 @@ export class SimTenants {
           if (this.listed.has(database)) return;
           this.listed.add(database);
           this.changedAt.set(database, this.scheduler.now);
+          this.listChanges++;
           break;
         case 'tenant-removed':
           if (!this.listed.delete(database)) return;
           this.changedAt.set(database, this.scheduler.now);
+          this.listChanges++;
           break;
         case 'database-dropped': {
           const gone = this.db.dropTenantDatabase(database);
@@ -74,6 +78,10 @@ export class SimTenants {
     const drops = this.drops.get(commit.database) ?? [];
     if (drops.some((at) => at >= commit.committedAt)) return 'dropped';
     return this.listed.has(commit.database) ? undefined : 'released';
+  }
+
+  isListed(database: string): boolean {
+    return this.listed.has(database);
   }
 
   /** Whether `database` is listed now and was all the time since `from` (virtual ms). */
