@@ -6,12 +6,15 @@ import { expectInvariants } from './support/expect-invariants';
  * Issue 35: the families aimed at defect classes the broad families reached only by luck (each
  * class is a mutation in scripts/mutations/mutations.ts; CONTRIBUTING.md's table gives, per
  * mutation, how many of these runs fail with it). Every invariant must hold in every run, and
- * each family must produce the moments it is made for. `SIM_SEED`, `SIM_LEASE_PRESSURE_RUNS` and
- * `SIM_DESTINATION_ERROR_RUNS` change the seed and the runs. `pre-slot-retries` is not run here:
+ * each family must produce the moments it is made for. `SIM_SEED`, `SIM_LEASE_PRESSURE_RUNS`,
+ * `SIM_DESTINATION_ERROR_RUNS` and `SIM_TENANT_RUNS` change the seed and the runs. Issue 33's
+ * tenants family runs here too. `pre-slot-retries` is not run here:
  * it caught none of its classes (CONTRIBUTING.md), `npm run simulate -- --family pre-slot-retries`.
  */
 const LEASE_PRESSURE_RUNS = Number(process.env.SIM_LEASE_PRESSURE_RUNS ?? 300);
 const DESTINATION_ERROR_RUNS = Number(process.env.SIM_DESTINATION_ERROR_RUNS ?? 150);
+/** Issue 33's tenants family: about 20 s of CPU. */
+const TENANT_RUNS = Number(process.env.SIM_TENANT_RUNS ?? 100);
 const SEED = Number(process.env.SIM_SEED ?? 20_261_201);
 
 /** At least `share` of the runs had `effect` (the family reaches what it is made for). */
@@ -38,6 +41,17 @@ describe('families aimed at what the broad families reach by luck (issue 35)', (
       exercised: (stats: SimStats) => {
         inRuns(stats, 'kafka-poison-event', 0.5);
         inRuns(stats, 'reached maxInFlightBytes', 0.2);
+      },
+    },
+    {
+      name: 'tenants',
+      runs: TENANT_RUNS,
+      claim: 'one relay for 2-50 tenant databases listed, let go and dropped while it runs',
+      exercised: (stats: SimStats) => {
+        inRuns(stats, 'tenant-added', 0.8);
+        inRuns(stats, 'tenant-removed', 0.3);
+        inRuns(stats, 'database-dropped', 0.3);
+        inRuns(stats, 'crash', 0.1);
       },
     },
   ];

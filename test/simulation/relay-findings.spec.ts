@@ -174,6 +174,18 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
     title:
       'a graceful stop paused past its lease’s expiry and renewed after is a lapse that may publish again what it could not mark (issue 35; the gap was (e)’s, not the relay’s)',
   },
+  {
+    file: 'tenant-subscribed-while-the-cluster-stream-closes-is-never-read.json',
+    invariant: 'h',
+    title:
+      'a tenant database woken from rest whose term subscribes while the cluster-wide stream closes on its way out (nothing watched or subscribed for a moment) is read again: the hub’s loop goes on instead of ending with the subscriber resolved (issue 33, tenants family)',
+  },
+  {
+    file: 'cluster-stream-reads-a-let-go-database-the-relay-drops.json',
+    invariant: 'd',
+    title:
+      'the changes the cluster-wide stream reads of a database let go (still in its filter until it reopens) are dropped by the relay, not held (issue 33; the gap was (d)’s, not the relay’s)',
+  },
 ];
 
 async function violationsOf(file: string, invariant: string): Promise<string[] | undefined> {

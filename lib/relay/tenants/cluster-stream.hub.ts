@@ -81,7 +81,7 @@ export class ClusterStreamHub {
     this.wake = wake;
     for (const database of this.watched) this.waking.delete(database); // resting again
     if (this.watched.size === 0) return;
-    this.loop ??= this.run().finally(() => (this.loop = undefined));
+    this.startLoop();
     for (const database of this.watched) {
       if (!before.has(database) && !this.covered.has(database)) return this.wakeLoop?.();
     }
@@ -138,7 +138,7 @@ export class ClusterStreamHub {
     const joined = new Promise<void>((resolve, reject) =>
       this.joining.push({ database, resolve, reject }),
     );
-    this.loop ??= this.run().finally(() => (this.loop = undefined));
+    this.startLoop();
     this.wakeLoop?.();
     return joined;
   }
@@ -150,19 +150,33 @@ export class ClusterStreamHub {
     this.wakeLoop?.();
   }
 
+  /** Reads while anyone subscribes or watches; started again when someone came as it ended. */
+  private startLoop(): void {
+    this.loop ??= this.run().finally(() => {
+      this.loop = undefined;
+      if (this.wanted()) this.startLoop();
+    });
+  }
+
+  private wanted(): boolean {
+    return this.subscriptions.size > 0 || this.watched.size > 0;
+  }
+
   private async run(): Promise<void> {
-    while (this.subscriptions.size > 0 || this.watched.size > 0) {
-      if (!this.cursor || this.uncovered()) {
-        await this.reopen();
-        continue;
+    do {
+      while (this.wanted()) {
+        if (!this.cursor || this.uncovered()) {
+          await this.reopen();
+          continue;
+        }
+        if ([...this.subscriptions.values()].some((subscription) => subscription.isFull)) {
+          await this.pause(this.options.idleMs);
+          continue;
+        }
+        await this.readOnce(this.cursor);
       }
-      if ([...this.subscriptions.values()].some((subscription) => subscription.isFull)) {
-        await this.pause(this.options.idleMs);
-        continue;
-      }
-      await this.readOnce(this.cursor);
-    }
-    await this.closeCursor();
+      await this.closeCursor();
+    } while (this.wanted()); // a database subscribed (or was watched) while the stream closed
     this.covered = new Set();
     this.waking.clear();
     for (const join of this.joining.splice(0)) join.resolve(); // their cursors closed meanwhile

@@ -202,7 +202,13 @@ export class TenantsTerm implements LeaderTerm {
     const ports = this.deps.tenants.forDatabase(database, this.fencing);
     this.track(
       database,
-      one.term.end(this.options.shutdownTimeoutMs).then(async () => {
+      one.term.end(this.options.shutdownTimeoutMs).then(async (finished) => {
+        if (!finished) {
+          this.logger.warn(
+            `Publishes of tenant database ${database} still in flight after ${this.options.shutdownTimeoutMs} ms were abandoned; ` +
+              'their events stay pending and are sent again once it is followed again.',
+          );
+        }
         const stats = await ports.outbox.pendingStats().catch(() => undefined);
         if (!this.followed.has(database)) this.released.set(database, stats?.count);
       }),

@@ -29,6 +29,18 @@ export function tenantTermsOver(ports: TenantPorts): Pick<RelayNodeDeps, 'terms'
   };
 }
 
+/**
+ * The node deps of a relay with the `tenants` option over `ports` (MongoDB's, or the relay
+ * simulation's): every lease term a `TenantsTerm`; `relay.partitions` must be 1.
+ */
+export function tenantsTermsFor(
+  relay: ResolvedRelayOptions,
+  ports: TenantPorts,
+): Pick<RelayNodeDeps, 'terms'> {
+  if (relay.partitions !== 1) throw new OutboxTenantsPartitionsError(relay.partitions);
+  return tenantTermsOver(ports);
+}
+
 /** The MongoDB tenant ports of the app connection's client, as the terms' ports. */
 export function tenantsTerms(
   relay: ResolvedRelayOptions,
@@ -52,5 +64,5 @@ export function tenantsTerms(
     logger: nestRelayLoggers('RelayTenants'),
     prepare: wiring.prepare,
   });
-  return tenantTermsOver(ports);
+  return tenantsTermsFor(relay, ports);
 }

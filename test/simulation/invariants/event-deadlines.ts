@@ -192,6 +192,12 @@ export function eventDeadlines(world: SimWorld): EventDeadline[] {
     else if (history.deadMarked.has(commit.eventId)) unjudged = 'dead';
     else if (commit.oversize || commit.poison) unjudged = 'refused by the broker';
     else if (deadline > world.now) unjudged = 'deadline after the end';
+    else if (commit.database && world.tenants?.excuse(commit))
+      unjudged = `its tenant database was ${world.tenants.excuse(commit)}`;
+    else if (commit.database && !world.tenants?.listedSince(commit.database, visible))
+      // A database listed later is followed within a sweep interval and drained (a): its
+      // events have no turn in this queue.
+      unjudged = 'its tenant database not listed all along';
     result.push({ commit, ready: visible, deadline, queued, mine, unjudged });
   }
   return result;

@@ -1,4 +1,5 @@
 import type { SimRunOutcome, SimWorld } from '../world/sim-world';
+import type { CommitFact } from '../world/sim.history';
 import { dueLatencyMs } from './event-deadlines';
 import { capped } from './invariant';
 import type { InvariantChecker, InvariantResult } from './invariant';
@@ -24,7 +25,16 @@ export class LivenessInvariant implements InvariantChecker {
     const cancelled = world.history.cancelled();
     const committed = world.history.committed().filter((commit) => !cancelled.has(commit.eventId));
     const dueLatency = dueLatencyMs(world);
+    let excused = 0;
     for (const commit of committed) {
+      const excuse = world.tenants?.excuse(commit);
+      if (excuse) {
+        excused++;
+        const lost =
+          excuse === 'released' && !first.has(commit.eventId) && lostEvent(world, commit);
+        if (lost) violations.push(lost);
+        continue;
+      }
       const published = first.get(commit.eventId)?.at;
       const dead = world.history.deadMarked.get(commit.eventId);
       const doneAt = Math.min(published ?? Infinity, dead ?? Infinity);
@@ -55,8 +65,23 @@ export class LivenessInvariant implements InvariantChecker {
     return {
       id: this.id,
       name: this.name,
-      checked: committed.length,
+      checked: committed.length - excused,
       violations: capped(violations),
+      ...(world.tenants ? { counts: { 'events of databases let go or dropped': excused } } : {}),
     };
   }
+}
+
+/**
+ * An event of a tenant database let go (no longer listed) and never published must still be
+ * pending there (or dead-lettered): letting a database go loses nothing.
+ */
+function lostEvent(world: SimWorld, commit: CommitFact): string | undefined {
+  if (world.history.deadMarked.has(commit.eventId)) return undefined;
+  const doc = world.db.inspect(commit.eventId);
+  if (doc?.status === 'pending') return undefined;
+  return (
+    `${commit.eventId} (${commit.aggregate}) of ${commit.database}, let go, was never published ` +
+    `and is not pending (outbox status ${doc?.status ?? 'gone'})`
+  );
 }

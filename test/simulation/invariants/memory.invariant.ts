@@ -57,7 +57,16 @@ interface Held {
  * read starts only below the byte bound and is sized at the average seen, so one read's worth
  * may overshoot it. A partitioned relay's
  * partitions share one budget, per process; a partition handed over leaves it at once while
- * its publishes finish, so a partitioned process may hold up to twice both bounds. Aggregates tracked without events
+ * its publishes finish, so a partitioned process may hold up to twice both bounds. With tenant
+ * databases (docs/tenants.md, "Memory"), every database shares the budget, and besides it each
+ * may have a page read in flight and up to `2 x batchSize` changes the cluster-wide stream read
+ * for it and it did not take yet (the stream reads `batchSize` more only while none has that
+ * many): a tenants process may hold `3 x batchSize` more events per tenant database, and as many
+ * largest events more in bytes. The cluster-wide stream hands the events of every database its
+ * filter still names; the relay drops those of a database it does not follow, and what it held
+ * of a database it lets go: so an event the stream hands while its database is not listed is
+ * not held, and the held events of a database are released when the list stops naming it (the
+ * relay learns it up to a sweep interval later: lenient for that long). Aggregates tracked without events
  * (waiting for a retry or a held destination) are not visible at the ports and not judged
  * here.
  *
@@ -101,11 +110,13 @@ export class MemoryInvariant implements InvariantChecker {
     this.judgeScheduledSends(world);
     if (this.held.size === 0) return;
     this.forgetEnded(world);
+    this.forgetLetGo(world);
     const options = world.schedule.options;
     // A partition handed over leaves the shared budget at once, its publishes still finishing.
     const terms = world.partitioned ? 2 : 1;
-    const maxEvents = terms * options.maxInFlight;
-    const maxBytes = terms * options.maxInFlightBytes;
+    const perDatabase = 3 * options.batchSize * (world.schedule.world.tenants?.databases ?? 0);
+    const maxEvents = terms * options.maxInFlight + perDatabase;
+    const maxBytes = terms * options.maxInFlightBytes + perDatabase * this.largest;
     for (const [owner, held] of this.held) {
       this.samples++;
       const events = held.events.size;
@@ -114,7 +125,7 @@ export class MemoryInvariant implements InvariantChecker {
       if (events > maxEvents && events > this.worstEvents) {
         this.worstEvents = events;
         this.violations.push(
-          `${world.now}: ${owner} holds ${events} events read from its ports and not settled (bound ${maxEvents}: maxInFlight ${options.maxInFlight}${terms > 1 ? ' x 2, partitioned' : ''})`,
+          `${world.now}: ${owner} holds ${events} events read from its ports and not settled (bound ${maxEvents}: maxInFlight ${options.maxInFlight}${terms > 1 ? ' x 2, partitioned' : ''}${perDatabase > 0 ? ` + ${perDatabase} for the tenant databases` : ''})`,
         );
       }
       const byteBound = maxBytes + options.batchSize * this.largest;
@@ -161,6 +172,21 @@ export class MemoryInvariant implements InvariantChecker {
         }),
       );
     return held;
+  }
+
+  private listChangesSeen = 0;
+
+  /** Tenants: the held events of databases no longer listed (their terms drop them). */
+  private forgetLetGo(world: SimWorld): void {
+    const tenants = world.tenants;
+    if (!tenants || tenants.listChanges === this.listChangesSeen) return;
+    this.listChangesSeen = tenants.listChanges;
+    for (const held of this.held.values()) {
+      for (const docId of [...held.events.keys()]) {
+        const database = this.commitOf(world, docId)?.database;
+        if (database !== undefined && !tenants.isListed(database)) this.release(held, docId);
+      }
+    }
   }
 
   private release(held: Held, docId: string): void {
@@ -210,6 +236,9 @@ export class MemoryInvariant implements InvariantChecker {
           } else if (retryAt !== undefined) continue;
           if (held.out.has(docId) || held.events.has(docId)) continue;
           const commit = this.commitOf(world, docId);
+          // Tenants: the stream's changes of a database not followed are dropped at once.
+          const database = fact.via === 'stream' ? commit?.database : undefined;
+          if (database !== undefined && !world.tenants?.isListed(database)) continue;
           if (retryAt !== undefined && this.refusedTo(world, held, commit)) continue;
           const bytes = commit ? eventMemoryBytes(commit.bytes) : 0;
           held.events.set(docId, bytes);

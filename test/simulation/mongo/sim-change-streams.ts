@@ -1,7 +1,7 @@
 import type { SimRandom } from '../core/sim.random';
 import type { SimScheduler, SimTask } from '../core/sim.scheduler';
 import type { SimHistory } from '../world/sim.history';
-import type { SimDatabase, SimOutboxDoc } from './sim-database';
+import type { SimChange, SimDatabase } from './sim-database';
 import { mongoErrors } from './sim-mongo.error';
 import type { SimMongoError } from './sim-mongo.error';
 import { laterToken } from './sim-token';
@@ -10,8 +10,14 @@ import type { SlotRange } from '../../../lib/relay/ports/partition-layout';
 
 /** What a server-side cursor answers. */
 export type CursorAnswer =
-  | { ok: true; changes: Array<{ token: SimToken; doc: SimOutboxDoc }>; position: SimToken }
+  | { ok: true; changes: SimChange[]; position: SimToken }
   | { ok: false; kind: 'transient' | 'position-lost'; error: SimMongoError };
+
+/** A stream's server-side filter: a partition's slots, or the tenant databases of a cluster-wide stream. */
+export interface CursorFilter {
+  range?: SlotRange;
+  databases?: readonly string[];
+}
 
 interface ServerCursor {
   id: number;
@@ -21,6 +27,8 @@ interface ServerCursor {
   lostAtFirstRead: boolean;
   /** Server-side filter on `slot` (a partition's stream). */
   range?: SlotRange;
+  /** Server-side filter on `ns.db` (a cluster-wide stream over tenant databases). */
+  databases?: ReadonlySet<string | undefined>;
   waiting?: { respond: (answer: CursorAnswer) => void; batchSize: number; timeout: SimTask };
 }
 
@@ -51,17 +59,17 @@ export class SimChangeStreams {
   /** Opens after `from` (or at the end of the oplog, committed or not). */
   openCursor(
     from: SimToken | undefined,
-    range?: SlotRange,
+    filter: CursorFilter = {},
   ): { ok: true; id: number } | CursorAnswer {
     if (from && this.db.isLost(from)) {
       this.history.countEffect('position-lost');
       if (this.random.chance(0.5)) return this.lost();
-      const id = this.register(from, true, range);
+      const id = this.register(from, true, filter);
       return { ok: true, id };
     }
     // Without a position: the majority commit point, as the port promises (MongoDB adapter:
     // hello.lastWrite.majorityOpTime). `endOfOplog()` is where a bare `watch()` would start.
-    return { ok: true, id: this.register(from ?? this.db.highWater(), false, range) };
+    return { ok: true, id: this.register(from ?? this.db.highWater(), false, filter) };
   }
 
   read(
@@ -100,9 +108,17 @@ export class SimChangeStreams {
     });
   }
 
-  private register(position: SimToken, lostAtFirstRead: boolean, range?: SlotRange): number {
+  private register(position: SimToken, lostAtFirstRead: boolean, filter: CursorFilter): number {
     const id = this.nextId++;
-    this.cursors.set(id, { id, position, dead: false, lostAtFirstRead, range });
+    const databases = filter.databases && new Set<string | undefined>(filter.databases);
+    this.cursors.set(id, {
+      id,
+      position,
+      dead: false,
+      lostAtFirstRead,
+      range: filter.range,
+      databases,
+    });
     return id;
   }
 
@@ -123,7 +139,12 @@ export class SimChangeStreams {
       this.answer(cursor, this.lost());
       return;
     }
-    const changes = this.db.changesAfter(cursor.position, waiting.batchSize, cursor.range);
+    const changes = this.db.changesAfter(
+      cursor.position,
+      waiting.batchSize,
+      cursor.range,
+      cursor.databases,
+    );
     if (changes.length === 0) return;
     cursor.position = changes[changes.length - 1].token;
     this.answer(cursor, { ok: true, changes, position: cursor.position });

@@ -29,7 +29,13 @@ export class SimChangeSource implements ChangeSource {
     private readonly history: SimHistory,
     private readonly faults: ActiveFaults,
     private readonly random: SimRandom,
-    private readonly options: { batchSize: number; idleMs: number; range?: SlotRange },
+    private readonly options: {
+      batchSize: number;
+      idleMs: number;
+      range?: SlotRange;
+      /** A cluster-wide stream (`client.watch()`) over these tenant databases' outboxes. */
+      databases?: readonly string[];
+    },
   ) {}
 
   async open(from: ResumeToken | undefined): Promise<ChangeCursor> {
@@ -43,7 +49,7 @@ export class SimChangeSource implements ChangeSource {
         });
         return;
       }
-      const opened = this.streams.openCursor(token, this.options.range);
+      const opened = this.streams.openCursor(token, this.options);
       if ('id' in opened) respond({ ok: true, value: opened.id });
       else respond(this.failure(opened));
     });
@@ -124,6 +130,7 @@ class SimChangeCursor implements ChangeCursor {
               changes: answer.changes.map((change) => ({
                 token: { ...change.token },
                 event: change.doc as unknown as OutboxEventRecord,
+                ...(change.database !== undefined ? { database: change.database } : {}),
               })),
               position: { ...answer.position },
             },

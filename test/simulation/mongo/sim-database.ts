@@ -39,6 +39,13 @@ import type { SimToken } from './sim-token';
 /** The primary writes a no-op to the oplog when nothing was written for this long (mongod's `periodicNoopIntervalSecs`, 10). */
 const PERIODIC_NOOP_MS = 10_000;
 
+/** An insert as a change stream reads it (`database`: the tenant database, `ns.db`). */
+export interface SimChange {
+  token: SimToken;
+  doc: SimOutboxDoc;
+  database?: string;
+}
+
 /** An outbox document as the simulated server stores it. */
 export interface SimOutboxDoc extends Omit<OutboxEventRecord, 'status'> {
   status: 'pending' | 'published' | 'dead' | 'cancelled';
@@ -58,6 +65,8 @@ interface Stored {
   index: number;
   /** Oplog position of the transaction that cancelled it (majority reads see it pending until then). */
   cancelPos?: number;
+  /** The tenant database it is in (undefined: the app's own, every run without tenants). */
+  database?: string;
 }
 
 interface OplogEntry {
@@ -77,6 +86,8 @@ export interface SimCommitRequest {
   cancels?: ReadonlyArray<{ eventId?: string; label: string }>;
   /** The writer (app process) that commits it. */
   writer?: number;
+  /** The tenant database the transaction writes in (undefined: the app's own). */
+  database?: string;
 }
 
 /** The lease and checkpoint of one scope: `single` (the relay lease of `partitions: 1`) or a partition of a layout. */
@@ -135,6 +146,12 @@ export class SimDatabase {
   readonly members = new Map<string, RelayMember>();
   /** While set, outbox reads see only documents whose slot lies in it (a partition's scoped read). */
   private slotRange?: SlotRange;
+  /**
+   * While set, outbox reads and writes see only this tenant database's documents. The tenant
+   * databases are namespaces of this one replica set (one oplog, one majority point, one
+   * stepdown for all of them, as on a MongoDB deployment), not databases of their own.
+   */
+  private database?: string;
   /** Called when the majority point moves (open change cursors wake up). */
   onMajority?: () => void;
   /** Called on a stepdown (open change cursors die). */
@@ -231,7 +248,7 @@ export class SimDatabase {
         if (fact) fact.rolledBackAt = this.scheduler.now;
         rolledBack++;
         if (typeof stored.doc.sequence === 'number') {
-          const aggregate = aggregateKey(stored.doc);
+          const aggregate = namespacedKey(stored);
           this.sequences.set(aggregate, stored.doc.sequence - 1);
         }
       }
@@ -264,25 +281,28 @@ export class SimDatabase {
       const own = doc.availableAt?.getTime();
       const exempt = request.exempt?.has(index) ?? false;
       if (!exempt) {
-        const latest = this.latestScheduled(aggregateKey(doc), entry.docs);
+        const latest = this.latestScheduled(
+          namespacedKey({ doc, database: request.database }),
+          entry.docs,
+        );
         if (latest !== undefined && (own === undefined || latest.at > own))
           doc.availableAt = new Date(latest.at);
         // The write side's rule (lib's own function): an `_id` after those it waits for.
         if (latest !== undefined) doc._id = idAfter(latest.lastId, doc._id);
       }
       if (this.config.aggregateSequence) {
-        const aggregate = aggregateKey(doc);
+        const aggregate = namespacedKey({ doc, database: request.database });
         const sequence = (this.sequences.get(aggregate) ?? 0) + 1;
         this.sequences.set(aggregate, sequence);
         doc.sequence = sequence;
       }
-      const stored: Stored = { key: String(doc._id), doc, pos, index };
+      const stored: Stored = { key: String(doc._id), doc, pos, index, database: request.database };
       entry.docs.push(stored);
       this.docs.set(stored.key, stored);
       this.history.commits.set(doc.eventId, {
         eventId: doc.eventId,
         docId: stored.key,
-        aggregate: aggregateKey(doc),
+        aggregate: namespacedKey(stored),
         aggregateType: doc.aggregateType,
         topic: this.config.topicOf(doc.aggregateType),
         sequence: doc.sequence,
@@ -302,6 +322,7 @@ export class SimDatabase {
           : {}),
         ...(exempt ? { exempt } : {}),
         ...(request.writer !== undefined ? { writer: request.writer } : {}),
+        ...(request.database !== undefined ? { database: request.database } : {}),
       });
     });
     for (const cancel of request.cancels ?? []) this.cancel(entry, cancel);
@@ -335,7 +356,8 @@ export class SimDatabase {
     let latest: { at: number; lastId: Types.ObjectId } | undefined;
     for (const stored of [...this.docs.values(), ...sameTransaction]) {
       const { doc } = stored;
-      if (doc.status !== 'pending' || !doc.availableAt || aggregateKey(doc) !== aggregate) continue;
+      if (doc.status !== 'pending' || !doc.availableAt || namespacedKey(stored) !== aggregate)
+        continue;
       const at = Math.max(latest?.at ?? Number.NEGATIVE_INFINITY, doc.availableAt.getTime());
       const lastId =
         latest && compareKeys(latest.lastId.toHexString(), doc._id.toHexString()) > 0
@@ -414,8 +436,9 @@ export class SimDatabase {
     token: SimToken,
     limit: number,
     range?: SlotRange,
-  ): Array<{ token: SimToken; doc: SimOutboxDoc }> {
-    const result: Array<{ token: SimToken; doc: SimOutboxDoc }> = [];
+    databases?: ReadonlySet<string | undefined>,
+  ): SimChange[] {
+    const result: SimChange[] = [];
     for (const entry of this.oplog) {
       if (entry.pos > this.majorityPos) break;
       if (entry.pos < token.pos) continue;
@@ -424,7 +447,9 @@ export class SimDatabase {
         if (!afterToken(position, token)) continue;
         // A partition's stream: slot in range, or no slot and its aggregate's (MongoChangeSource).
         if (range && !inSlotRange(range, stored.doc)) continue;
-        result.push({ token: position, doc: insertedCopy(stored.doc) });
+        // A cluster-wide stream filtered on `ns.db`.
+        if (databases && !databases.has(stored.database)) continue;
+        result.push({ token: position, doc: insertedCopy(stored.doc), database: stored.database });
         if (result.length >= limit) return result;
       }
     }
@@ -436,7 +461,7 @@ export class SimDatabase {
   private visible(): Stored[] {
     const result: Stored[] = [];
     for (const stored of this.docs.values())
-      if (stored.pos <= this.majorityPos && this.inRange(stored.doc))
+      if (stored.pos <= this.majorityPos && this.inRange(stored.doc) && this.inDatabase(stored))
         result.push(this.asMajority(stored));
     return result;
   }
@@ -455,14 +480,49 @@ export class SimDatabase {
     return doc.slot !== undefined && doc.slot >= range.from && doc.slot < range.to;
   }
 
+  private inDatabase(stored: Stored): boolean {
+    return this.database === undefined || stored.database === this.database;
+  }
+
+  /** Runs `fn` on one tenant database's outbox (undefined: every document, as without tenants). */
+  inTenantDatabase<T>(database: string | undefined, fn: () => T): T {
+    return this.within({ database }, fn);
+  }
+
+  /** Whether the tenant database in scope has a pending event, scheduled ones too (one count). */
+  hasPending(): boolean {
+    return this.visible().some((stored) => stored.doc.status === 'pending');
+  }
+
+  /**
+   * `dropDatabase` of a tenant database: its outbox and dead letters are gone (its inserts stay
+   * in the oplog, where a stream reading from before the drop still finds them). Returns how
+   * many outbox documents it held.
+   */
+  dropTenantDatabase(database: string): number {
+    let dropped = 0;
+    for (const [key, stored] of this.docs) {
+      if (stored.database !== database) continue;
+      this.docs.delete(key);
+      this.deadLetters.delete(stored.doc.eventId);
+      dropped++;
+    }
+    return dropped;
+  }
+
   /** Runs the read `fn` as a partition's scoped read (only documents with a slot in `range`). */
   scoped<T>(range: SlotRange | undefined, fn: () => T): T {
-    const before = this.slotRange;
-    this.slotRange = range;
+    return this.within({ slotRange: range }, fn);
+  }
+
+  /** Runs `fn` with a read scope set (a slot range, a tenant database), then the previous one. */
+  private within<T>(scope: { slotRange?: SlotRange } | { database?: string }, fn: () => T): T {
+    const before = { slotRange: this.slotRange, database: this.database };
+    Object.assign(this, scope);
     try {
       return fn();
     } finally {
-      this.slotRange = before;
+      Object.assign(this, before);
     }
   }
 
@@ -495,7 +555,7 @@ export class SimDatabase {
     const result: PendingState[] = [];
     for (const id of ids) {
       const found = this.docs.get(String(id));
-      const stored = found && this.asMajority(found);
+      const stored = found && this.inDatabase(found) ? this.asMajority(found) : undefined;
       if (!stored || stored.pos > this.majorityPos || stored.doc.status !== 'pending') continue;
       const { payload: _payload, headers: _headers, ...state } = copyDoc(stored.doc);
       result.push(state as PendingState);
@@ -664,7 +724,8 @@ export class SimDatabase {
     const landed: LandedWrite[] = [];
     for (const id of ids) {
       const stored = this.docs.get(String(id));
-      if (!stored || stored.pos > this.majorityPos || !applies(stored.doc)) continue;
+      if (!stored || !this.inDatabase(stored)) continue;
+      if (stored.pos > this.majorityPos || !applies(stored.doc)) continue;
       const stamp = stored.doc.relayFence;
       if (fence !== null && stamp !== undefined && stamp > fence) continue;
       change(stored.doc);
@@ -944,6 +1005,12 @@ function undoCancels(entry: OplogEntry, history: SimHistory, now: number): void 
 
 export function aggregateKey(ref: AggregateRef): string {
   return `${ref.aggregateType}/${ref.aggregateId}`;
+}
+
+/** An aggregate in its database: one aggregate id in two tenant databases is two aggregates. */
+function namespacedKey(stored: { doc: AggregateRef; database?: string }): string {
+  const key = aggregateKey(stored.doc);
+  return stored.database === undefined ? key : `${stored.database}:${key}`;
 }
 
 /** Byte order of strings (ObjectId hex, type and id names are ASCII). */

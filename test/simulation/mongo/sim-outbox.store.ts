@@ -78,6 +78,8 @@ export class SimOutboxStore implements OutboxRelayStore {
     private readonly history: SimHistory,
     /** A partition's scope: reads see only its slot range, writes are made under its lease. */
     private readonly partition?: { range: SlotRange; leaseScope: string },
+    /** A tenant database's outbox (undefined: the app database's, as without tenants). */
+    private readonly database?: string,
   ) {
     if (partition) {
       this.stampMissingSlots = (limit) => stampMissingSlotsOp(connection, db, history, limit);
@@ -106,7 +108,7 @@ export class SimOutboxStore implements OutboxRelayStore {
         onAnswer: checked,
         onFailure: () => checked([]),
       },
-      () => this.db.scoped(undefined, () => this.db.findPendingState(ids)),
+      () => this.inDatabase(() => this.db.scoped(undefined, () => this.db.findPendingState(ids))),
     );
   }
 
@@ -196,6 +198,11 @@ export class SimOutboxStore implements OutboxRelayStore {
     );
   }
 
+  /** Whether a pending event is there, scheduled ones too (`MongoTenantPorts.hasPending`'s count). */
+  hasPending(): Promise<boolean> {
+    return this.read('hasPending', () => this.db.hasPending());
+  }
+
   pendingStats(): Promise<{ count: number; oldestOccurredAt?: Date }> {
     return this.read('pendingStats', () => this.db.pendingStats());
   }
@@ -240,7 +247,7 @@ export class SimOutboxStore implements OutboxRelayStore {
         ids: [event._id],
         leaseScope: this.partition?.leaseScope,
       },
-      () => this.db.copyToDeadLetters(event),
+      () => this.inDatabase(() => this.db.copyToDeadLetters(event)),
     );
   }
 
@@ -268,7 +275,13 @@ export class SimOutboxStore implements OutboxRelayStore {
     onAnswer?: (value: T) => void,
   ): Promise<T> {
     const range = scoped ? this.partition?.range : undefined;
-    return this.connection.op({ name, write: false, onAnswer }, () => this.db.scoped(range, apply));
+    return this.connection.op({ name, write: false, onAnswer }, () =>
+      this.inDatabase(() => this.db.scoped(range, apply)),
+    );
+  }
+
+  private inDatabase<T>(fn: () => T): T {
+    return this.db.inTenantDatabase(this.database, fn);
   }
 
   private write(spec: DbOpSpec & { fence: RelayFence }, apply: () => LandedWrite[]): Promise<void> {
@@ -281,7 +294,7 @@ export class SimOutboxStore implements OutboxRelayStore {
       docIds: (spec.ids ?? []).map(String),
     });
     return this.connection.op(scoped, (fact: StoreOpFact) => {
-      for (const landed of apply()) {
+      for (const landed of this.inDatabase(apply)) {
         this.history.outboxWrites.push({
           at: this.db.now,
           node: fact.node,

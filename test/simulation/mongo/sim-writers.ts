@@ -38,6 +38,8 @@ export class SimWriters {
     private readonly oversize: ReadonlySet<string>,
     /** `txIndex:eventIndex` of events the broker fails on for a while (kafka-poison-event). */
     private readonly poison: ReadonlySet<string> = new Set(),
+    /** Tenants family: the database of a transaction's tenant (its events carry the tenant). */
+    private readonly databaseOf?: (tenant: number) => string,
   ) {
     this.queues = Array.from({ length: world.writers }, () => []);
     transactions.forEach((transaction, index) => {
@@ -66,6 +68,10 @@ export class SimWriters {
     if (!transaction) return;
     this.busy++;
     this.scheduler.at(transaction.at, `writer-${writer}`, 'begin', () => {
+      const database =
+        this.databaseOf && transaction.tenant !== undefined
+          ? this.databaseOf(transaction.tenant)
+          : undefined;
       const docs = transaction.events.map((event, index) => {
         const doc = this.makeDoc(
           writer,
@@ -76,7 +82,8 @@ export class SimWriters {
             : undefined,
         );
         this.written.set(`${transaction.index}:${index}`, doc.eventId);
-        return doc;
+        // The tenant is the database's name (`databaseOf`'s default).
+        return database === undefined ? doc : { ...doc, tenant: database };
       });
       const exempt = new Set(
         transaction.events.flatMap((event, index) =>
@@ -88,7 +95,7 @@ export class SimWriters {
           this.scheduler.at(this.db.electionEndsAt + 1, `writer-${writer}`, 'commit retry', commit);
           return;
         }
-        this.db.commit(docs, { exempt, cancels: this.cancelsOf(transaction), writer });
+        this.db.commit(docs, { exempt, cancels: this.cancelsOf(transaction), writer, database });
         this.busy--;
         this.remaining--;
         this.next(writer);

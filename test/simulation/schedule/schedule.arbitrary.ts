@@ -259,6 +259,10 @@ function faultShape(kind: FaultKind): {
       return { duration: ms(0, 6_000), param: fc.constant(0) };
     case 'kafka-partitions-added':
       return { duration: ms(0, 3_000), param: ms(1, 3) };
+    case 'tenant-added':
+    case 'tenant-removed':
+    case 'database-dropped':
+      return { duration: ms(0, 5_000), param: fc.constant(0) };
   }
 }
 

@@ -49,10 +49,19 @@ export const CHURN_FAULT_KINDS = ['leave'] as const;
  */
 export const KAFKA_CLIENT_FAULT_KINDS = ['kafka-partitions-added'] as const;
 
+/**
+ * Tenant databases (only in the tenants family, `tenants.arbitrary.ts`): the `tenants.databases`
+ * function lists database `target` from `at` on (`tenant-added`) or no more (`tenant-removed`),
+ * or the database is dropped (`database-dropped`: its outbox is gone; the list still names it).
+ * `duration`: the sweep interval within which the relay promises to act on it.
+ */
+export const TENANT_FAULT_KINDS = ['tenant-added', 'tenant-removed', 'database-dropped'] as const;
+
 export type FaultKind =
   | (typeof FAULT_KINDS)[number]
   | (typeof CHURN_FAULT_KINDS)[number]
-  | (typeof KAFKA_CLIENT_FAULT_KINDS)[number];
+  | (typeof KAFKA_CLIENT_FAULT_KINDS)[number]
+  | (typeof TENANT_FAULT_KINDS)[number];
 
 /**
  * Faults that hit one destination (a topic, a partition) or one aggregate only: the Kafka
@@ -78,7 +87,8 @@ export interface Fault {
    * The target, by kind: a relay index (crash, crash-at-call, crash-in-timer, pause, clock-skew,
    * clock-drift; `THE_LEADER`: the relay leading when the fault begins, for leave and pause), an aggregate
    * type index (kafka-topic-*, kafka-partitions-added), a type and partition (kafka-partition-retriable,
-   * kafka-ambiguous-ack), a transaction (kafka-oversize-event, kafka-poison-event).
+   * kafka-ambiguous-ack), a transaction (kafka-oversize-event, kafka-poison-event), a tenant database
+   * (tenant-added, tenant-removed, database-dropped: modulo the databases).
    */
   target: number;
   /**
@@ -130,6 +140,8 @@ export interface SimTransactionData {
   /** How long the transaction is open (ids are made at its start, the commit is at its end). */
   durationMs: number;
   events: SimEventData[];
+  /** Tenants family: the tenant database it writes in (`tenantDatabase(tenant)`). */
+  tenant?: number;
   /**
    * Cancellations the transaction makes (`emitter.cancel(eventId)`): each names an event of the
    * schedule by transaction and index (modulo their lengths). Decided by the server when the
@@ -192,11 +204,26 @@ export interface SimWorldData {
    * With `aggregateSequence` they share aggregates with the current writers.
    */
   unslottedWriters?: number[];
+  /** Tenants family (`tenants` option): each transaction writes in its tenant's database. */
+  tenants?: SimTenantsData;
   /**
    * When the `unslottedWriters` are upgraded (virtual ms; absent: never): transactions they
    * begin from then on carry slots, so their aggregates get events of both versions.
    */
   unslottedUntilMs?: number;
+}
+
+/** Tenants family: the tenant databases and those the relay's list names at the start. */
+export interface SimTenantsData {
+  /** How many tenant databases the writers write in. */
+  databases: number;
+  /** Indexes of the databases listed at the start. */
+  listed: number[];
+}
+
+/** The name of tenant database `index`. */
+export function tenantDatabase(index: number): string {
+  return `tenant_${index}`;
 }
 
 export interface SimRelayData {

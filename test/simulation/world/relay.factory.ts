@@ -8,6 +8,7 @@ import { OutboxRelayMetrics } from '../../../lib/relay/relay.metrics';
 import type { ResolvedRelayOptions } from '../../../lib/relay/relay.options';
 import { createOutboxPublisher } from '../../../lib/relay/relay.providers';
 import type { RelayScheduling } from '../../../lib/relay/relay.scheduling';
+import { tenantsTermsFor } from '../../../lib/relay/tenants/tenants.wiring';
 import type { RelayFactory, SimRelayPorts } from './relay-under-test';
 
 /**
@@ -39,6 +40,7 @@ export function simOutboxOptions(ports: SimRelayPorts): ResolvedOutboxOptions {
       shutdownTimeoutMs: options.shutdownTimeoutMs,
       partitions: options.partitions,
     },
+    ...(ports.tenants ? { tenants: { databases: ports.tenants.databases } } : {}),
   });
 }
 
@@ -81,7 +83,14 @@ export const realRelay: RelayFactory = (ports) => {
   }) as OutboxPublisher;
   observePublishCalls(publisher, relay, ports.countEffect);
   if (!ports.partitions) throw new Error('OutboxRelay needs the partition ports');
+  // With the `tenants` option, as `OutboxRelay.wirePorts` wires it (`tenantsTerms`), over the
+  // simulated tenant ports.
+  const tenants =
+    ports.tenants && options.tenants
+      ? tenantsTermsFor(relay, ports.tenants.ports(relay, options.tenants))
+      : {};
   return new SimOutboxRelay(options, publisher, {
+    ...tenants,
     owner: ports.owner,
     outbox: ports.outbox,
     state: ports.state,

@@ -15,6 +15,7 @@ import { SimMongoConnection } from '../mongo/sim-mongo.connection';
 import { SimOutboxStore } from '../mongo/sim-outbox.store';
 import { SimPartitionPorts } from '../mongo/sim-partitions.store';
 import { SimStateStore } from '../mongo/sim-state.store';
+import { SimTenantPorts } from '../mongo/sim-tenant.ports';
 import { SIM_TOPIC_PREFIX, SimWriters } from '../mongo/sim-writers';
 import { SimProcess } from '../process/sim-process';
 import { ActiveFaults } from '../schedule/active-faults';
@@ -23,6 +24,7 @@ import type { Fault, Schedule } from '../schedule/schedule.types';
 import { toKafkaMessage } from '../../../lib/publisher/kafka-message.mapper';
 import type { CheckpointFact } from './sim.history';
 import { SimHistory } from './sim.history';
+import { SimTenants } from './sim-tenants';
 import type { RelayFactory, RelayUnderTest } from './relay-under-test';
 
 /** The `crash` detail of a process that exits after its graceful `stop()` returned (not a crash). */
@@ -174,6 +176,8 @@ export class SimWorld {
   readonly writers: SimWriters;
   readonly nodes: SimNode[] = [];
   readonly timing: SimTiming;
+  /** Tenants family: the tenant databases and the relay's list of them. */
+  readonly tenants?: SimTenants;
   private readonly random: SimRandom;
   private readonly monitors: SimMonitor[] = [];
   private resolvedAt?: number;
@@ -234,6 +238,9 @@ export class SimWorld {
         partitions: topic.partitions,
       })),
     );
+    if (world.tenants)
+      this.tenants = new SimTenants(world.tenants, this.scheduler, this.db, this.history);
+    const tenants = this.tenants;
     this.writers = new SimWriters(
       this.scheduler,
       this.db,
@@ -241,6 +248,7 @@ export class SimWorld {
       schedule.transactions,
       eventsOf('kafka-oversize-event'),
       eventsOf('kafka-poison-event'),
+      tenants && ((tenant) => tenants.nameOf(tenant)),
     );
   }
 
@@ -292,6 +300,7 @@ export class SimWorld {
     const cancelled = this.history.cancelled();
     for (const commit of this.history.commits.values()) {
       if (commit.rolledBackAt !== undefined || cancelled.has(commit.eventId)) continue;
+      if (this.tenants?.excuse(commit)) continue;
       if (commit.majorityAt === undefined) return false;
       if (!appended.has(commit.eventId) && !this.history.deadMarked.has(commit.eventId))
         return false;
@@ -426,10 +435,24 @@ export class SimWorld {
     const options = this.partitioned
       ? { ...this.schedule.options, partitions: node.partitions }
       : this.schedule.options;
+    const context = {
+      connection,
+      db: this.db,
+      history: this.history,
+      streams: this.streams,
+      faults: this.faults,
+      random: random.fork('partitions'),
+      node: proc.name,
+      onCheckpoint,
+      stream: { batchSize: options.batchSize, idleMs: options.idleMs },
+    };
+    const appState = (): SimStateStore =>
+      new SimStateStore(connection, this.db, this.history, proc.name, onCheckpoint);
+    const tenants = this.tenants;
     const relay = this.relayFactory({
       owner,
       outbox: new SimOutboxStore(connection, this.db, this.history),
-      state: new SimStateStore(connection, this.db, this.history, proc.name, onCheckpoint),
+      state: appState(),
       changes: new SimChangeSource(
         connection,
         this.streams,
@@ -462,17 +485,26 @@ export class SimWorld {
       })(),
       options,
       // Always: the relay runs as production's OutboxRelay, a PartitionedRelayNode (single-lease at 1).
-      partitions: new SimPartitionPorts({
-        connection,
-        db: this.db,
-        history: this.history,
-        streams: this.streams,
-        faults: this.faults,
-        random: random.fork('partitions'),
-        node: proc.name,
-        onCheckpoint,
-        stream: { batchSize: options.batchSize, idleMs: options.idleMs },
-      }),
+      partitions: new SimPartitionPorts(context),
+      ...(tenants
+        ? {
+            tenants: {
+              databases: () => tenants.list(),
+              ports: (relay, resolved) => {
+                const hubRandom = random.fork('tenants');
+                return new SimTenantPorts({
+                  context: { ...context, random: random.fork('tenant-streams') },
+                  appState: appState(),
+                  tenants: resolved,
+                  relay,
+                  clock: proc.clock(),
+                  random: () => hubRandom.next(),
+                  logger: proc.loggers()('RelayTenants'),
+                });
+              },
+            },
+          }
+        : {}),
       topicPrefix: SIM_TOPIC_PREFIX,
       countEffect: (kind, count) => this.history.countEffect(kind, count),
     });
@@ -572,6 +604,11 @@ export class SimWorld {
         );
         break;
       }
+      case 'tenant-added':
+      case 'tenant-removed':
+      case 'database-dropped':
+        this.tenants?.arm(fault);
+        break;
       case 'extra-relay':
         if (this.schedule.relays.skewsMs.length + this.joined >= 3) return;
         this.joined++;

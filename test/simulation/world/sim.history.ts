@@ -38,6 +38,8 @@ export interface CommitFact {
   exempt?: boolean;
   /** The writer (app process) that committed it. */
   writer?: number;
+  /** The tenant database it was committed in (tenants family; `aggregate` is prefixed with it). */
+  database?: string;
 }
 
 /** One `emitter.cancel(eventId)` of a writer's transaction, as the server decided it at commit. */
