@@ -634,6 +634,33 @@ export const MUTATIONS: readonly Mutation[] = [
     // No schedule reached it (issue 35: 0 of 40 hand-over runs); the partition relay's spec does.
     checks: [{ jest: ['lib/relay/partitions/partition.relay.spec.ts'] }, 'simulation'],
   },
+
+  // ------------------------------------------------------------ issue 33: tenants
+  {
+    id: 'tenants-listed-at-start-only',
+    description:
+      'the tenants relay follows only the databases listed at its first read: a tenant added while it runs is never followed (its events stay pending)',
+    file: 'lib/relay/tenants/tenants.term.ts',
+    edits: [
+      {
+        find: '    const listed = new Set(wanted);\n    this.listed = listed;\n    const added = wanted.filter(\n',
+        replace:
+          '    const first = this.listed.size === 0;\n    const listed = new Set(wanted);\n    this.listed = listed;\n    const added = (first ? wanted : []).filter(\n',
+      },
+    ],
+    checks: ['simulation'],
+  },
+  {
+    id: 'cluster-hub-ends-while-wanted',
+    description:
+      "the cluster-wide stream's loop ends although a database subscribed while it closed its cursor: that database's changes are never read (only the sweep finds its events)",
+    file: 'lib/relay/tenants/cluster-stream.hub.ts',
+    edits: [
+      { find: '    } while (this.wanted());', replace: '    } while (false);' },
+      { find: '      if (this.wanted()) this.startLoop();\n', replace: '' },
+    ],
+    checks: [{ jest: ['lib/relay/tenants/cluster-stream.hub.spec.ts'] }, 'simulation'],
+  },
 ];
 
 /** How often `find` occurs in `text` (non-overlapping). */

@@ -1,8 +1,8 @@
 /**
  * The simulation check of `npm run mutations`, run in its own process on the scratch copy that
  * holds one mutation (see run.ts): the schedules the simulation specs of `npm test` run, each
- * set with the seed and run count its spec file uses (issue 35's families from
- * proofs.simulation.spec.ts included) (read from the file, so they stay the
+ * set with the seed and run count its spec file uses (issue 35's families and issue 33's
+ * tenants family from proofs.simulation.spec.ts included) (read from the file, so they stay the
  * same; `SIM_SEED`, `SIM_RUNS`, `SIM_SCHEDULED_RUNS`, `SIM_STOP_RUNS`, `SIM_PARTITIONED_RUNS`,
  * `SIM_HAND_OVER_RUNS` change them as for the specs), then every saved finding. Stops at the first run that breaks
  * an invariant (no shrinking). Prints progress on stderr and its result as one line of JSON
@@ -77,6 +77,7 @@ const SCHEDULE_SETS: readonly ScheduleSet[] = [
   ...Object.entries({
     'lease-pressure': 'SIM_LEASE_PRESSURE_RUNS',
     'destination-errors': 'SIM_DESTINATION_ERROR_RUNS',
+    tenants: 'SIM_TENANT_RUNS',
   }).map(([name, runsVariable]) => ({
     name,
     spec: 'proofs.simulation.spec.ts',
