@@ -11,8 +11,8 @@ import { expectInvariants } from './support/expect-invariants';
  * tenants family runs here too. `pre-slot-retries` is not run here:
  * it caught none of its classes (CONTRIBUTING.md), `npm run simulate -- --family pre-slot-retries`.
  */
-const LEASE_PRESSURE_RUNS = Number(process.env.SIM_LEASE_PRESSURE_RUNS ?? 300);
-const DESTINATION_ERROR_RUNS = Number(process.env.SIM_DESTINATION_ERROR_RUNS ?? 150);
+const LEASE_PRESSURE_RUNS = Number(process.env.SIM_LEASE_PRESSURE_RUNS ?? 500);
+const DESTINATION_ERROR_RUNS = Number(process.env.SIM_DESTINATION_ERROR_RUNS ?? 300);
 /** Issue 33's tenants family: about 20 s of CPU. */
 const TENANT_RUNS = Number(process.env.SIM_TENANT_RUNS ?? 100);
 const SEED = Number(process.env.SIM_SEED ?? 20_261_201);
