@@ -139,6 +139,53 @@ describe('PartitionedRelayNode', () => {
     await a.stop();
   });
 
+  it('a partition handed over is not taken again by the same instance until its relay stopped', async () => {
+    // Defect (mutation hand-over-forgets-at-once): forgotten as its stop began, the partition
+    // was taken again by a second relay of this instance (a new fencing number) while the
+    // first still stopped, and that one then released the lease under the second.
+    const ports = new MemoryPartitions();
+    const a = node(ports, 'a', 4);
+    let open = (): void => undefined;
+    await a.start();
+    try {
+      await until(() => a.holding().length === 4);
+      const layout = ports.stored as RelayLayout;
+      // The lease release at the end of a hand-over waits for the gate: its relay still stops.
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const releasing = new Set<number>();
+      for (let partition = 0; partition < 4; partition++) {
+        const state = ports.state(layout, partition);
+        const release = state.releaseLease.bind(state);
+        state.releaseLease = async (owner: string, fencing: number) => {
+          releasing.add(partition);
+          await gate;
+          return release(owner, fencing);
+        };
+      }
+      const b = node(ports, 'b', 4);
+      await b.start();
+      await until(() => releasing.size === 2); // a hands two over to b
+      const handedOver = [...releasing];
+      const fencings = handedOver.map((partition) => ports.state(layout, partition).lease?.fencing);
+      await b.stop(); // b leaves before taking them: a's fair share is all four again
+      await new Promise((resolve) => setTimeout(resolve, 500)); // several of a's ticks
+      expect(handedOver.map((partition) => ports.state(layout, partition).lease?.fencing)).toEqual(
+        fencings,
+      );
+      open();
+      // Once stopped, they are taken anew (new fencing numbers).
+      await until(() =>
+        handedOver.every(
+          (partition, i) => ports.state(layout, partition).lease?.fencing !== fencings[i],
+        ),
+      );
+      expect(a.holding()).toEqual([0, 1, 2, 3]);
+    } finally {
+      open();
+      await a.stop();
+    }
+  });
+
   it('waits while a lease of the stored layout is valid, then switches', async () => {
     const ports = new MemoryPartitions();
     const old = node(ports, 'old', 1);
