@@ -265,7 +265,9 @@ export const MUTATIONS: readonly Mutation[] = [
           '    return new Date(this.majorityAt + (this.deps.clock.monotonic() - this.majorityAtMonotonic));\n',
       },
     ],
-    checks: ['simulation'],
+    // The scheduled family caught it at run 625 of 1000 before its heavy and shared-aggregate
+    // plans (issue 31); since then no run does (the full run of 2026-12-06): the reader's spec does.
+    checks: [{ jest: ['lib/relay/scheduled/due.reader.spec.ts'] }, 'simulation'],
   },
   {
     id: 'due-by-primary-clock',

@@ -192,6 +192,22 @@ describe('DueReader (scheduled events, published once due by the server clock)',
     await t.engine.close(100);
   });
 
+  it('dueBy is the majority time read last, never moved on by the time passed on this machine since', async () => {
+    // Defect (mutation due-by-extrapolated): the majority time read last plus the time since
+    // on this machine; a cancellation committed before then but still replicating is not seen.
+    const t = setup();
+    t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(60_000) });
+    t.server.majorityStill = EPOCH + 5_000;
+    await t.clock.advance(10_000);
+    t.reader.start();
+    await t.clock.advance(0);
+    expect(t.reader.dueBy()).toEqual(t.at(5_000));
+    await t.clock.advance(1_000); // no pass meanwhile: the next is recheckMs (5 s) away
+    expect(t.reader.dueBy()).toEqual(t.at(5_000));
+    await t.reader.stop();
+    await t.engine.close(100);
+  });
+
   it('a cancellation majority-committed only after the due time is honoured', async () => {
     const t = setup();
     const event = t.store.insert({ aggregateId: 'a' }, { availableAt: t.at(3000) });
