@@ -7,11 +7,17 @@ import { MongoRelayPartitions } from '../../../lib/relay/mongo/mongo-relay-parti
 import { MongoRelayStateStore } from '../../../lib/relay/mongo/mongo-relay-state.store';
 import { relayCollection } from '../../../lib/relay/mongo/relay-collections';
 import type { ResumeToken } from '../../../lib/relay/ports/change-source';
+import { OUTBOX_DEFAULT_COLLECTIONS } from '../../../lib/common/outbox-storage.options';
+import { systemClock } from '../../../lib/relay/ports/relay-clock';
+import { nestRelayLoggers } from '../../../lib/relay/ports/relay-logger';
+import { MongoTenantPorts } from '../../../lib/relay/tenants/mongo-tenant.ports';
 import { testServers } from '../../harness';
 import type { ChangeSourceFixture } from '../change-source.contract';
 import type { OutboxStoreFixture } from '../outbox-relay.store.contract';
 import type { PartitionsFixture } from '../relay-partitions.store.contract';
 import type { StateStoreFixture } from '../relay-state.store.contract';
+import { tenantContractRelay } from '../tenant-ports.contract';
+import type { TenantPortsFixture } from '../tenant-ports.contract';
 import { contractEvent } from './contract-events';
 
 let fixtures = 0;
@@ -115,4 +121,56 @@ async function lostPosition(outbox: mongo.Collection<OutboxDoc>): Promise<Resume
   } finally {
     await stream.close();
   }
+}
+
+/**
+ * `MongoTenantPorts` (lib/relay/tenants) with the cluster-wide stream, on tenant databases of
+ * the run's MongoDB named after the suite's own (dropped by `close`).
+ */
+export function mongoTenantPortsFixture(connection: Connection): TenantPortsFixture {
+  const appDb = connection.db!;
+  const client = connection.getClient();
+  const collections = { ...OUTBOX_DEFAULT_COLLECTIONS, ...freshCollections() };
+  const fixture = collections.outbox; // unique per fixture
+  const created: string[] = [];
+  return {
+    ports: (databases) =>
+      new MongoTenantPorts({
+        client,
+        appDb,
+        collections,
+        tenants: { databases, stream: 'cluster' },
+        relay: tenantContractRelay(200),
+        clock: systemClock,
+        random: Math.random,
+        logger: nestRelayLoggers('RelayTenants'),
+      }),
+    names: (count) => {
+      const names = Array.from(
+        { length: count },
+        (_, n) => `${appDb.databaseName}_${fixture}_${n}`,
+      );
+      created.push(...names);
+      return names;
+    },
+    insert: async (database, events) => {
+      const outbox = client.db(database).collection<OutboxDoc>(collections.outbox);
+      for (const event of events) await outbox.insertOne({ ...event } as OutboxDoc);
+    },
+    drop: async (database) => {
+      await client.db(database).dropDatabase();
+    },
+    waitFor: async (done, ms) => {
+      const until = Date.now() + ms;
+      while (!done() && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    },
+    close: async () => {
+      for (const database of created.splice(0)) {
+        await client
+          .db(database)
+          .dropDatabase()
+          .catch(() => undefined);
+      }
+    },
+  };
 }

@@ -61,11 +61,14 @@ export class SimMongoWorld {
   /**
    * Commits `events` in one transaction each (copies: the server's documents are its own), as
    * stored: raw inserts, as the Mongo fixture makes them (the write side's order rule is not
-   * applied: `exempt`).
+   * applied: `exempt`), in the tenant database `database` if given.
    */
-  async insert(events: readonly OutboxEventRecord[], options: { majorityLagMs?: number } = {}) {
+  async insert(
+    events: readonly OutboxEventRecord[],
+    options: { majorityLagMs?: number; database?: string } = {},
+  ) {
     this.lagMs = options.majorityLagMs ?? 0;
-    const raw = { exempt: new Set([0]) };
+    const raw = { exempt: new Set([0]), database: options.database };
     for (const event of events) this.db.commit([copyDoc(event as unknown as SimOutboxDoc)], raw);
     this.lagMs = 0;
     if (options.majorityLagMs === undefined) await this.runUntil(this.scheduler.now);

@@ -6,13 +6,16 @@ import { copyDoc } from '../../simulation/mongo/sim-database';
 import { SimOutboxStore } from '../../simulation/mongo/sim-outbox.store';
 import { SimPartitionPorts } from '../../simulation/mongo/sim-partitions.store';
 import { SimStateStore } from '../../simulation/mongo/sim-state.store';
+import { SimTenantPorts } from '../../simulation/mongo/sim-tenant.ports';
 import type { ChangeSourceFixture } from '../change-source.contract';
 import { CONTRACT_MESSAGE_MAX_BYTES } from '../kafka.sender.contract';
 import type { KafkaSenderFixture } from '../kafka.sender.contract';
 import type { OutboxStoreFixture } from '../outbox-relay.store.contract';
 import type { PartitionsFixture } from '../relay-partitions.store.contract';
 import type { StateStoreFixture } from '../relay-state.store.contract';
-import { driven } from './sim-driver';
+import { tenantContractRelay } from '../tenant-ports.contract';
+import type { TenantPortsFixture } from '../tenant-ports.contract';
+import { driven, settle } from './sim-driver';
 import { SimMongoWorld } from './sim-mongo.world';
 
 /** The simulated `OutboxRelayStore` (test/simulation/mongo/sim-outbox.store.ts). */
@@ -148,6 +151,65 @@ export function simKafkaSenderFixture(options: { idempotent?: boolean } = {}): K
     },
     brokerDown: async () => {
       await scheduler.run({ until: OUTAGE_AT });
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+/** The simulated `TenantPorts` (test/simulation/mongo/sim-tenant.ports.ts), one replica set. */
+export function simTenantPortsFixture(): TenantPortsFixture {
+  const world = new SimMongoWorld();
+  const { scheduler } = world;
+  let fixtures = 0;
+  return {
+    ports: (databases) => {
+      const random = world.random.fork(`tenants-${++fixtures}`);
+      const ports = new SimTenantPorts({
+        context: {
+          connection: world.connection,
+          db: world.db,
+          history: world.history,
+          streams: world.streams,
+          faults: world.faults,
+          random: random.fork('streams'),
+          node: 'contract',
+          onCheckpoint: () => undefined,
+          stream: { batchSize: 10, idleMs: 100 },
+        },
+        appState: simSingleState(world),
+        tenants: { databases, stream: 'cluster' },
+        relay: tenantContractRelay(100),
+        clock: world.process.clock(),
+        random: () => random.next(),
+        logger: world.process.loggers()('RelayTenants'),
+      });
+      return {
+        databases: () => settle(scheduler, ports.databases()),
+        hasPending: (database) => settle(scheduler, ports.hasPending(database)),
+        forDatabase: (database) => {
+          const { outbox, state, changes } = ports.forDatabase(database);
+          return {
+            outbox: driven(scheduler, outbox),
+            state: driven(scheduler, state),
+            // The hub's cursors are plain objects, which `driven` leaves as they are.
+            changes: {
+              open: (from) =>
+                settle(scheduler, changes.open(from)).then((cursor) => driven(scheduler, cursor)),
+            },
+          };
+        },
+        watch: driven(scheduler, ports.watch),
+      };
+    },
+    names: (count) => Array.from({ length: count }, (_, n) => `tenant_${n}`),
+    insert: (database, events) => world.insert(events, { database }),
+    drop: (database) => {
+      world.db.dropTenantDatabase(database);
+      return world.runUntil(scheduler.now);
+    },
+    waitFor: async (done, ms) => {
+      const until = scheduler.now + ms;
+      while (!done() && scheduler.now < until) await world.runUntil(scheduler.now + 50);
     },
     close: () => Promise.resolve(),
   };
