@@ -175,6 +175,12 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
       'a graceful stop paused past its lease’s expiry and renewed after is a lapse that may publish again what it could not mark (issue 35; the gap was (e)’s, not the relay’s)',
   },
   {
+    file: 'graceful-stop-renewal-slowed-past-the-local-validity-then-released.json',
+    invariant: 'e',
+    title:
+      'a graceful stop whose renewal, issued in time, is answered after the relay’s own view of its lease ran out is a lapse that may publish again what it could not mark meanwhile (issue 35; the gap was (e)’s, not the relay’s)',
+  },
+  {
     file: 'tenant-subscribed-while-the-cluster-stream-closes-is-never-read.json',
     invariant: 'h',
     title:
