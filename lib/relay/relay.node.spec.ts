@@ -321,3 +321,28 @@ describe('RelayNode lease watchdog (a term lives only while its lease is valid)'
     }, publisher);
   });
 });
+
+describe('RelayNode term start (aggregates waiting for a retry)', () => {
+  it('reads the aggregates an earlier term left waiting for a retry before the stream publishes a newer event of theirs', async () => {
+    // Defect (mutation term-start-skips-retrying): the term started without reading them, so the
+    // stream published the newer event at once and the older one, left pending with its retry
+    // marker past the checkpoint, went out after it (when the sweep found it).
+    const t = setup({ batchSize: 10, sweepIntervalMs: 60_000 });
+    const older = t.outbox.insert(
+      { aggregateId: 'x' },
+      { nextAttemptAt: new Date(Date.now() - 1_000), attempts: 1 },
+    );
+    t.changes.push(older);
+    // The earlier term's last checkpoint passed it: durably pending with its retry marker.
+    t.state.checkpoint = { token: 0, savedAt: new Date() };
+    await t.node.start();
+    const newer = t.outbox.insert({ aggregateId: 'x' });
+    t.changes.push(newer);
+    await until(() => t.publisher.accepted.length >= 2);
+    expect(t.publisher.accepted.map((event) => event.eventId)).toEqual([
+      older.eventId,
+      newer.eventId,
+    ]);
+    await t.node.stop();
+  });
+});

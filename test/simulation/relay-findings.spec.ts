@@ -175,6 +175,18 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
       'a graceful stop paused past its lease’s expiry and renewed after is a lapse that may publish again what it could not mark (issue 35; the gap was (e)’s, not the relay’s)',
   },
   {
+    file: 'graceful-stop-renewal-slowed-past-the-local-validity-then-released.json',
+    invariant: 'e',
+    title:
+      'a graceful stop whose renewal, issued in time, is answered after the relay’s own view of its lease ran out is a lapse that may publish again what it could not mark meanwhile (issue 35; the gap was (e)’s, not the relay’s)',
+  },
+  {
+    file: 'lease-pressure-relay-holds-12-events-over-maxInFlight-8.json',
+    invariant: 'd',
+    title:
+      'a term ended by its watchdog takes in no read answered after its end and starts no catch-up read (its engine closes only once the stream follower stopped): 12 events over maxInFlight 8 before (issue 35)',
+  },
+  {
     file: 'tenant-subscribed-while-the-cluster-stream-closes-is-never-read.json',
     invariant: 'h',
     title:

@@ -28,6 +28,11 @@ export interface RelayEngineDeps {
   dueBy?: () => Date;
   /** False stops publishing (the lease ran out, or the term ends). */
   canPublish: () => boolean;
+  /**
+   * False once the term ends (default: always true): a read answered after that is not taken in
+   * and no catch-up read starts, though the engine closes only once the stream follower stopped.
+   */
+  takingWork?: () => boolean;
   /** Whether the lease is still valid (default: always); `close` abandons publishes at once when not. */
   leaseValid?: () => boolean;
   random: () => number;

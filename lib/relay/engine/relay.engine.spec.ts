@@ -19,7 +19,11 @@ const until = async (condition: () => boolean, timeoutMs = 3000): Promise<void> 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const silent: RelayLogger = { log() {}, warn() {}, error() {}, debug() {} };
 
-function setup(overrides: Partial<RelayEngineOptions> = {}, store = new InMemoryRelayStore()) {
+function setup(
+  overrides: Partial<RelayEngineOptions> = {},
+  store = new InMemoryRelayStore(),
+  deps: { takingWork?: () => boolean } = {},
+) {
   const publisher = new ScriptedPublisher();
   const metrics = new OutboxRelayMetrics();
   const engine = new RelayEngine(
@@ -44,6 +48,7 @@ function setup(overrides: Partial<RelayEngineOptions> = {}, store = new InMemory
       logger: silent,
       holdsLogger: silent,
       metrics,
+      ...deps,
     },
   );
   /** Offers events as the change stream does: under a reservation, each with its settle. */
@@ -443,6 +448,27 @@ describe('RelayEngine', () => {
     // Timers run on the monotonic clock; Date.now may read up to a millisecond behind it.
     expect(Math.min(...calledAt)).toBeGreaterThanOrEqual(retryAt.getTime() - 1);
     expect(publisher.accepted.map((e) => e.eventId)).toEqual([first.eventId, second.eventId]);
+    await engine.close(100);
+  });
+
+  it('takes in no read answered after its term ended and starts no catch-up read, though not closed yet', async () => {
+    // Defect (issue 35): a drain page answered to a term its watchdog had ended (the engine
+    // closes only once the stream follower stopped) was taken in, and its marked aggregates
+    // started catch-up reads of their own: reads of a term that no longer holds the lease.
+    let taking = true;
+    const { store, publisher, engine, offer } = setup({}, new InMemoryRelayStore(), {
+      takingWork: () => taking,
+    });
+    const marked = store.insert({ aggregateId: 'm' }, { nextAttemptAt: new Date(0) });
+    const fresh = store.insert({ aggregateId: 'f' });
+    const reads = jest.spyOn(store, 'findPendingOfAggregates');
+    taking = false;
+    let settled = 0;
+    await offer([marked, fresh], () => settled++);
+    await pause(50);
+    expect(reads).not.toHaveBeenCalled();
+    expect(publisher.accepted).toEqual([]);
+    expect({ held: engine.budget.events, settled }).toEqual({ held: 0, settled: 0 });
     await engine.close(100);
   });
 

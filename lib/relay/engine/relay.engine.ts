@@ -54,6 +54,8 @@ export class RelayEngine {
   /** Acknowledged by the broker, their published mark maybe not visible yet: not to be published again. */
   private readonly acked = new AckedEvents();
   private closed = false;
+  /** Takes in reads and starts catch-up reads (see `RelayEngineDeps.takingWork`). */
+  private readonly reading: () => boolean;
   /** Aborted when the engine gives up on its publish calls (see `close`). */
   private readonly abandon = new AbortController();
 
@@ -63,6 +65,10 @@ export class RelayEngine {
   ) {
     const { clock, now, logger } = deps;
     const closed = (): boolean => this.closed;
+    // Reads: none taken in or started once the term ends (before `close`, which waits for the
+    // stream follower: a read answered to the ended term would start catch-up reads of its own).
+    const reading = (): boolean => !this.closed && (deps.takingWork?.() ?? true);
+    this.reading = reading;
     const track = (task: Promise<void>): void => this.track(task);
     const pump = (): void => this.pump();
     const rescanMarks = (): void => this.rescanMarks();
@@ -89,7 +95,8 @@ export class RelayEngine {
     const pause = new BrokerPause(clock, options.backoff, logger, deps.metrics);
     const acked = this.acked;
     this.reader = new CatchUpReader({
-      ...{ outbox: deps.outbox, budget, acked, now, closed, track, pump, logger },
+      ...{ outbox: deps.outbox, budget, acked, now, track, pump, logger },
+      closed: () => !reading(),
       dueBy: deps.dueBy ?? (() => new Date(0)),
       ...{ batchSize: options.batchSize, concurrency: options.readConcurrency ?? 4 },
       retryMs: options.backoff.initialMs,
@@ -148,7 +155,7 @@ export class RelayEngine {
     let queued = 0;
     let bytes = 0;
     for (const { event, settle } of offers) {
-      if (this.closed) break;
+      if (!this.reading()) break;
       const id = String(event._id);
       if (this.acked.has(id, read)) {
         settle(); // acknowledged already; the read did not see its mark yet

@@ -59,6 +59,7 @@ export class RelayTerm {
       now,
       dueBy: () => this.due.dueBy(),
       canPublish: () => this.active && lease.isValid(),
+      takingWork: () => this.active,
       leaseValid: () => lease.isValid(),
       random,
       logger: loggers('RelayEngine'),

@@ -1,6 +1,6 @@
 import { SIM_EPOCH_MS } from '../process/sim-process';
 import type { LeaseFact } from '../world/sim.history';
-import { takeOvers } from './duplicates.invariant';
+import { lateLeaseAnswers, takeOvers } from './duplicates.invariant';
 
 const lease = (
   kind: LeaseFact['kind'],
@@ -60,5 +60,57 @@ describe('invariant (e): which lease acquires are take-overs (a cause of duplica
       lease('acquire', 2_700, 'b'),
     ]);
     expect(times).toEqual([0, 2_500]);
+  });
+});
+
+describe('invariant (e): renewals answered after the relay’s own view of its lease ran out (a lapse)', () => {
+  // durationMs 3,000, renewMs 900: the relay counts itself leader for 2,700 ms from its tick.
+  const options = { durationMs: 3_000, renewMs: 900 };
+  const grant = (kind: LeaseFact['kind'], at: number, readAt: number, opId: number): LeaseFact => ({
+    kind,
+    at,
+    owner: 'a',
+    node: 'a',
+    fencing: 1,
+    expiresAt: SIM_EPOCH_MS + readAt + options.durationMs,
+    opId,
+  });
+
+  it('a renewal landing in time but answered after the local validity is a lapse, at its answer', () => {
+    // Acquired on the server time read at 0: locally valid until 2,700 at the latest. The renewal
+    // read the time at 1,000 and landed at 1,600 (server: in time), answered at 2,800.
+    const answers = new Map([
+      [1, 10],
+      [2, 2_800],
+    ]);
+    const times = lateLeaseAnswers(
+      [grant('acquire', 5, 0, 1), grant('renew', 1_600, 1_000, 2)],
+      (opId) => answers.get(opId),
+      options,
+    );
+    expect(times).toEqual([2_800]);
+  });
+
+  it('a renewal answered within the local validity, or no renewal at all, is none', () => {
+    const answers = new Map([
+      [1, 10],
+      [2, 2_650],
+    ]);
+    const renewed = [grant('acquire', 5, 0, 1), grant('renew', 1_600, 1_000, 2)];
+    expect(lateLeaseAnswers(renewed, (opId) => answers.get(opId), options)).toEqual([]);
+    // A stop that lets the local validity run out without renewing, then releases in time.
+    const released: LeaseFact = { ...grant('release', 2_900, 0, 3), expiresAt: 0 };
+    expect(
+      lateLeaseAnswers([grant('acquire', 5, 0, 1), released], (opId) => answers.get(opId), options),
+    ).toEqual([]);
+  });
+
+  it('a clock that ran slow lengthens the local validity it is judged by', () => {
+    const answers = new Map([
+      [1, 10],
+      [2, 2_800],
+    ]);
+    const facts = [grant('acquire', 5, 0, 1), grant('renew', 1_600, 1_000, 2)];
+    expect(lateLeaseAnswers(facts, (opId) => answers.get(opId), options, 0.95)).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import type { InvariantChecker, InvariantResult } from './invariant';
 export type DuplicateCause =
   | 'crash'
   | 'leader change'
+  | 'late lease answer'
   | 'stop timed out'
   | 'ambiguous ack'
   | 'partial failure'
@@ -18,7 +19,9 @@ export type DuplicateCause =
  * (e) Duplicates: every second (or later) append of an event has a cause between its first
  * append and this one: a crash, a leadership change after a lease ran out (a new fencing
  * number on a lease its holder did not release while it was valid, or a renewal landing after its
- * lease ran out: the holder lapsed, though nobody took the lease meanwhile), a stop that abandoned
+ * lease ran out: the holder lapsed, though nobody took the lease meanwhile), a renewal answered
+ * after the relay's own view of its lease ran out (its holder could write nothing in between, so
+ * what the broker acknowledged then went unmarked), a stop that abandoned
  * publishes after `shutdownTimeoutMs`, an ambiguous ack of that event (appended, then an
  * error), a send call containing it that failed in part (kafkajs resends the whole request),
  * or a `markPublished` of it that failed or was never answered. Counts duplicates by cause.
@@ -75,6 +78,7 @@ export class DuplicatesInvariant implements InvariantChecker {
     );
     if (crashed) return 'crash';
     if (this.takeOvers(world).some(within)) return 'leader change';
+    if (this.lateAnswers(world).some(within)) return 'late lease answer';
     // A call issued before the stop gave up on it may still land after: its abandonment counts
     // from the call's issue, not from its append.
     const firstIssuedAt =
@@ -107,6 +111,23 @@ export class DuplicatesInvariant implements InvariantChecker {
   }
 
   private takeOverTimes?: number[];
+  private lateAnswerTimes?: number[];
+
+  /** When a renewal's answer reached its relay after its local view of the lease ran out. */
+  private lateAnswers(world: SimWorld): number[] {
+    if (this.lateAnswerTimes) return this.lateAnswerTimes;
+    const ops = new Map(world.history.storeOps.map((op) => [op.opId, op]));
+    const rates = world.schedule.faults
+      .filter((fault) => fault.kind === 'clock-drift')
+      .map((fault) => 1 + fault.param / 1e6);
+    this.lateAnswerTimes = lateLeaseAnswers(
+      world.history.leases,
+      (opId) => ops.get(opId)?.answeredAt,
+      world.schedule.options.lease,
+      Math.min(1, ...rates),
+    );
+    return this.lateAnswerTimes;
+  }
 
   /** When a lease was acquired other than from a holder that released it while it was valid. */
   private takeOvers(world: SimWorld): number[] {
@@ -143,6 +164,50 @@ export function takeOvers(leases: readonly LeaseFact[]): number[] {
     } else if (holder) {
       holder.releasedInTime = lease.at < holder.expiresAt - SIM_EPOCH_MS;
     }
+  }
+  return times;
+}
+
+/**
+ * Renewals that landed in time by the server's clock but whose answer reached the relay after its
+ * own view of the lease had run out, as answer times: a lapse all the same (the relay's "the lease
+ * answer came too late"). The relay counts itself leader for `durationMs - ceil(renewMs / 3)` of
+ * its own elapsed time from the start of the tick that acquired or renewed; that start came before
+ * the server read the time the grant's expiry counts from (`expiresAt - durationMs`), so the local
+ * view ran out at the latest that validity after the read (divided by the slowest clock rate of the
+ * run). Until the late answer the relay refused its writes (`LeaseLostError`): the marks of what
+ * the broker acknowledged then were never sent, and a graceful stop that renews while it settles
+ * (and then releases in time) leaves them to the next holder. A relay that simply stopped renewing
+ * has no such answer: its lease ran out without one, and a release in time after it stays no cause.
+ */
+export function lateLeaseAnswers(
+  leases: readonly LeaseFact[],
+  answeredAt: (opId: number) => number | undefined,
+  lease: { durationMs: number; renewMs: number },
+  slowestClockRate = 1,
+): number[] {
+  const validity = (lease.durationMs - Math.ceil(lease.renewMs / 3)) / slowestClockRate;
+  const grants = new Map<string, LeaseFact>();
+  const times: number[] = [];
+  for (const fact of leases) {
+    const scope = fact.scope ?? '';
+    const grant = grants.get(scope);
+    if (fact.kind === 'release') {
+      grants.delete(scope);
+      continue;
+    }
+    if (
+      fact.kind === 'renew' &&
+      grant !== undefined &&
+      grant.owner === fact.owner &&
+      grant.fencing === fact.fencing &&
+      fact.opId !== undefined
+    ) {
+      const localEnd = grant.expiresAt - SIM_EPOCH_MS - lease.durationMs + validity;
+      const answered = answeredAt(fact.opId);
+      if (answered !== undefined && answered >= localEnd) times.push(answered);
+    }
+    grants.set(scope, fact);
   }
   return times;
 }

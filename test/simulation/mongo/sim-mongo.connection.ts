@@ -117,6 +117,7 @@ export class SimMongoConnection {
           `db answer ${spec.name}#${fact.opId}`,
           () => {
             fact.answered = true;
+            fact.answeredAt = this.scheduler.now;
             if (final.ok) spec.onAnswer?.(final.value as never);
             else spec.onFailure?.();
             if (final.ok) resolve(final.value);

@@ -31,7 +31,7 @@ export class SimStateStore implements RelayStateStore {
   acquireLease(owner: string, serverNow: Date, expiresAt: Date): Promise<LeaseGrant | undefined> {
     return this.connection.op(
       { name: 'acquireLease', write: true, leaseOp: true, leaseScope: this.scope },
-      () => {
+      (fact) => {
         const before = this.db.scopeState(this.scope).lease;
         const grant = this.db.acquireLease(owner, serverNow, expiresAt, this.scope);
         if (grant) {
@@ -54,6 +54,7 @@ export class SimStateStore implements RelayStateStore {
             kind: 'acquire',
             expiresAt: grant.expiresAt.getTime(),
             scope: this.scope,
+            opId: fact.opId,
           });
           this.history.note(
             `lease${this.scope ? ` ${this.scope}` : ''} acquired by ${owner} (fencing ${grant.fencing}) until ${grant.expiresAt.toISOString()}`,
@@ -67,7 +68,7 @@ export class SimStateStore implements RelayStateStore {
   renewLease(owner: string, fencing: number, expiresAt: Date): Promise<boolean> {
     return this.connection.op(
       { name: 'renewLease', write: true, leaseOp: true, leaseScope: this.scope },
-      () => {
+      (fact) => {
         const renewed = this.db.renewLease(owner, fencing, expiresAt, this.scope);
         if (renewed) {
           this.history.leases.push({
@@ -78,6 +79,7 @@ export class SimStateStore implements RelayStateStore {
             kind: 'renew',
             expiresAt: expiresAt.getTime(),
             scope: this.scope,
+            opId: fact.opId,
           });
           this.history.note(
             `lease${this.scope ? ` ${this.scope}` : ''} renewed by ${owner} (fencing ${fencing}) until ${expiresAt.toISOString()}`,

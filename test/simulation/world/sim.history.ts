@@ -103,6 +103,8 @@ export interface StoreOpFact {
   outcome?: StoreOpOutcome;
   /** False when the answer never reached the caller (it crashed first). */
   answered?: boolean;
+  /** When the answer reached the caller (virtual time; after a pause, when it woke up). */
+  answeredAt?: number;
   /** Fencing number the relay passed (writes). */
   fence?: number | null;
   /** Outbox ids the op names (writes). */
@@ -133,6 +135,8 @@ export interface LeaseFact {
   fencing: number;
   kind: 'acquire' | 'renew' | 'release';
   expiresAt: number;
+  /** The store op (`StoreOpFact.opId`) that wrote it: when its answer reached the relay. */
+  opId?: number;
   /** The lease's scope (undefined: the single relay lease). */
   scope?: string;
 }
