@@ -10,35 +10,21 @@ import { MongoTenantPorts } from './mongo-tenant.ports';
 import type { TenantPorts } from './tenant.ports';
 import { TenantsTerm } from './tenants.term';
 
-/** `tenants` with `relay.partitions` > 1: not supported yet. */
-export class OutboxTenantsPartitionsError extends Error {
-  override readonly name = 'OutboxTenantsPartitionsError';
-
-  constructor(partitions: number) {
-    super(
-      `The tenants option needs relay.partitions: 1 (got ${partitions}); one relay instance publishes for every tenant database.`,
-    );
-  }
-}
-
-/** The node deps that make every lease term a `TenantsTerm` over `ports`. */
-export function tenantTermsOver(ports: TenantPorts): Pick<RelayNodeDeps, 'terms'> {
-  return {
-    terms: (options, deps, lease, fencing, ended) =>
-      new TenantsTerm(options, { ...deps, tenants: ports }, lease, fencing, ended),
-  };
-}
-
 /**
  * The node deps of a relay with the `tenants` option over `ports` (MongoDB's, or the relay
- * simulation's): every lease term a `TenantsTerm`; `relay.partitions` must be 1.
+ * simulation's), any `relay.partitions`: every lease term a `TenantsTerm`, the single lease's
+ * term over every database's whole outbox, a partition's term (`RelayNodeDeps.partition`, set
+ * by `PartitionRelay`) over every database's events of that partition's slots.
  */
-export function tenantsTermsFor(
-  relay: ResolvedRelayOptions,
-  ports: TenantPorts,
-): Pick<RelayNodeDeps, 'terms'> {
-  if (relay.partitions !== 1) throw new OutboxTenantsPartitionsError(relay.partitions);
-  return tenantTermsOver(ports);
+export function tenantTermsOver(ports: TenantPorts): Pick<RelayNodeDeps, 'terms'> {
+  return {
+    terms: (options, deps, lease, fencing, ended) => {
+      const scoped = deps.partition
+        ? ports.forPartition(deps.partition.layout, deps.partition.partition)
+        : ports;
+      return new TenantsTerm(options, { ...deps, tenants: scoped }, lease, fencing, ended);
+    },
+  };
 }
 
 /** The MongoDB tenant ports of the app connection's client, as the terms' ports. */
@@ -52,7 +38,6 @@ export function tenantsTerms(
     prepare?: (outbox: MongoOutboxRelayStore) => Promise<void>;
   },
 ): Pick<RelayNodeDeps, 'terms'> {
-  if (relay.partitions !== 1) throw new OutboxTenantsPartitionsError(relay.partitions);
   const ports = new MongoTenantPorts({
     client: wiring.db.client,
     appDb: wiring.db,
@@ -64,5 +49,5 @@ export function tenantsTerms(
     logger: nestRelayLoggers('RelayTenants'),
     prepare: wiring.prepare,
   });
-  return tenantsTermsFor(relay, ports);
+  return tenantTermsOver(ports);
 }
