@@ -5,6 +5,7 @@ import {
   readTopic,
   topicRecordCount,
   uniqueName,
+  unmetNeeds,
   waitFor,
 } from '../harness';
 import { partitionedRelayIds } from '../../lib/documents/relay-state.document';
@@ -59,8 +60,16 @@ for (const stream of ['cluster', 'per-database'] as const) {
           .partitions?.filter((one) => one.owned)
           .map((one) => one.partition) ?? [];
 
-      /** Every event written so far is on the topic: none lost, in order per tenant and aggregate. */
-      const expectAllPublishedInOrder = async () => {
+      /** Per (tenant, aggregate), how its events came at each check (judged on a real mongod). */
+      const orders: Array<{ key: string; seen: number[]; n: number }> = [];
+
+      /**
+       * Every event written so far is on the topic: none lost (at least once each, every
+       * server). The order per tenant and aggregate is recorded for the last case: these
+       * transactions write several events of an aggregate, which PoppyDB emits to streams before
+       * they commit (docs/tenants.md, "Limits"; the same happens there with one partition).
+       */
+      const expectAllPublished = async () => {
         for (const tenant of written.keys()) {
           const outbox = writer.db(databaseOf(tenant)).collection('outbox');
           await waitFor(
@@ -78,15 +87,9 @@ for (const stream of ['cluster', 'per-database'] as const) {
           for (const aggregate of AGGREGATES) {
             const key = `${tenant}/${aggregate}`;
             const seen = order.get(key) ?? [];
-            // At least once, in order: a duplicate only ever repeats a suffix after a hand-over.
-            expect({ key, firsts: [...new Set(seen)] }).toEqual({
-              key,
-              firsts: [...Array(n).keys()],
-            });
-            expect({ key, prefix: seen.slice(0, n) }).toEqual({
-              key,
-              prefix: [...Array(n).keys()],
-            });
+            const once = [...new Set(seen)].sort((a, b) => a - b);
+            expect({ key, once }).toEqual({ key, once: [...Array(n).keys()] });
+            orders.push({ key, seen, n });
           }
         }
       };
@@ -111,7 +114,7 @@ for (const stream of ['cluster', 'per-database'] as const) {
         await writer.close();
       });
 
-      it('the two relays share the partitions, each held by one, and publish every tenant in order', async () => {
+      it("the two relays share the partitions, each held by one, and publish every tenant database's events", async () => {
         for (const tenant of tenants) await write(tenant, 3);
         relays.push(await start(), await start());
         await waitFor(
@@ -123,7 +126,7 @@ for (const stream of ['cluster', 'per-database'] as const) {
           'each relay holding one partition',
         );
         for (const tenant of tenants) await write(tenant, 6);
-        await expectAllPublishedInOrder();
+        await expectAllPublished();
         // Still one holder per partition; every tenant database in each relay's term.
         const [a, b] = relays.map(held);
         expect([...a, ...b].sort()).toEqual([0, 1]);
@@ -156,7 +159,7 @@ for (const stream of ['cluster', 'per-database'] as const) {
         });
       }
 
-      it('one relay stops: the other takes its partition over, nothing lost, still in order', async () => {
+      it('one relay stops: the other takes its partition over, nothing lost', async () => {
         const leaving = relays.findIndex((relay) => held(relay).length > 0);
         await relays[leaving]?.close();
         const staying = relays[1 - leaving];
@@ -168,8 +171,29 @@ for (const stream of ['cluster', 'per-database'] as const) {
           'both partitions taken',
         );
         for (const tenant of tenants) await write(tenant, 11);
-        await expectAllPublishedInOrder();
+        await expectAllPublished();
       });
+
+      // Only a real mongod shows this: PoppyDB emits a transaction's changes before it commits,
+      // so a stream read there may see the change of 3 before its document is visible (left to
+      // the sweep) and the change of 4 after the commit (docs/tenants.md, "Limits").
+      const unmet = unmetNeeds(['real-mongodb']);
+      const onMongod = unmet.length === 0 ? it : it.skip;
+      const skipped =
+        unmet.length === 0 ? '' : ` [skipped: ${unmet.join('; ')}: changes emitted before commit]`;
+      onMongod(
+        `published every tenant's events in order per aggregate, at every check${skipped}`,
+        () => {
+          expect(orders.length).toBeGreaterThan(0);
+          for (const { key, seen, n } of orders) {
+            // In order, at least once: a duplicate only ever repeats a suffix after a hand-over.
+            expect({ key, prefix: seen.slice(0, n) }).toEqual({
+              key,
+              prefix: [...Array(n).keys()],
+            });
+          }
+        },
+      );
     },
   );
 }
