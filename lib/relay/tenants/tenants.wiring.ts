@@ -19,11 +19,30 @@ import { TenantsTerm } from './tenants.term';
 export function tenantTermsOver(ports: TenantPorts): Pick<RelayNodeDeps, 'terms'> {
   return {
     terms: (options, deps, lease, fencing, ended) => {
-      const scoped = deps.partition
-        ? ports.forPartition(deps.partition.layout, deps.partition.partition)
-        : ports;
-      return new TenantsTerm(options, { ...deps, tenants: scoped }, lease, fencing, ended);
+      if (!deps.partition)
+        return new TenantsTerm(options, { ...deps, tenants: ports }, lease, fencing, ended);
+      const { layout, partition } = deps.partition;
+      const tenants = ports.forPartition(layout, partition);
+      const part = partOf(options, layout.partitions);
+      return new TenantsTerm(part, { ...deps, tenants }, lease, fencing, ended);
     },
+  };
+}
+
+/**
+ * A partition's part of the instance's in-flight bounds, which its tenant databases share
+ * (`TenantInFlight`): an equal part of `partitions` (at least one batch, as the options check
+ * `maxInFlight >= partitions x batchSize`), so the terms of every partition an instance holds
+ * stay within `maxInFlight` and `maxInFlightBytes` together (beside a page per database each).
+ */
+function partOf(options: ResolvedRelayOptions, partitions: number): ResolvedRelayOptions {
+  return {
+    ...options,
+    maxInFlight: Math.max(options.batchSize, Math.floor(options.maxInFlight / partitions)),
+    maxInFlightBytes: Math.max(
+      options.maxBatchBytes,
+      Math.floor(options.maxInFlightBytes / partitions),
+    ),
   };
 }
 
