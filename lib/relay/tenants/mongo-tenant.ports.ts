@@ -53,6 +53,13 @@ interface TenantScope {
  * which stamps missing slots before its range reads, as the single database's partitions do),
  * every stream filtered on the range by the server, and a `ClusterStreamHub` of its own (one
  * cluster-wide stream per held partition: a partition's terms come and go with its lease).
+ *
+ * Events without `slot`: every version that writes tenant events stamps it (slots came before
+ * the `tenants` option), so only a foreign writer leaves one out. They are handled anyway, as a
+ * single database's partitions do, except for the periodic backfill: the range store stamps a
+ * database's missing slots before its drains and retry loads, the streams keep an unslotted
+ * insert in its aggregate's partition (`inSlotRange`), and `hasPending` counts unslotted events,
+ * so a resting database with one is woken (and drained, which stamps it) in every partition.
  */
 export class MongoTenantPorts implements TenantPorts {
   private readonly stores = new Map<string, MongoOutboxRelayStore>();
