@@ -104,4 +104,59 @@ describe('tenantTermsOver', () => {
       await relay.stop();
     }
   });
+
+  it("bounds a partition's tenant databases to its equal part of maxInFlight", async () => {
+    const publisher = new ScriptedPublisher();
+    publisher.delayMs = 400; // publishes linger: what was read stays held
+    const options = resolveRelayOptions({
+      publisher,
+      partitions: 3,
+      batchSize: 5,
+      maxInFlight: 30,
+      lease: { durationMs: 5_000, renewMs: 100 },
+      idleMs: 20,
+      sweepIntervalMs: 100,
+    });
+    const tenants = memoryTenants('all', ['t1']);
+    for (let n = 0; n < 40; n++)
+      tenants
+        .within(0)
+        .stores.get('t1')
+        ?.insert({ aggregateId: `a${n}` });
+    const metrics = new OutboxRelayMetrics();
+    const scope = {
+      outbox: new InMemoryRelayStore(),
+      changes: new ScriptedChangeSource(),
+      state: new InMemoryRelayStateStore(),
+    };
+    const base = {
+      owner: 'a',
+      ...scope,
+      publisher,
+      clock: systemClock,
+      loggers: () => silent,
+      metrics,
+      ...tenantTermsOver(tenants.ports),
+    };
+    const relay = new PartitionRelay({ partitions: 3, generation: 1 }, 0, scope, {
+      options,
+      base,
+      budget: new SharedInFlight(options.maxInFlight, options.maxInFlightBytes),
+      metrics,
+    });
+    await relay.start();
+    try {
+      await until(() => publisher.calls.length > 0);
+      let most = 0;
+      for (let sample = 0; sample < 30; sample++) {
+        most = Math.max(most, relay.node.status().inFlight.events);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      // 30 / 3 partitions: 10 (the whole 30 if each partition's term had all of it).
+      expect(most).toBeGreaterThanOrEqual(5);
+      expect(most).toBeLessThanOrEqual(10);
+    } finally {
+      await relay.stop();
+    }
+  });
 });
