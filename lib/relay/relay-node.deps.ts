@@ -4,6 +4,7 @@ import type { ChangeSource } from './ports/change-source';
 import type { OutboxRelayStore } from './ports/outbox-relay.store';
 import type { RelayClock } from './ports/relay-clock';
 import type { RelayLoggerFactory } from './ports/relay-logger';
+import type { RelayLayout } from './ports/relay-partitions.store';
 import type { RelayStateStore } from './ports/relay-state.store';
 import type { OutboxRelayMetrics } from './relay.metrics';
 import type { LeaseKeeper } from './lease/lease.keeper';
@@ -37,6 +38,12 @@ export interface RelayNodeDeps {
   keepLeaseAfterAbandon?: boolean;
   /** The term of each lease grant; default one `RelayTerm` (tenant databases: a `TenantsTerm`). */
   terms?: LeaderTermFactory;
+  /**
+   * The partition of `layout` this node relays (set by `PartitionRelay`; absent: the whole
+   * outbox). Its scope's ports are already in `outbox`, `changes` and `state`; a term factory
+   * whose ports are its own (`TenantsTerm`) narrows them to it.
+   */
+  partition?: { layout: RelayLayout; partition: number };
 }
 
 /** Makes the term of a lease grant (`RelayNodeDeps.terms`; default: one `RelayTerm`). */

@@ -83,7 +83,9 @@ export interface RelayStatus {
   partitions?: PartitionStatus[];
   /**
    * With the `tenants` option, while leader: every tenant database followed, and those let go
-   * during this term. The other fields sum (or take the worst of) the followed ones.
+   * during this term. The other fields sum (or take the worst of) the followed ones. With
+   * partitions, one entry per database over the partitions this instance holds (each counts
+   * its slots only: `combinedTenants`).
    */
   tenants?: TenantDatabaseStatus[];
 }

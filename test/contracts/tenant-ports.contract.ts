@@ -2,6 +2,8 @@ import type { OutboxEventRecord } from '../../lib/documents/outbox-event.documen
 import type { ChangeCursor } from '../../lib/relay/ports/change-source';
 import { resolveRelayOptions } from '../../lib/relay/relay.options';
 import type { ResolvedRelayOptions } from '../../lib/relay/relay.options';
+import { eventSlot } from '../../lib/events/event-slot';
+import { partitionOfSlot } from '../../lib/relay/ports/partition-layout';
 import type { TenantPorts } from '../../lib/relay/tenants/tenant.ports';
 import { contractCases } from './support/contract-cases';
 import type { ContractSkips } from './support/contract-cases';
@@ -41,6 +43,8 @@ export const TENANT_PORTS_CASES = {
     'a watched database without a subscription: its first insert calls wake with its name, and the stream covers it',
   dropped:
     'a dropped tenant database does not end the others’ subscriptions: their later inserts are still delivered',
+  partition:
+    'narrowed to a partition (forPartition), a database’s outbox, stream and hasPending see that partition’s slots only; an event without a slot is pending in every partition',
 } as const;
 
 export type TenantPortsCase = keyof typeof TENANT_PORTS_CASES;
@@ -164,4 +168,43 @@ export function tenantPortsContract(
     expect(await read(fromKept, 2)).toEqual(later.map((event) => event.eventId));
     expect(await ports.hasPending!(gone)).toBe(false);
   });
+
+  test('partition', async () => {
+    const [database, unslotted] = f.names(2);
+    const layout = { partitions: 2, generation: 1 };
+    const whole = f.ports(() => [database, unslotted]);
+    const [first, second] = [whole.forPartition(layout, 0), whole.forPartition(layout, 1)];
+    const [inFirst, inSecond] = [
+      aggregateIn(0, layout.partitions),
+      aggregateIn(1, layout.partitions),
+    ];
+    const fromFirst = await subscribe(first, database);
+    const fromSecond = await subscribe(second, database);
+    const a = contractEvent(inFirst);
+    const b = contractEvent(inSecond);
+    await f.insert(database, [a, b]);
+    expect(await read(fromFirst, 1)).toEqual([a.eventId]);
+    expect(await read(fromSecond, 1)).toEqual([b.eventId]);
+    expect((await fromFirst.next(10)).changes).toEqual([]);
+    expect((await first.forDatabase(database, 1).outbox.pendingStats()).count).toBe(1);
+    expect((await second.forDatabase(database, 1).outbox.pendingStats()).count).toBe(1);
+    // Written by something that does not stamp `slot`: each partition's term must look at it.
+    const { slot: _slot, ...withoutSlot } = contractEvent(inFirst);
+    await f.insert(unslotted, [withoutSlot as OutboxEventRecord]);
+    expect(await first.hasPending!(unslotted)).toBe(true);
+    expect(await second.hasPending!(unslotted)).toBe(true);
+    await f.insert(database, [contractEvent(inFirst, { status: 'published' })]);
+    const [empty] = f.names(1);
+    await f.insert(empty, [contractEvent(inSecond)]);
+    expect(await first.hasPending!(empty)).toBe(false);
+    expect(await second.hasPending!(empty)).toBe(true);
+  });
+}
+
+/** An aggregate id whose slot lies in partition `partition` of `partitions`. */
+function aggregateIn(partition: number, partitions: number): string {
+  for (let n = 0; ; n++) {
+    const id = `order-${n}`;
+    if (partitionOfSlot(eventSlot('Order', id), partitions) === partition) return id;
+  }
 }

@@ -39,6 +39,7 @@ export class PartitionRelay {
       {
         ...base,
         ...scope, // its outbox, stream and state in place of the instance's
+        partition: { layout, partition },
         loggers: labelled(base.loggers, label),
         metrics,
         budget: () => budget.share(),

@@ -14,6 +14,7 @@ import { RelayNode } from '../relay.node';
 import type { ResolvedRelayOptions } from '../relay.options';
 import type { PartitionStatus, RelayStatus } from '../relay.status';
 import { combinedStatus } from '../term/combined-status';
+import { combinedTenants } from '../tenants/tenants-status';
 import { LayoutGate } from './layout.gate';
 import { aggregateGauges, partitionMetrics } from './partition.metrics';
 import { planShare } from './partition-share';
@@ -165,11 +166,13 @@ export class PartitionedRelayNode {
         oldestPendingAgeMs: metrics?.oldestPendingAgeMs,
       };
     });
+    const tenants = combinedTenants(statuses.map((status) => status.tenants));
     return {
       running: this.running,
       role: !this.running ? 'stopped' : own.length > 0 ? 'leader' : 'standby',
       ...combinedStatus(statuses, { events: this.budget.events, bytes: this.budget.bytes }),
       partitions,
+      ...(tenants ? { tenants } : {}),
     };
   }
 

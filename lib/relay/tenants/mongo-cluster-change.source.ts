@@ -1,6 +1,7 @@
 import type { mongo } from 'mongoose';
 import type { OutboxDoc } from '../../documents/outbox-event.document';
 import type { ChangeCursor, ChangeSource, ResumeToken } from '../ports/change-source';
+import type { SlotRange } from '../ports/partition-layout';
 import {
   classify,
   majorityCommitPoint,
@@ -15,6 +16,10 @@ import {
  * change carries its database (`ns.db`). A dropped database does not invalidate it (only a
  * collection's or a database's own stream is), so only inserts are matched.
  * It needs the `changeStream` and `find` actions on every followed database.
+ *
+ * With a `range` (one relay partition), only the inserts whose slot lies in it, and those
+ * without a slot, each then kept only when its aggregate's slot lies in it: as one database's
+ * partition stream (`MongoChangeSource`), for every followed database.
  */
 export class MongoClusterChangeSource implements ChangeSource {
   private readonly pipeline: mongo.Document[];
@@ -24,16 +29,20 @@ export class MongoClusterChangeSource implements ChangeSource {
     outboxCollection: string,
     databases: readonly string[],
     private readonly options: { batchSize: number; idleMs: number },
+    private readonly range?: SlotRange,
   ) {
-    this.pipeline = [
-      {
-        $match: {
-          operationType: 'insert',
-          'ns.coll': outboxCollection,
-          'ns.db': { $in: [...databases] },
-        },
-      },
-    ];
+    const match: mongo.Document = {
+      operationType: 'insert',
+      'ns.coll': outboxCollection,
+      'ns.db': { $in: [...databases] },
+    };
+    if (range) {
+      match.$or = [
+        { 'fullDocument.slot': { $gte: range.from, $lt: range.to } },
+        { 'fullDocument.slot': { $exists: false } },
+      ];
+    }
+    this.pipeline = [{ $match: match }];
   }
 
   async open(from: ResumeToken | undefined): Promise<ChangeCursor> {
@@ -46,7 +55,7 @@ export class MongoClusterChangeSource implements ChangeSource {
       batchSize: this.options.batchSize,
       ...start,
     });
-    const cursor = new MongoChangeCursor(stream, this.options);
+    const cursor = new MongoChangeCursor(stream, this.options, this.range);
     try {
       await cursor.establish();
     } catch (error) {

@@ -1,13 +1,16 @@
 import type { mongo } from 'mongoose';
 import type { OutboxCollections } from '../../common/outbox-storage.options';
-import { relayStateIds } from '../../documents/relay-state.document';
+import type { OutboxDoc } from '../../documents/outbox-event.document';
+import { partitionedRelayIds, relayStateIds } from '../../documents/relay-state.document';
 import type { ResolvedTenantsOptions } from '../../tenants/tenants.resolved';
 import { MongoChangeSource } from '../mongo/mongo-change.source';
 import { MongoOutboxRelayStore } from '../mongo/mongo-outbox-relay.store';
 import { MongoRelayStateStore } from '../mongo/mongo-relay-state.store';
 import { relayCollection } from '../mongo/relay-collections';
+import { slotsOfPartition, type SlotRange } from '../ports/partition-layout';
 import type { RelayClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
+import type { RelayLayout } from '../ports/relay-partitions.store';
 import type { ResolvedRelayOptions } from '../relay.options';
 import { ClusterCheckpointState } from './cluster-checkpoint.state';
 import { ClusterStreamHub } from './cluster-stream.hub';
@@ -31,26 +34,62 @@ export interface MongoTenantPortsDeps {
 }
 
 /**
+ * What the ports cover: every slot (the single lease) or one partition's `range`, and the `_id`s
+ * of that lease and its checkpoint in the app's relay state (`relayStateIds`,
+ * `partitionedRelayIds(...).partition`): each database's checkpoint is `<checkpoint>@<database>`.
+ */
+interface TenantScope {
+  range?: SlotRange;
+  ids: { lease: string; checkpoint: string };
+}
+
+/**
  * The tenant databases on the app connection's client: each database's outbox and dead letters
  * in that database, every checkpoint in the app's database, and the stream as configured: one
  * cluster-wide stream shared by all (`ClusterStreamHub`), or one per database.
+ *
+ * `forPartition` gives the same ports narrowed to one partition's slots, kept per partition of
+ * the current layout: every store slot-filtered (`MongoOutboxRelayStore(db, collections, range)`,
+ * which stamps missing slots before its range reads, as the single database's partitions do),
+ * every stream filtered on the range by the server, and a `ClusterStreamHub` of its own (one
+ * cluster-wide stream per held partition: a partition's terms come and go with its lease).
+ *
+ * Events without `slot`: every version that writes tenant events stamps it (slots came before
+ * the `tenants` option), so only a foreign writer leaves one out. They are handled anyway, as a
+ * single database's partitions do, except for the periodic backfill: the range store stamps a
+ * database's missing slots before its drains and retry loads, the streams keep an unslotted
+ * insert in its aggregate's partition (`inSlotRange`), and `hasPending` counts unslotted events,
+ * so a resting database with one is woken (and drained, which stamps it) in every partition.
  */
 export class MongoTenantPorts implements TenantPorts {
   private readonly stores = new Map<string, MongoOutboxRelayStore>();
-  private readonly prepared = new Set<string>();
   private readonly hub?: ClusterStreamHub;
   /** With the cluster-wide stream, its hub: databases without work rest. */
   readonly watch?: TenantWatch;
   private readonly clusterState: ClusterCheckpointState;
+  /** The ports of each partition of the last layout asked for (by partition). */
+  private partitions?: { generation: number; ports: Map<number, MongoTenantPorts> };
+  private readonly listing: () => Promise<readonly string[]>;
 
-  constructor(private readonly deps: MongoTenantPortsDeps) {
+  constructor(
+    private readonly deps: MongoTenantPortsDeps,
+    private readonly scope: TenantScope = { ids: relayStateIds(deps.relay.name) },
+    listing?: () => Promise<readonly string[]>,
+  ) {
     const { relay } = deps;
-    const state = new MongoRelayStateStore(deps.appDb, deps.collections.relayState, relay.name);
+    const state = new MongoRelayStateStore(deps.appDb, deps.collections.relayState, scope.ids);
     this.clusterState = new ClusterCheckpointState(state);
+    this.listing = listing ?? preparedListing(deps);
     if (deps.tenants.stream === 'cluster') {
       this.hub = new ClusterStreamHub(relay, {
         source: (databases) =>
-          new MongoClusterChangeSource(deps.client, deps.collections.outbox, databases, relay),
+          new MongoClusterChangeSource(
+            deps.client,
+            deps.collections.outbox,
+            databases,
+            relay,
+            scope.range,
+          ),
         clock: deps.clock,
         random: deps.random,
         logger: deps.logger,
@@ -59,23 +98,46 @@ export class MongoTenantPorts implements TenantPorts {
     }
   }
 
-  async databases(): Promise<readonly string[]> {
-    const names = await tenantDatabases(this.deps.tenants.databases, async () => {
-      const listed = await this.deps.client.db('admin').admin().listDatabases({ nameOnly: true });
-      return listed.databases.map((database) => database.name);
-    });
-    for (const name of names) {
-      if (this.prepared.has(name) || !this.deps.prepare) continue;
-      await this.deps.prepare(this.stores.get(name) ?? this.newStore(name));
-      this.prepared.add(name);
+  databases(): Promise<readonly string[]> {
+    return this.listing();
+  }
+
+  forPartition(layout: RelayLayout, partition: number): TenantPorts {
+    if (layout.partitions === 1) return this;
+    if (this.partitions?.generation !== layout.generation) {
+      // A term of an older layout keeps its ports until it ended; none is taken anew.
+      this.partitions = { generation: layout.generation, ports: new Map() };
     }
-    return names;
+    let ports = this.partitions.ports.get(partition);
+    if (!ports) {
+      const ids = partitionedRelayIds(this.deps.relay.name).partition(layout.generation, partition);
+      const range = slotsOfPartition(partition, layout.partitions);
+      ports = new MongoTenantPorts(this.deps, { range, ids }, this.listing);
+      this.partitions.ports.set(partition, ports);
+    }
+    return ports;
   }
 
   async hasPending(database: string): Promise<boolean> {
     // Not through `store()`: a resting database keeps no objects of its own, only its name.
-    const outbox = relayCollection(this.deps.client.db(database), this.deps.collections.outbox);
-    return (await outbox.countDocuments({ status: 'pending' }, { limit: 1 })) > 0;
+    const outbox = relayCollection<OutboxDoc>(
+      this.deps.client.db(database),
+      this.deps.collections.outbox,
+    );
+    return (await outbox.countDocuments(this.pending(), { limit: 1 })) > 0;
+  }
+
+  /**
+   * The pending events of the scope; in a partition, those without a slot too (written by a
+   * version before slots): its term, woken by one, stamps them all before reading its range.
+   */
+  private pending(): mongo.Filter<OutboxDoc> {
+    const range = this.scope.range;
+    if (!range) return { status: 'pending' };
+    return {
+      status: 'pending',
+      $or: [{ slot: { $gte: range.from, $lt: range.to } }, { slot: null }],
+    } as mongo.Filter<OutboxDoc>;
   }
 
   forDatabase(database: string): TenantDatabasePorts {
@@ -84,25 +146,39 @@ export class MongoTenantPorts implements TenantPorts {
     if (this.hub) {
       return { outbox, state: this.clusterState, changes: this.hub.source(database) };
     }
-    const ids = relayStateIds(relay.name);
+    const { ids, range } = this.scope;
     const state = new MongoRelayStateStore(appDb, collections.relayState, {
       lease: ids.lease,
       checkpoint: `${ids.checkpoint}@${database}`,
     });
-    return { outbox, state, changes: new MongoChangeSource(outbox.outbox, relay) };
+    return { outbox, state, changes: new MongoChangeSource(outbox.outbox, relay, range) };
   }
 
   /** The store of a database that has (or had) a term: kept, its terms share it. */
   private store(database: string): MongoOutboxRelayStore {
     let store = this.stores.get(database);
     if (!store) {
-      store = this.newStore(database);
+      const { client, collections } = this.deps;
+      store = new MongoOutboxRelayStore(client.db(database), collections, this.scope.range);
       this.stores.set(database, store);
     }
     return store;
   }
+}
 
-  private newStore(database: string): MongoOutboxRelayStore {
-    return new MongoOutboxRelayStore(this.deps.client.db(database), this.deps.collections);
-  }
+/** The tenant databases listed now, each prepared once before it is first returned. */
+function preparedListing(deps: MongoTenantPortsDeps): () => Promise<readonly string[]> {
+  const prepared = new Set<string>();
+  return async () => {
+    const names = await tenantDatabases(deps.tenants.databases, async () => {
+      const listed = await deps.client.db('admin').admin().listDatabases({ nameOnly: true });
+      return listed.databases.map((database) => database.name);
+    });
+    for (const name of names) {
+      if (prepared.has(name) || !deps.prepare) continue;
+      await deps.prepare(new MongoOutboxRelayStore(deps.client.db(name), deps.collections));
+      prepared.add(name);
+    }
+    return names;
+  };
 }

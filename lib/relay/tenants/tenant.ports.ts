@@ -1,5 +1,6 @@
 import type { ChangeSource } from '../ports/change-source';
 import type { OutboxRelayStore } from '../ports/outbox-relay.store';
+import type { RelayLayout } from '../ports/relay-partitions.store';
 import type { RelayStateStore } from '../ports/relay-state.store';
 
 /** What one tenant database's relay term reads and writes. */
@@ -38,4 +39,13 @@ export interface TenantPorts {
   watch?: TenantWatch;
   /** Whether `database`'s outbox has a pending event, scheduled ones too (one query). */
   hasPending?(database: string): Promise<boolean>;
+  /**
+   * The same databases narrowed to partition `partition` of `layout` (`relay.partitions` > 1):
+   * every database's outbox reads and stream limited to the partition's slots
+   * (`slotsOfPartition`), its checkpoint its own per (database, partition), its resting
+   * databases woken by that partition's changes only. The lease stays the partition's, in the
+   * app's database (`RelayPartitionPorts`): nothing of it is per tenant. The list of databases
+   * is the same for every partition.
+   */
+  forPartition(layout: RelayLayout, partition: number): TenantPorts;
 }

@@ -75,6 +75,9 @@ function setup(initial: string[], sweepGraceMs = 30_000, rest = false) {
       changes: hub.source(database),
     }),
     ...(rest ? { watch: hub } : {}),
+    forPartition: () => {
+      throw new Error('these specs run one partition');
+    },
   };
   const node = new RelayNode(options, {
     owner: 'relay-a',

@@ -10,35 +10,40 @@ import { MongoTenantPorts } from './mongo-tenant.ports';
 import type { TenantPorts } from './tenant.ports';
 import { TenantsTerm } from './tenants.term';
 
-/** `tenants` with `relay.partitions` > 1: not supported yet. */
-export class OutboxTenantsPartitionsError extends Error {
-  override readonly name = 'OutboxTenantsPartitionsError';
-
-  constructor(partitions: number) {
-    super(
-      `The tenants option needs relay.partitions: 1 (got ${partitions}); one relay instance publishes for every tenant database.`,
-    );
-  }
-}
-
-/** The node deps that make every lease term a `TenantsTerm` over `ports`. */
+/**
+ * The node deps of a relay with the `tenants` option over `ports` (MongoDB's, or the relay
+ * simulation's), any `relay.partitions`: every lease term a `TenantsTerm`, the single lease's
+ * term over every database's whole outbox, a partition's term (`RelayNodeDeps.partition`, set
+ * by `PartitionRelay`) over every database's events of that partition's slots.
+ */
 export function tenantTermsOver(ports: TenantPorts): Pick<RelayNodeDeps, 'terms'> {
   return {
-    terms: (options, deps, lease, fencing, ended) =>
-      new TenantsTerm(options, { ...deps, tenants: ports }, lease, fencing, ended),
+    terms: (options, deps, lease, fencing, ended) => {
+      if (!deps.partition)
+        return new TenantsTerm(options, { ...deps, tenants: ports }, lease, fencing, ended);
+      const { layout, partition } = deps.partition;
+      const tenants = ports.forPartition(layout, partition);
+      const part = partOf(options, layout.partitions);
+      return new TenantsTerm(part, { ...deps, tenants }, lease, fencing, ended);
+    },
   };
 }
 
 /**
- * The node deps of a relay with the `tenants` option over `ports` (MongoDB's, or the relay
- * simulation's): every lease term a `TenantsTerm`; `relay.partitions` must be 1.
+ * A partition's part of the instance's in-flight bounds, which its tenant databases share
+ * (`TenantInFlight`): an equal part of `partitions` (at least one batch, as the options check
+ * `maxInFlight >= partitions x batchSize`), so the terms of every partition an instance holds
+ * stay within `maxInFlight` and `maxInFlightBytes` together (beside a page per database each).
  */
-export function tenantsTermsFor(
-  relay: ResolvedRelayOptions,
-  ports: TenantPorts,
-): Pick<RelayNodeDeps, 'terms'> {
-  if (relay.partitions !== 1) throw new OutboxTenantsPartitionsError(relay.partitions);
-  return tenantTermsOver(ports);
+function partOf(options: ResolvedRelayOptions, partitions: number): ResolvedRelayOptions {
+  return {
+    ...options,
+    maxInFlight: Math.max(options.batchSize, Math.floor(options.maxInFlight / partitions)),
+    maxInFlightBytes: Math.max(
+      options.maxBatchBytes,
+      Math.floor(options.maxInFlightBytes / partitions),
+    ),
+  };
 }
 
 /** The MongoDB tenant ports of the app connection's client, as the terms' ports. */
@@ -52,7 +57,6 @@ export function tenantsTerms(
     prepare?: (outbox: MongoOutboxRelayStore) => Promise<void>;
   },
 ): Pick<RelayNodeDeps, 'terms'> {
-  if (relay.partitions !== 1) throw new OutboxTenantsPartitionsError(relay.partitions);
   const ports = new MongoTenantPorts({
     client: wiring.db.client,
     appDb: wiring.db,
@@ -64,5 +68,5 @@ export function tenantsTerms(
     logger: nestRelayLoggers('RelayTenants'),
     prepare: wiring.prepare,
   });
-  return tenantsTermsFor(relay, ports);
+  return tenantTermsOver(ports);
 }

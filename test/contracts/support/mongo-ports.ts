@@ -148,7 +148,7 @@ export function mongoTenantPortsFixture(connection: Connection): TenantPortsFixt
     names: (count) => {
       const names = Array.from(
         { length: count },
-        (_, n) => `${appDb.databaseName}_${fixture}_${n}`,
+        (_, n) => `${appDb.databaseName}_${fixture}_${created.length + n}`,
       );
       created.push(...names);
       return names;

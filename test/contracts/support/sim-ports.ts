@@ -7,6 +7,8 @@ import { SimOutboxStore } from '../../simulation/mongo/sim-outbox.store';
 import { SimPartitionPorts } from '../../simulation/mongo/sim-partitions.store';
 import { SimStateStore } from '../../simulation/mongo/sim-state.store';
 import { SimTenantPorts } from '../../simulation/mongo/sim-tenant.ports';
+import type { SimScheduler } from '../../simulation/core/sim.scheduler';
+import type { TenantPorts } from '../../../lib/relay/tenants/tenant.ports';
 import type { ChangeSourceFixture } from '../change-source.contract';
 import { CONTRACT_MESSAGE_MAX_BYTES } from '../kafka.sender.contract';
 import type { KafkaSenderFixture } from '../kafka.sender.contract';
@@ -161,6 +163,7 @@ export function simTenantPortsFixture(): TenantPortsFixture {
   const world = new SimMongoWorld();
   const { scheduler } = world;
   let fixtures = 0;
+  let databases = 0;
   return {
     ports: (databases) => {
       const random = world.random.fork(`tenants-${++fixtures}`);
@@ -183,25 +186,9 @@ export function simTenantPortsFixture(): TenantPortsFixture {
         random: () => random.next(),
         logger: world.process.loggers()('RelayTenants'),
       });
-      return {
-        databases: () => settle(scheduler, ports.databases()),
-        hasPending: (database) => settle(scheduler, ports.hasPending(database)),
-        forDatabase: (database) => {
-          const { outbox, state, changes } = ports.forDatabase(database);
-          return {
-            outbox: driven(scheduler, outbox),
-            state: driven(scheduler, state),
-            // The hub's cursors are plain objects, which `driven` leaves as they are.
-            changes: {
-              open: (from) =>
-                settle(scheduler, changes.open(from)).then((cursor) => driven(scheduler, cursor)),
-            },
-          };
-        },
-        watch: driven(scheduler, ports.watch),
-      };
+      return drivenTenantPorts(scheduler, ports);
     },
-    names: (count) => Array.from({ length: count }, (_, n) => `tenant_${n}`),
+    names: (count) => Array.from({ length: count }, () => `tenant_${databases++}`),
     insert: (database, events) => world.insert(events, { database }),
     drop: (database) => {
       world.db.dropTenantDatabase(database);
@@ -212,5 +199,30 @@ export function simTenantPortsFixture(): TenantPortsFixture {
       while (!done() && scheduler.now < until) await world.runUntil(scheduler.now + 50);
     },
     close: () => Promise.resolve(),
+  };
+}
+
+/**
+ * `ports` as plain async code sees them (`driven`): also the ports of a partition, and each
+ * database's stream and its cursors, which are plain objects `driven` leaves as they are.
+ */
+function drivenTenantPorts(scheduler: SimScheduler, ports: TenantPorts): TenantPorts {
+  return {
+    databases: () => settle(scheduler, ports.databases()),
+    hasPending: (database) => settle(scheduler, ports.hasPending!(database)),
+    forDatabase: (database, fencing) => {
+      const { outbox, state, changes } = ports.forDatabase(database, fencing);
+      return {
+        outbox: driven(scheduler, outbox),
+        state: driven(scheduler, state),
+        changes: {
+          open: (from) =>
+            settle(scheduler, changes.open(from)).then((cursor) => driven(scheduler, cursor)),
+        },
+      };
+    },
+    watch: ports.watch && driven(scheduler, ports.watch),
+    forPartition: (layout, partition) =>
+      drivenTenantPorts(scheduler, ports.forPartition(layout, partition)),
   };
 }

@@ -61,7 +61,8 @@ interface Held {
  * databases (docs/tenants.md, "Memory"), every database shares the budget, and besides it each
  * may have a page read in flight and up to `2 x batchSize` changes the cluster-wide stream read
  * for it and it did not take yet (the stream reads `batchSize` more only while none has that
- * many): a tenants process may hold `3 x batchSize` more events per tenant database, and as many
+ * many): a tenants process may hold `3 x batchSize` more events per tenant database (per tenant
+ * database and partition with `relay.partitions` > 1: each partition's term has its own), and as many
  * largest events more in bytes. The cluster-wide stream hands the events of every database its
  * filter still names; the relay drops those of a database it does not follow, and what it held
  * of a database it lets go: so an event the stream hands while its database is not listed is
@@ -114,7 +115,12 @@ export class MemoryInvariant implements InvariantChecker {
     const options = world.schedule.options;
     // A partition handed over leaves the shared budget at once, its publishes still finishing.
     const terms = world.partitioned ? 2 : 1;
-    const perDatabase = 3 * options.batchSize * (world.schedule.world.tenants?.databases ?? 0);
+    // With partitions, a page per database beside each partition's term (its own part).
+    const perDatabase =
+      3 *
+      options.batchSize *
+      (world.schedule.world.tenants?.databases ?? 0) *
+      Math.max(1, options.partitions ?? 1);
     const maxEvents = terms * options.maxInFlight + perDatabase;
     const maxBytes = terms * options.maxInFlightBytes + perDatabase * this.largest;
     for (const [owner, held] of this.held) {

@@ -491,7 +491,13 @@ export class SimDatabase {
 
   /** Whether the tenant database in scope has a pending event, scheduled ones too (one count). */
   hasPending(): boolean {
-    return this.visible().some((stored) => stored.doc.status === 'pending');
+    // As `MongoTenantPorts.hasPending`: in a partition, its slots' events and those without a slot
+    // (its term stamps them before reading its range).
+    const range = this.slotRange;
+    const mine = (doc: SimOutboxDoc) => doc.slot === undefined || this.inRange(doc, range);
+    return this.within({ slotRange: undefined }, () =>
+      this.visible().some((stored) => stored.doc.status === 'pending' && mine(stored.doc)),
+    );
   }
 
   /**

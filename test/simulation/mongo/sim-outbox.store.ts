@@ -29,10 +29,12 @@ export function stampMissingSlotsOp(
   db: SimDatabase,
   history: SimHistory,
   limit: number,
+  /** A tenant database's outbox (undefined: the app database's). */
+  database?: string,
 ): Promise<number> {
   return connection.op({ name: 'stampMissingSlots', write: false }, () => {
-    const stamped = db.stampMissingSlots(limit, (doc) =>
-      eventSlot(doc.aggregateType, doc.aggregateId),
+    const stamped = db.inTenantDatabase(database, () =>
+      db.stampMissingSlots(limit, (doc) => eventSlot(doc.aggregateType, doc.aggregateId)),
     );
     if (stamped.length > 0) history.note(`slots stamped on ${stamped.length} event(s)`);
     return stamped.length;
@@ -82,7 +84,8 @@ export class SimOutboxStore implements OutboxRelayStore {
     private readonly database?: string,
   ) {
     if (partition) {
-      this.stampMissingSlots = (limit) => stampMissingSlotsOp(connection, db, history, limit);
+      this.stampMissingSlots = (limit) =>
+        stampMissingSlotsOp(connection, db, history, limit, database);
     }
   }
 

@@ -1,5 +1,7 @@
+import { slotsOfPartition, type SlotRange } from '../../../lib/relay/ports/partition-layout';
 import type { RelayClock } from '../../../lib/relay/ports/relay-clock';
 import type { RelayLogger } from '../../../lib/relay/ports/relay-logger';
+import type { RelayLayout } from '../../../lib/relay/ports/relay-partitions.store';
 import type { RelayStateStore } from '../../../lib/relay/ports/relay-state.store';
 import type { ResolvedRelayOptions } from '../../../lib/relay/relay.options';
 import { ClusterCheckpointState } from '../../../lib/relay/tenants/cluster-checkpoint.state';
@@ -8,7 +10,9 @@ import { tenantDatabases } from '../../../lib/relay/tenants/tenant-databases';
 import type { TenantDatabasePorts, TenantPorts } from '../../../lib/relay/tenants/tenant.ports';
 import type { ResolvedTenantsOptions } from '../../../lib/tenants/tenants.resolved';
 import { SimChangeSource } from './sim-change.source';
+import { partitionScope } from './sim-database';
 import { SimOutboxStore } from './sim-outbox.store';
+import { SimStateStore } from './sim-state.store';
 import type { SimPartitionContext } from './sim-partitions.store';
 
 export interface SimTenantPortsDeps {
@@ -39,14 +43,32 @@ export class SimTenantPorts implements TenantPorts {
   private readonly clusterState: ClusterCheckpointState;
   readonly watch: ClusterStreamHub;
 
-  constructor(private readonly deps: SimTenantPortsDeps) {
+  /** The ports of each partition of the last layout asked for (as `MongoTenantPorts`). */
+  private partitions?: { generation: number; ports: Map<number, SimTenantPorts> };
+
+  constructor(
+    private readonly deps: SimTenantPortsDeps,
+    /** One partition's slots and lease scope (`forPartition`); undefined: every slot. */
+    private readonly partition?: { range: SlotRange; leaseScope: string },
+  ) {
     if (deps.tenants.stream !== 'cluster') {
       throw new Error(
         "The simulation models the cluster-wide stream only (tenants.stream: 'cluster').",
       );
     }
     const { context, relay } = deps;
-    this.clusterState = new ClusterCheckpointState(deps.appState);
+    // A partition's checkpoint document is its scope's, as its lease (`partitionScope`).
+    const state = partition
+      ? new SimStateStore(
+          context.connection,
+          context.db,
+          context.history,
+          context.node,
+          context.onCheckpoint,
+          partition.leaseScope,
+        )
+      : deps.appState;
+    this.clusterState = new ClusterCheckpointState(state);
     this.hub = new ClusterStreamHub(relay, {
       source: (databases) =>
         new SimChangeSource(
@@ -54,8 +76,8 @@ export class SimTenantPorts implements TenantPorts {
           context.streams,
           context.history,
           context.faults,
-          context.random.fork('cluster-stream'),
-          { ...context.stream, databases },
+          context.random.fork(`cluster-stream:${partition?.leaseScope ?? 'single'}`),
+          { ...context.stream, databases, range: partition?.range },
         ),
       clock: deps.clock,
       random: deps.random,
@@ -69,6 +91,23 @@ export class SimTenantPorts implements TenantPorts {
     return tenantDatabases(this.deps.tenants.databases, () =>
       Promise.reject(new Error('the simulation gives tenants.databases as a function')),
     );
+  }
+
+  forPartition(layout: RelayLayout, partition: number): TenantPorts {
+    if (layout.partitions === 1) return this;
+    if (this.partitions?.generation !== layout.generation) {
+      this.partitions = { generation: layout.generation, ports: new Map() };
+    }
+    let ports = this.partitions.ports.get(partition);
+    if (!ports) {
+      const range = slotsOfPartition(partition, layout.partitions);
+      ports = new SimTenantPorts(this.deps, {
+        range,
+        leaseScope: partitionScope(layout, partition),
+      });
+      this.partitions.ports.set(partition, ports);
+    }
+    return ports;
   }
 
   hasPending(database: string): Promise<boolean> {
@@ -87,7 +126,7 @@ export class SimTenantPorts implements TenantPorts {
     let store = this.stores.get(database);
     if (!store) {
       const { connection, db, history } = this.deps.context;
-      store = new SimOutboxStore(connection, db, history, undefined, database);
+      store = new SimOutboxStore(connection, db, history, this.partition, database);
       this.stores.set(database, store);
     }
     return store;

@@ -1,11 +1,14 @@
 import fc from 'fast-check';
+import { withPartitions } from './partitioned.arbitrary';
 import { faultOf, normalize, scheduleArbitrary } from './schedule.arbitrary';
 import { ACTIVE_PHASE_MS, TENANT_FAULT_KINDS } from './schedule.types';
 import type { Fault, FaultKind, Schedule, SimTransactionData } from './schedule.types';
 
 /**
  * Tenants (issue 33): the relay runs with the `tenants` option (one cluster-wide stream, one
- * `TenantsTerm` per lease term) over 2-50 tenant databases of one replica set, 1-2 relays.
+ * `TenantsTerm` per lease term) over 2-50 tenant databases of one replica set, 1-2 relays;
+ * one run in three with `relay.partitions` 2-3 (a `TenantsTerm` per held partition, over the
+ * tenant ports narrowed to its slots, each with a cluster-wide stream of its own).
  * - 20-60 transactions of 1-3 events, each in a random tenant's database, over 1-3 aggregates
  *   per type (the same aggregate ids in every database: one aggregate per database each);
  * - 1-3 databases written before they are listed (a backlog), most of them listed later
@@ -20,7 +23,7 @@ import type { Fault, FaultKind, Schedule, SimTransactionData } from './schedule.
  *   database at once), a lost stream position (the cluster-wide stream's, so every followed
  *   database drains: with one stream for all, positions are lost for all at once), cursor
  *   and transient database errors.
- * Scheduled events, cancellations, partitions and poison events are left to their families.
+ * Scheduled events, cancellations, layout switches and poison events are left to their families.
  */
 const RELAY_AND_DEPLOYMENT_KINDS: readonly FaultKind[] = [
   'crash',
@@ -121,9 +124,15 @@ export const tenantSchedules: fc.Arbitrary<Schedule> = tenantsArbitrary.map((raw
     duration: window,
     param: 0,
   }));
-  return normalize({
+  // `relay.partitions`: 2-3 in about one run in three, else 1; derived from what is drawn
+  // already, so that the schedules of one partition are those the family drew before.
+  const partitions = raw.transactions.length % 3 === 0 ? 2 + (raw.databases % 2) : 1;
+  const deploy = {
     ...base,
     options: { ...base.options, partitions: undefined, idempotent: undefined },
+  };
+  return normalize({
+    ...(partitions > 1 ? withPartitions(deploy, partitions) : deploy),
     world: {
       ...base.world,
       writers: Math.max(1, base.world.writers),

@@ -8,7 +8,7 @@ import { OutboxRelayMetrics } from '../../../lib/relay/relay.metrics';
 import type { ResolvedRelayOptions } from '../../../lib/relay/relay.options';
 import { createOutboxPublisher } from '../../../lib/relay/relay.providers';
 import type { RelayScheduling } from '../../../lib/relay/relay.scheduling';
-import { tenantsTermsFor } from '../../../lib/relay/tenants/tenants.wiring';
+import { tenantTermsOver } from '../../../lib/relay/tenants/tenants.wiring';
 import type { RelayFactory, SimRelayPorts } from './relay-under-test';
 
 /**
@@ -87,7 +87,7 @@ export const realRelay: RelayFactory = (ports) => {
   // simulated tenant ports.
   const tenants =
     ports.tenants && options.tenants
-      ? tenantsTermsFor(relay, ports.tenants.ports(relay, options.tenants))
+      ? tenantTermsOver(ports.tenants.ports(relay, options.tenants))
       : {};
   return new SimOutboxRelay(options, publisher, {
     ...tenants,
