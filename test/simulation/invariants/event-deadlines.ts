@@ -304,7 +304,7 @@ function globalWindows(world: SimWorld): Window[] {
   const windows: Window[] = [];
   for (const fault of schedule.faults) {
     if (TARGETED.has(fault.kind)) continue;
-    windows.push({ from: fault.at, to: fault.at + fault.duration + settle });
+    windows.push({ from: fault.at, to: fault.at + fault.duration + lingers(fault) + settle });
   }
   for (const lease of history.leases) {
     if (lease.kind === 'acquire') windows.push({ from: lease.at - 1, to: lease.at + resume });
@@ -314,6 +314,17 @@ function globalWindows(world: SimWorld): Window[] {
       windows.push({ from: fact.at, to: fact.at + settle });
   }
   return windows;
+}
+
+/**
+ * How long after its window a delaying fault still holds what began inside it: an ack the broker
+ * sent at its end arrives `param` later (`slow-ack`); a database call issued then is slowed
+ * going and answering (`db-slow`, twice `param`, as the world's quiet time counts it).
+ */
+function lingers(fault: { kind: FaultKind; param: number }): number {
+  if (fault.kind === 'slow-ack') return fault.param;
+  if (fault.kind === 'db-slow') return 2 * fault.param;
+  return 0;
 }
 
 /** See the class comment. */

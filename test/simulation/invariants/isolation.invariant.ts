@@ -11,7 +11,8 @@ import type { InvariantChecker, InvariantResult } from './invariant';
  * - the moment it became visible (majority-committed);
  * - the end of each global disturbance that began before the deadline (as moved so far) and
  *   ended at most lease.durationMs before it became visible: a fault not aimed at one
- *   destination or aggregate, followed by settle = lease.durationMs + lease.renewMs +
+ *   destination or aggregate, followed by the delay it still puts on what began inside it (a
+ *   `slow-ack`'s param, twice a `db-slow`'s) and settle = lease.durationMs + lease.renewMs +
  *   backoff.maxMs x (1 + jitter); a crash, stop or pause of a relay process, followed by settle;
  *   a lease acquisition, followed by lease.renewMs + backoff.maxMs x (1 + jitter);
  * - its turn in the relay's queue: the events visible before it (every one, faulted or not)
