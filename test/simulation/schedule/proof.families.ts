@@ -1,5 +1,6 @@
 import type fc from 'fast-check';
 import { destinationErrorSchedules } from './destination-errors.arbitrary';
+import { dueLagSchedules } from './due-lag.arbitrary';
 import { leasePressureSchedules } from './lease-pressure.arbitrary';
 import { preSlotRetrySchedules } from './pre-slot-retries.arbitrary';
 import { preSlotDeploySchedules } from './pre-slot.arbitrary';
@@ -18,5 +19,6 @@ export const PROOF_FAMILIES: Readonly<Record<string, fc.Arbitrary<Schedule>>> = 
   'pre-slot-retries': preSlotRetrySchedules,
   'pre-slot-deploys': preSlotDeploySchedules(),
   'retry-takeover': retryTakeoverSchedules,
+  'due-lag': dueLagSchedules,
   tenants: tenantSchedules,
 };
