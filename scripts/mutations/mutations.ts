@@ -266,7 +266,8 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
     // The scheduled family caught it at run 625 of 1000 before its heavy and shared-aggregate
-    // plans (issue 31); since then no run does (the full run of 2026-12-06): the reader's spec does.
+    // plans (issue 31), then no run of it did (the full run of 2026-12-06). The reader's spec
+    // first: the simulation check runs the other sets before due-lag (100 of its 100 runs fail).
     checks: [{ jest: ['lib/relay/scheduled/due.reader.spec.ts'] }, 'simulation'],
   },
   {
@@ -567,8 +568,9 @@ export const MUTATIONS: readonly Mutation[] = [
           '      const retrying = 0 * Number(Boolean(loadRetryingAggregates)); // the sweep finds them\n',
       },
     ],
-    // The spec first: lease-pressure's take-overs during a refusal reach it in 14 of its 500
-    // runs, pre-slot-retries in 1 of 60 (issue 35, CONTRIBUTING.md).
+    // The spec first: the simulation check runs the other sets before retry-takeover (96 of its
+    // 100 runs fail, the first at run 1); lease-pressure's take-overs during a refusal reach it
+    // in 14 of its 500 runs, pre-slot-retries in 1 of 60 (issue 35, CONTRIBUTING.md).
     checks: [{ jest: ['lib/relay/relay.node.spec.ts'] }, 'simulation'],
   },
   {

@@ -4,7 +4,7 @@
  * set with the seed and run count its spec file uses (issue 35's families and issue 33's
  * tenants family from proofs.simulation.spec.ts included) (read from the file, so they stay the
  * same; `SIM_SEED`, `SIM_RUNS`, `SIM_SCHEDULED_RUNS`, `SIM_STOP_RUNS`, `SIM_PARTITIONED_RUNS`,
- * `SIM_HAND_OVER_RUNS` change them as for the specs), then every saved finding. Stops at the first run that breaks
+ * `SIM_HAND_OVER_RUNS`, `SIM_RETRY_TAKEOVER_RUNS`, `SIM_DUE_LAG_RUNS` change them as for the specs), then every saved finding. Stops at the first run that breaks
  * an invariant (no shrinking). Prints progress on stderr and its result as one line of JSON
  * on stdout, after `RESULT `.
  *
@@ -77,6 +77,8 @@ const SCHEDULE_SETS: readonly ScheduleSet[] = [
   ...Object.entries({
     'lease-pressure': 'SIM_LEASE_PRESSURE_RUNS',
     'destination-errors': 'SIM_DESTINATION_ERROR_RUNS',
+    'retry-takeover': 'SIM_RETRY_TAKEOVER_RUNS',
+    'due-lag': 'SIM_DUE_LAG_RUNS',
     tenants: 'SIM_TENANT_RUNS',
   }).map(([name, runsVariable]) => ({
     name,

@@ -7,12 +7,17 @@ import { expectInvariants } from './support/expect-invariants';
  * class is a mutation in scripts/mutations/mutations.ts; CONTRIBUTING.md's table gives, per
  * mutation, how many of these runs fail with it). Every invariant must hold in every run, and
  * each family must produce the moments it is made for. `SIM_SEED`, `SIM_LEASE_PRESSURE_RUNS`,
- * `SIM_DESTINATION_ERROR_RUNS` and `SIM_TENANT_RUNS` change the seed and the runs. Issue 33's
+ * `SIM_DESTINATION_ERROR_RUNS`, `SIM_RETRY_TAKEOVER_RUNS`, `SIM_DUE_LAG_RUNS` and
+ * `SIM_TENANT_RUNS` change the seed and the runs. Issue 33's
  * tenants family runs here too. `pre-slot-retries` is not run here:
  * it caught none of its classes (CONTRIBUTING.md), `npm run simulate -- --family pre-slot-retries`.
  */
 const LEASE_PRESSURE_RUNS = Number(process.env.SIM_LEASE_PRESSURE_RUNS ?? 500);
 const DESTINATION_ERROR_RUNS = Number(process.env.SIM_DESTINATION_ERROR_RUNS ?? 300);
+/** About 10 s of CPU. */
+const RETRY_TAKEOVER_RUNS = Number(process.env.SIM_RETRY_TAKEOVER_RUNS ?? 100);
+/** About 8 s of CPU. */
+const DUE_LAG_RUNS = Number(process.env.SIM_DUE_LAG_RUNS ?? 100);
 /** Issue 33's tenants family: about 20 s of CPU. */
 const TENANT_RUNS = Number(process.env.SIM_TENANT_RUNS ?? 100);
 const SEED = Number(process.env.SIM_SEED ?? 20_261_201);
@@ -41,6 +46,26 @@ describe('families aimed at what the broad families reach by luck (issue 35)', (
       exercised: (stats: SimStats) => {
         inRuns(stats, 'kafka-poison-event', 0.5);
         inRuns(stats, 'reached maxInFlightBytes', 0.2);
+      },
+    },
+    {
+      name: 'retry-takeover',
+      runs: RETRY_TAKEOVER_RUNS,
+      claim: 'a take-over while aggregates wait for a retry, and writes to them after it',
+      exercised: (stats: SimStats) => {
+        inRuns(stats, 'kafka-partition-retriable', 0.8);
+        const takeovers = (stats.runsWith.get('leave') ?? 0) + (stats.runsWith.get('pause') ?? 0);
+        expect(takeovers).toBeGreaterThanOrEqual(0.8 * stats.runs);
+      },
+    },
+    {
+      name: 'due-lag',
+      runs: DUE_LAG_RUNS,
+      claim: 'a cancellation still replicating when the next event of its aggregate comes due',
+      exercised: (stats: SimStats) => {
+        inRuns(stats, 'slow-majority', 0.9);
+        // The cancellations that took effect (one per run, made before its event was due).
+        expect(stats.invariants.get('s3')?.checked).toBeGreaterThanOrEqual(0.9 * stats.runs);
       },
     },
     {

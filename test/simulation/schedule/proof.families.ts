@@ -1,8 +1,10 @@
 import type fc from 'fast-check';
 import { destinationErrorSchedules } from './destination-errors.arbitrary';
+import { dueLagSchedules } from './due-lag.arbitrary';
 import { leasePressureSchedules } from './lease-pressure.arbitrary';
 import { preSlotRetrySchedules } from './pre-slot-retries.arbitrary';
 import { preSlotDeploySchedules } from './pre-slot.arbitrary';
+import { retryTakeoverSchedules } from './retry-takeover.arbitrary';
 import type { Schedule } from './schedule.types';
 import { tenantSchedules } from './tenants.arbitrary';
 
@@ -16,5 +18,7 @@ export const PROOF_FAMILIES: Readonly<Record<string, fc.Arbitrary<Schedule>>> = 
   'destination-errors': destinationErrorSchedules,
   'pre-slot-retries': preSlotRetrySchedules,
   'pre-slot-deploys': preSlotDeploySchedules(),
+  'retry-takeover': retryTakeoverSchedules,
+  'due-lag': dueLagSchedules,
   tenants: tenantSchedules,
 };
