@@ -7,7 +7,7 @@ import { MongoChangeSource } from '../mongo/mongo-change.source';
 import { MongoOutboxRelayStore } from '../mongo/mongo-outbox-relay.store';
 import { MongoRelayStateStore } from '../mongo/mongo-relay-state.store';
 import { relayCollection } from '../mongo/relay-collections';
-import { slotsOfPartition, type SlotRange } from '../ports/partition-layout';
+import type { SlotRange } from '../ports/partition-layout';
 import type { RelayClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { RelayLayout } from '../ports/relay-partitions.store';
@@ -15,6 +15,7 @@ import type { ResolvedRelayOptions } from '../relay.options';
 import { ClusterCheckpointState } from './cluster-checkpoint.state';
 import { ClusterStreamHub } from './cluster-stream.hub';
 import { MongoClusterChangeSource } from './mongo-cluster-change.source';
+import { PartitionPorts } from './partition-ports';
 import { tenantDatabases } from './tenant-databases';
 import type { TenantDatabasePorts, TenantPorts, TenantWatch } from './tenant.ports';
 
@@ -67,8 +68,18 @@ export class MongoTenantPorts implements TenantPorts {
   /** With the cluster-wide stream, its hub: databases without work rest. */
   readonly watch?: TenantWatch;
   private readonly clusterState: ClusterCheckpointState;
-  /** The ports of each partition of the last layout asked for (by partition). */
-  private partitions?: { generation: number; ports: Map<number, MongoTenantPorts> };
+  /** The ports of each partition of the current layout. */
+  private readonly partitions = new PartitionPorts(
+    (range, layout, partition) =>
+      new MongoTenantPorts(
+        this.deps,
+        {
+          range,
+          ids: partitionedRelayIds(this.deps.relay.name).partition(layout.generation, partition),
+        },
+        this.listing,
+      ),
+  );
   private readonly listing: () => Promise<readonly string[]>;
 
   constructor(
@@ -103,19 +114,7 @@ export class MongoTenantPorts implements TenantPorts {
   }
 
   forPartition(layout: RelayLayout, partition: number): TenantPorts {
-    if (layout.partitions === 1) return this;
-    if (this.partitions?.generation !== layout.generation) {
-      // A term of an older layout keeps its ports until it ended; none is taken anew.
-      this.partitions = { generation: layout.generation, ports: new Map() };
-    }
-    let ports = this.partitions.ports.get(partition);
-    if (!ports) {
-      const ids = partitionedRelayIds(this.deps.relay.name).partition(layout.generation, partition);
-      const range = slotsOfPartition(partition, layout.partitions);
-      ports = new MongoTenantPorts(this.deps, { range, ids }, this.listing);
-      this.partitions.ports.set(partition, ports);
-    }
-    return ports;
+    return layout.partitions === 1 ? this : this.partitions.of(layout, partition);
   }
 
   async hasPending(database: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { slotsOfPartition, type SlotRange } from '../../../lib/relay/ports/partition-layout';
+import type { SlotRange } from '../../../lib/relay/ports/partition-layout';
 import type { RelayClock } from '../../../lib/relay/ports/relay-clock';
 import type { RelayLogger } from '../../../lib/relay/ports/relay-logger';
 import type { RelayLayout } from '../../../lib/relay/ports/relay-partitions.store';
@@ -6,6 +6,7 @@ import type { RelayStateStore } from '../../../lib/relay/ports/relay-state.store
 import type { ResolvedRelayOptions } from '../../../lib/relay/relay.options';
 import { ClusterCheckpointState } from '../../../lib/relay/tenants/cluster-checkpoint.state';
 import { ClusterStreamHub } from '../../../lib/relay/tenants/cluster-stream.hub';
+import { PartitionPorts } from '../../../lib/relay/tenants/partition-ports';
 import { tenantDatabases } from '../../../lib/relay/tenants/tenant-databases';
 import type { TenantDatabasePorts, TenantPorts } from '../../../lib/relay/tenants/tenant.ports';
 import type { ResolvedTenantsOptions } from '../../../lib/tenants/tenants.resolved';
@@ -43,8 +44,11 @@ export class SimTenantPorts implements TenantPorts {
   private readonly clusterState: ClusterCheckpointState;
   readonly watch: ClusterStreamHub;
 
-  /** The ports of each partition of the last layout asked for (as `MongoTenantPorts`). */
-  private partitions?: { generation: number; ports: Map<number, SimTenantPorts> };
+  /** The ports of each partition of the current layout (as `MongoTenantPorts`). */
+  private readonly partitions = new PartitionPorts(
+    (range, layout, partition) =>
+      new SimTenantPorts(this.deps, { range, leaseScope: partitionScope(layout, partition) }),
+  );
 
   constructor(
     private readonly deps: SimTenantPortsDeps,
@@ -94,20 +98,7 @@ export class SimTenantPorts implements TenantPorts {
   }
 
   forPartition(layout: RelayLayout, partition: number): TenantPorts {
-    if (layout.partitions === 1) return this;
-    if (this.partitions?.generation !== layout.generation) {
-      this.partitions = { generation: layout.generation, ports: new Map() };
-    }
-    let ports = this.partitions.ports.get(partition);
-    if (!ports) {
-      const range = slotsOfPartition(partition, layout.partitions);
-      ports = new SimTenantPorts(this.deps, {
-        range,
-        leaseScope: partitionScope(layout, partition),
-      });
-      this.partitions.ports.set(partition, ports);
-    }
-    return ports;
+    return layout.partitions === 1 ? this : this.partitions.of(layout, partition);
   }
 
   hasPending(database: string): Promise<boolean> {
