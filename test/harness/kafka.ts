@@ -133,6 +133,76 @@ export async function readTopic(
   return records;
 }
 
+/**
+ * Every record `topic` held when it was called: each partition read up to the high watermark
+ * it had then, whatever is appended meanwhile. Unlike a count (`readTopic`), records written
+ * to other partitions while it reads cannot stand in for the ones it has not reached yet.
+ * Throws when a partition is not read up to its mark within `timeoutMs`.
+ */
+export async function readTopicSnapshot(topic: string, timeoutMs = 20_000): Promise<KafkaRecord[]> {
+  const admin = testKafka('outbox-test-admin').admin();
+  await admin.connect();
+  const marks = new Map<number, number>();
+  try {
+    for (const { partition, high, low } of await admin.fetchTopicOffsets(topic)) {
+      if (Number(high) > Number(low)) marks.set(partition, Number(high));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+  if (marks.size === 0) return [];
+  const unread = new Set(marks.keys());
+  const records: KafkaRecord[] = [];
+  const consumer = testKafka('outbox-test-reader').consumer({
+    groupId: uniqueName('reader'),
+    maxWaitTimeInMs: 200,
+  });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `read of ${topic} timed out: partitions ${[...unread].join(', ')} not read up to their marks`,
+            ),
+          ),
+        timeoutMs,
+      );
+      consumer
+        .run({
+          eachMessage: async ({ message, partition }) => {
+            const mark = marks.get(partition);
+            const offset = Number(message.offset);
+            if (mark === undefined || offset >= mark) return;
+            records.push({
+              topic,
+              partition,
+              offset: message.offset,
+              key: message.key?.toString() ?? null,
+              value: message.value?.toString() ?? null,
+              headers: headersOf(message.headers as Record<string, unknown>),
+              timestamp: Number(message.timestamp),
+            });
+            if (offset === mark - 1) unread.delete(partition);
+            if (unread.size === 0) {
+              clearTimeout(timer);
+              resolve();
+            }
+          },
+        })
+        .catch((error: unknown) => {
+          clearTimeout(timer);
+          reject(error as Error);
+        });
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return records;
+}
+
 interface BrokerState {
   kafka: { pid?: number };
 }

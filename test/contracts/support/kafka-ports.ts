@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import { KafkajsSender } from '../../../lib/publisher/kafka/kafkajs.sender';
-import { createTopics, readTopic, testKafka, testServers, uniqueName } from '../../harness';
+import { createTopics, readTopicSnapshot, testKafka, testServers, uniqueName } from '../../harness';
 import { CONTRACT_MESSAGE_MAX_BYTES } from '../kafka.sender.contract';
 import type { KafkaSenderFixture } from '../kafka.sender.contract';
 import type { FaultClient } from './kafka-faults-ports';
@@ -18,17 +18,8 @@ export const UNREACHABLE_BROKER = '127.0.0.1:1';
 
 /** What `topic` holds: each partition's `ce_id` headers in offset order. */
 export async function storedOn(topic: string): Promise<Record<number, string[]>> {
-  const admin = testKafka('outbox-contract-admin').admin();
-  await admin.connect();
-  let count = 0;
-  try {
-    for (const offset of await admin.fetchTopicOffsets(topic)) count += Number(offset.high);
-  } finally {
-    await admin.disconnect();
-  }
   const stored: Record<number, string[]> = {};
-  if (count === 0) return stored;
-  for (const record of await readTopic(topic, { count, timeoutMs: 20_000 })) {
+  for (const record of await readTopicSnapshot(topic)) {
     (stored[record.partition] ??= []).push(record.headers.ce_id);
   }
   return stored;
