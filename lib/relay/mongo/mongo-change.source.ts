@@ -9,6 +9,7 @@ import {
   type ResumeToken,
 } from '../ports/change-source';
 import { inSlotRange, type SlotRange } from '../ports/partition-layout';
+import { streamedToPartition } from './slot-range.filters';
 
 /**
  * Change stream errors after which the stored position can never be used again:
@@ -34,14 +35,10 @@ const ENDS_OF_STREAM = ['invalidate', 'drop', 'rename', 'dropDatabase'];
 const PIPELINE = [{ $match: { operationType: { $in: ['insert', ...ENDS_OF_STREAM] } } }];
 
 /**
- * One partition's stream: inserts whose `fullDocument.slot` lies in `range`, filtered by the
- * server (a `$match` stage of the change stream's pipeline:
- * https://www.mongodb.com/docs/manual/changeStreams/#modify-change-stream-output), so a relay
- * receives only its partitions' events; and the events that end the stream, as above.
- * Inserts without a slot (a writer of a version before slots, during a rolling deploy) come to
- * every partition, and each keeps those of its own aggregates (`inSlotRange`, the slot being a
- * hash the server cannot compute): an aggregate's events then reach its partition in commit
- * order, whichever version wrote them.
+ * One partition's stream: the inserts `streamedToPartition(range)` names, filtered by the
+ * server, so a relay receives only its partitions' events (and, for an insert without a slot,
+ * keeps it when its aggregate's slot is in range: an aggregate's events then reach its
+ * partition in commit order, whichever version wrote them); and the events that end the stream.
  */
 function pipelineFor(range: SlotRange | undefined): mongo.Document[] {
   if (!range) return PIPELINE;
@@ -49,8 +46,7 @@ function pipelineFor(range: SlotRange | undefined): mongo.Document[] {
     {
       $match: {
         $or: [
-          { operationType: 'insert', 'fullDocument.slot': { $gte: range.from, $lt: range.to } },
-          { operationType: 'insert', 'fullDocument.slot': { $exists: false } },
+          ...streamedToPartition(range).map((inserts) => ({ operationType: 'insert', ...inserts })),
           { operationType: { $in: ENDS_OF_STREAM } },
         ],
       },

@@ -26,6 +26,7 @@ import { eventSlot } from '../../events/event-slot';
 import type { SlotRange } from '../ports/partition-layout';
 import { withOlderUnslotted } from '../ports/unslotted-in-page';
 import { stampMissingSlots } from './missing-slots';
+import { slotsIn } from './slot-range.filters';
 import { RELAY_STATE_COLLECTION } from '../../documents/relay-state.document';
 import { majorityTime, majorityWriteTime, relayCollection, serverTime } from './relay-collections';
 import { ScheduledEventReads } from './scheduled-events.reads';
@@ -111,9 +112,7 @@ export class MongoOutboxRelayStore implements OutboxRelayStore {
     this.deadLetters = relayCollection<OutboxDeadLetter>(db, names.deadLetters);
     this.bySlot = range !== undefined;
     if (range) this.stampMissingSlots = (limit) => stampMissingSlots(this.outbox, limit);
-    this.inRange = range
-      ? ({ slot: { $gte: range.from, $lt: range.to } } as mongo.Filter<OutboxDoc>)
-      : {};
+    this.inRange = range ? (slotsIn(range) as mongo.Filter<OutboxDoc>) : {};
     this.scheduled = new ScheduledEventReads(this.outbox, this.inRange);
   }
 

@@ -12,6 +12,7 @@ import type { RelayStateReader, StoredPartitionedRelay } from '../ports/relay-st
 import type { StoredCheckpoint } from '../ports/relay-state.store';
 import { storedCheckpoint } from './mongo-relay-state.store';
 import { relayCollection } from './relay-collections';
+import { slotsIn } from './slot-range.filters';
 import { ScheduledEventReads } from './scheduled-events.reads';
 
 type RelayStateCollections = { outbox: string; relayState: string };
@@ -69,9 +70,8 @@ async function readPartitionedRelay(
     readStoredCheckpoints(db, collections.relayState, checkpointIds),
     Promise.all(
       numbers.map((p) => {
-        const range = slotsOfPartition(p, partitions);
         return outbox.findOne(
-          { ...PUBLISHABLE_NOW, slot: { $gte: range.from, $lt: range.to } },
+          { ...PUBLISHABLE_NOW, ...slotsIn(slotsOfPartition(p, partitions)) },
           { sort: { _id: 1 }, projection: { occurredAt: 1 } },
         );
       }),

@@ -8,6 +8,7 @@ import {
   MongoChangeCursor,
   type StreamChange,
 } from '../mongo/mongo-change.source';
+import { streamedToPartition } from '../mongo/slot-range.filters';
 
 /**
  * One change stream over the whole deployment (`client.watch()`,
@@ -36,12 +37,7 @@ export class MongoClusterChangeSource implements ChangeSource {
       'ns.coll': outboxCollection,
       'ns.db': { $in: [...databases] },
     };
-    if (range) {
-      match.$or = [
-        { 'fullDocument.slot': { $gte: range.from, $lt: range.to } },
-        { 'fullDocument.slot': { $exists: false } },
-      ];
-    }
+    if (range) match.$or = streamedToPartition(range);
     this.pipeline = [{ $match: match }];
   }
 

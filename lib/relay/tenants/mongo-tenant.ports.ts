@@ -7,6 +7,7 @@ import { MongoChangeSource } from '../mongo/mongo-change.source';
 import { MongoOutboxRelayStore } from '../mongo/mongo-outbox-relay.store';
 import { MongoRelayStateStore } from '../mongo/mongo-relay-state.store';
 import { relayCollection } from '../mongo/relay-collections';
+import { slotsIn } from '../mongo/slot-range.filters';
 import type { SlotRange } from '../ports/partition-layout';
 import type { RelayClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
@@ -135,7 +136,7 @@ export class MongoTenantPorts implements TenantPorts {
     if (!range) return { status: 'pending' };
     return {
       status: 'pending',
-      $or: [{ slot: { $gte: range.from, $lt: range.to } }, { slot: null }],
+      $or: [slotsIn(range), { slot: null }],
     } as mongo.Filter<OutboxDoc>;
   }
 
@@ -165,7 +166,12 @@ export class MongoTenantPorts implements TenantPorts {
   }
 }
 
-/** The tenant databases listed now, each prepared once before it is first returned. */
+/**
+ * The tenant databases listed now, each prepared once before it is first returned. Every
+ * partition's term lists at its own sweep (the contract: the answer is the option's at that
+ * call), so a relay holding P partitions asks P times per `sweepIntervalMs`: with a pattern,
+ * P `listDatabases({ nameOnly: true })`, cheap next to the reads of a sweep.
+ */
 function preparedListing(deps: MongoTenantPortsDeps): () => Promise<readonly string[]> {
   const prepared = new Set<string>();
   return async () => {
