@@ -227,6 +227,8 @@ function printStats(stats: SimStats, elapsedMs: number): void {
   out(
     `wall time: ${(elapsedMs / 1000).toFixed(1)} s (${(elapsedMs / Math.max(1, stats.runs)).toFixed(1)} ms per run)`,
   );
+  if (stats.layoutSwitchRuns > 0)
+    out(`layout switched to another partition count in ${stats.layoutSwitchRuns} runs`);
   table('faults injected (planned, by kind)', stats.faults);
   table('what they did (operations failed, positions lost, events rolled back...)', stats.effects);
   const runsWith = new Map(stats.runsWith);

@@ -71,12 +71,15 @@ describe('families aimed at what the broad families reach by luck (issue 35)', (
     {
       name: 'tenants',
       runs: TENANT_RUNS,
-      claim: 'one relay for 2-50 tenant databases listed, let go and dropped while it runs',
+      claim:
+        'one relay for 2-50 tenant databases listed, let go and dropped while it runs, some runs with partitions and a layout switch',
       exercised: (stats: SimStats) => {
         inRuns(stats, 'tenant-added', 0.8);
         inRuns(stats, 'tenant-removed', 0.3);
         inRuns(stats, 'database-dropped', 0.3);
         inRuns(stats, 'crash', 0.1);
+        // About one run in five draws a switch; most complete it within the run.
+        expect(stats.layoutSwitchRuns).toBeGreaterThanOrEqual(0.1 * stats.runs);
       },
     },
   ];

@@ -187,6 +187,12 @@ const FINDINGS: Array<{ file: string; invariant: string; title: string }> = [
       'a term ended by its watchdog takes in no read answered after its end and starts no catch-up read (its engine closes only once the stream follower stopped): 12 events over maxInFlight 8 before (issue 35)',
   },
   {
+    file: 'tenant-partitions-with-no-database-listed-follow-no-stream.json',
+    invariant: 'p',
+    title:
+      'partitions of a tenants relay whose every database was let go follow no stream and stand by for the list to change: a gap of (p), which asked every held partition to follow its stream (issue 33, tenants family with partitions, seed 3 run 153)',
+  },
+  {
     file: 'tenant-subscribed-while-the-cluster-stream-closes-is-never-read.json',
     invariant: 'h',
     title:

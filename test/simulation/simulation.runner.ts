@@ -116,6 +116,8 @@ export class SimStats {
   readonly effects = new Map<string, number>();
   /** Runs in which each effect happened at least once (e.g. `reached maxInFlight`). */
   readonly runsWith = new Map<string, number>();
+  /** Runs whose stored layout changed to another number of partitions than they began with. */
+  layoutSwitchRuns = 0;
   readonly invariants = new Map<string, { name: string; checked: number; failedRuns: number }>();
   readonly counts = new Map<string, number>();
 
@@ -129,6 +131,9 @@ export class SimStats {
     addAll(this.effects, report.history.effects);
     for (const [kind, count] of report.history.effects)
       if (count > 0) this.runsWith.set(kind, (this.runsWith.get(kind) ?? 0) + 1);
+    const began = report.schedule.options.partitions ?? 1;
+    if (report.history.layoutSwitches.some((change) => change.partitions !== began))
+      this.layoutSwitchRuns++;
     for (const result of report.results) {
       const entry = this.invariants.get(result.id) ?? {
         name: result.name,

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { withPartitions } from './partitioned.arbitrary';
+import { rollingDeploy, withPartitions } from './partitioned.arbitrary';
 import { faultOf, normalize, scheduleArbitrary } from './schedule.arbitrary';
 import { ACTIVE_PHASE_MS, TENANT_FAULT_KINDS } from './schedule.types';
 import type { Fault, FaultKind, Schedule, SimTransactionData } from './schedule.types';
@@ -23,7 +23,9 @@ import type { Fault, FaultKind, Schedule, SimTransactionData } from './schedule.
  *   database at once), a lost stream position (the cluster-wide stream's, so every followed
  *   database drains: with one stream for all, positions are lost for all at once), cursor
  *   and transient database errors.
- * Scheduled events, cancellations, layout switches and poison events are left to their families.
+ * - in about half of the partitioned runs, a layout switch: from one partition to 2-3 or back,
+ *   every relay leaving in turn and coming back with the other layout.
+ * Scheduled events, cancellations and poison events are left to their families.
  */
 const RELAY_AND_DEPLOYMENT_KINDS: readonly FaultKind[] = [
   'crash',
@@ -131,8 +133,30 @@ export const tenantSchedules: fc.Arbitrary<Schedule> = tenantsArbitrary.map((raw
     ...base,
     options: { ...base.options, partitions: undefined, idempotent: undefined },
   };
+  // A layout switch in about half of those: the relays start with one partition (or with
+  // `partitions`) and each rolls over to the other while events flow (`rollingDeploy`), the
+  // tenant ports of the new layout taking every database over from the old one's.
+  const switched = partitions > 1 && raw.faults.length % 2 === 0;
+  const relays = Math.min(raw.relays, base.relays.skewsMs.length);
+  const from = relays === 1 ? 1 : partitions;
+  const layout = switched
+    ? {
+        ...withPartitions(deploy, partitions),
+        options: { ...withPartitions(deploy, partitions).options, partitions: from },
+      }
+    : partitions > 1
+      ? withPartitions(deploy, partitions)
+      : deploy;
+  const switches = switched
+    ? rollingDeploy(
+        relays,
+        1_000 + (raw.added[0] % 11_000),
+        60 * raw.transactions[0].durationMs,
+        from === 1 ? partitions : 1,
+      )
+    : [];
   return normalize({
-    ...(partitions > 1 ? withPartitions(deploy, partitions) : deploy),
+    ...layout,
     world: {
       ...base.world,
       writers: Math.max(1, base.world.writers),
@@ -144,8 +168,8 @@ export const tenantSchedules: fc.Arbitrary<Schedule> = tenantsArbitrary.map((raw
         listed: Array.from({ length: databases - unlisted }, (_, index) => index),
       },
     },
-    relays: { skewsMs: base.relays.skewsMs.slice(0, raw.relays) },
+    relays: { skewsMs: base.relays.skewsMs.slice(0, relays) },
     transactions,
-    faults: [...tenantFaults, ...slowAcks, ...raw.faults],
+    faults: [...tenantFaults, ...slowAcks, ...raw.faults, ...switches],
   });
 });
