@@ -174,6 +174,31 @@ for (const stream of ['cluster', 'per-database'] as const) {
         await expectAllPublished();
       });
 
+      it('a layout switch (the relay restarted with 3 partitions): the new layout takes every database over, nothing lost', async () => {
+        for (const [index, relay] of relays.entries()) {
+          await relay?.close();
+          relays[index] = undefined;
+        }
+        // Written while no relay runs: the new layout's terms find them in each collection.
+        for (const tenant of tenants) await write(tenant, 13);
+        const switched = await startTenantRelay(
+          appDb,
+          { ...options, partitions: 3 },
+          { databases: () => listed, stream },
+        );
+        relays.push(switched);
+        await waitFor(
+          async () => held(switched).length === 3,
+          30_000,
+          'the three partitions of the new layout held',
+        );
+        for (const tenant of tenants) await write(tenant, 15);
+        await expectAllPublished();
+        expect(switched.relay.status().tenants?.map((one) => one.database)).toEqual(
+          [...listed].sort(),
+        );
+      });
+
       // Only a real mongod shows this: PoppyDB emits a transaction's changes before it commits,
       // so a stream read there may see the change of 3 before its document is visible (left to
       // the sweep) and the change of 4 after the commit (docs/tenants.md, "Limits").
