@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
+import { ConfigResourceTypes, Kafka, logLevel, type KafkaMessage } from 'kafkajs';
 import { testServers, uniqueName } from './servers';
 
 // The runner's own start/stop code, so a restarted broker is the same broker (ports, data dir).
@@ -89,6 +89,18 @@ function headersOf(headers: Record<string, unknown> | undefined): Record<string,
   return out;
 }
 
+function recordOf(topic: string, partition: number, message: KafkaMessage): KafkaRecord {
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key?.toString() ?? null,
+    value: message.value?.toString() ?? null,
+    headers: headersOf(message.headers as Record<string, unknown>),
+    timestamp: Number(message.timestamp),
+  };
+}
+
 /**
  * Reads `count` records of `topic` (from the beginning by default) with a fresh consumer group,
  * or whatever arrived when `timeoutMs` passes. Records keep their partition order.
@@ -110,15 +122,7 @@ export async function readTopic(
       consumer
         .run({
           eachMessage: async ({ message, partition }) => {
-            records.push({
-              topic,
-              partition,
-              offset: message.offset,
-              key: message.key?.toString() ?? null,
-              value: message.value?.toString() ?? null,
-              headers: headersOf(message.headers as Record<string, unknown>),
-              timestamp: Number(message.timestamp),
-            });
+            records.push(recordOf(topic, partition, message));
             if (records.length >= opts.count) {
               clearTimeout(timer);
               resolve();
@@ -176,15 +180,7 @@ export async function readTopicSnapshot(topic: string, timeoutMs = 20_000): Prom
             const mark = marks.get(partition);
             const offset = Number(message.offset);
             if (mark === undefined || offset >= mark) return;
-            records.push({
-              topic,
-              partition,
-              offset: message.offset,
-              key: message.key?.toString() ?? null,
-              value: message.value?.toString() ?? null,
-              headers: headersOf(message.headers as Record<string, unknown>),
-              timestamp: Number(message.timestamp),
-            });
+            records.push(recordOf(topic, partition, message));
             if (offset === mark - 1) unread.delete(partition);
             if (unread.size === 0) {
               clearTimeout(timer);

@@ -79,27 +79,43 @@ export class MongoChangeSource implements ChangeSource {
     this.pipeline = pipelineFor(range);
   }
 
-  async open(from: ResumeToken | undefined): Promise<ChangeCursor> {
-    const start =
-      from !== undefined
-        ? { startAfter: from as mongo.ResumeToken }
-        : await majorityCommitPoint(this.outbox.db);
-    const stream = this.outbox.watch<OutboxDoc, StreamChange>(this.pipeline, {
-      maxAwaitTimeMS: this.options.idleMs,
-      batchSize: this.options.batchSize,
-      ...start,
-    });
-    const cursor = new MongoChangeCursor(stream, this.options, this.range);
-    try {
-      // The stream's position is fixed by its first round trip: do it now, so that whatever
-      // the relay reads from the collection afterwards (the drain) overlaps with the stream.
-      await cursor.establish();
-    } catch (error) {
-      await cursor.close();
-      throw classify(error);
-    }
-    return cursor;
+  open(from: ResumeToken | undefined): Promise<ChangeCursor> {
+    return openChangeCursor(
+      (options) => this.outbox.watch<OutboxDoc, StreamChange>(this.pipeline, options),
+      this.outbox.db,
+      from,
+      this.options,
+      this.range,
+    );
   }
+}
+
+/**
+ * A change stream opened with `watch` (a collection's, or the client's for the whole
+ * deployment): after `from`, or at the majority commit point of `clockDb`'s server, its
+ * position fixed by a first round trip before it is returned, so that whatever the relay reads
+ * from the collection afterwards (the drain) overlaps with the stream.
+ */
+export async function openChangeCursor(
+  watch: (options: mongo.ChangeStreamOptions) => mongo.ChangeStream<OutboxDoc, StreamChange>,
+  clockDb: mongo.Db,
+  from: ResumeToken | undefined,
+  options: { batchSize: number; idleMs: number },
+  range: SlotRange | undefined,
+): Promise<ChangeCursor> {
+  const start =
+    from !== undefined
+      ? { startAfter: from as mongo.ResumeToken }
+      : await majorityCommitPoint(clockDb);
+  const stream = watch({ maxAwaitTimeMS: options.idleMs, batchSize: options.batchSize, ...start });
+  const cursor = new MongoChangeCursor(stream, options, range);
+  try {
+    await cursor.establish();
+  } catch (error) {
+    await cursor.close();
+    throw classify(error);
+  }
+  return cursor;
 }
 
 /**

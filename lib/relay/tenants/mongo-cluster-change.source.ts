@@ -2,12 +2,7 @@ import type { mongo } from 'mongoose';
 import type { OutboxDoc } from '../../documents/outbox-event.document';
 import type { ChangeCursor, ChangeSource, ResumeToken } from '../ports/change-source';
 import type { SlotRange } from '../ports/partition-layout';
-import {
-  classify,
-  majorityCommitPoint,
-  MongoChangeCursor,
-  type StreamChange,
-} from '../mongo/mongo-change.source';
+import { openChangeCursor, type StreamChange } from '../mongo/mongo-change.source';
 import { streamedToPartition } from '../mongo/slot-range.filters';
 
 /**
@@ -41,23 +36,13 @@ export class MongoClusterChangeSource implements ChangeSource {
     this.pipeline = [{ $match: match }];
   }
 
-  async open(from: ResumeToken | undefined): Promise<ChangeCursor> {
-    const start =
-      from !== undefined
-        ? { startAfter: from as mongo.ResumeToken }
-        : await majorityCommitPoint(this.client.db('admin'));
-    const stream = this.client.watch<OutboxDoc, StreamChange>(this.pipeline, {
-      maxAwaitTimeMS: this.options.idleMs,
-      batchSize: this.options.batchSize,
-      ...start,
-    });
-    const cursor = new MongoChangeCursor(stream, this.options, this.range);
-    try {
-      await cursor.establish();
-    } catch (error) {
-      await cursor.close();
-      throw classify(error);
-    }
-    return cursor;
+  open(from: ResumeToken | undefined): Promise<ChangeCursor> {
+    return openChangeCursor(
+      (options) => this.client.watch<OutboxDoc, StreamChange>(this.pipeline, options),
+      this.client.db('admin'),
+      from,
+      this.options,
+      this.range,
+    );
   }
 }
