@@ -4,6 +4,7 @@ import { ScriptedChangeSource } from '../../testing/relay/scripted-change.source
 import { ScriptedPublisher } from '../../testing/relay/scripted.publisher';
 import { RelayEngine } from '../engine/relay.engine';
 import { ChangeSourceError } from '../ports/change-source';
+import type { ChangeCursor, ChangeSource } from '../ports/change-source';
 import { systemClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import { CollectionDrain } from '../recovery/collection.drain';
@@ -31,7 +32,7 @@ function recordingLogger() {
   return { lines, logger };
 }
 
-function setup() {
+function setup(over: { changes?: ChangeSource; stopped?: AbortSignal } = {}) {
   const store = new InMemoryRelayStore();
   const state = new InMemoryRelayStateStore();
   const source = new ScriptedChangeSource();
@@ -79,7 +80,7 @@ function setup() {
   const follower = new ChangeStreamFollower(
     { batchSize: 5, backoff },
     {
-      changes: source,
+      changes: over.changes ?? source,
       outbox: store,
       engine,
       drain: new CollectionDrain(store, engine, 5, logger),
@@ -88,7 +89,7 @@ function setup() {
       random: () => 0.5,
       logger,
       metrics,
-      stopped: new AbortController().signal,
+      stopped: over.stopped ?? new AbortController().signal,
       scheduled: (availableAt) => scheduled.push(availableAt),
     },
   );
@@ -249,5 +250,26 @@ describe('ChangeStreamFollower (the stream path never stops on its own)', () => 
     await until(() => paged.mock.calls.length > pages);
     expect(paged.mock.calls[pages]).toEqual([5]);
     await t.stop(running);
+  });
+
+  it('a term that ends while its stream is still opening does not wait for the opening; a stream opened too late is closed', async () => {
+    // Defect: the follower awaited `open()` past the end of its term; a cluster-wide stream's
+    // hub stuck reopening held the term's end, and with it the app's shutdown, for good.
+    let opened: (cursor: ChangeCursor) => void = () => undefined;
+    const opening = new Promise<ChangeCursor>((resolve) => (opened = resolve));
+    const term = new AbortController();
+    const t = setup({ changes: { open: () => opening }, stopped: term.signal });
+    let ran = false;
+    const running = t.follower.run(undefined, () => !term.signal.aborted).then(() => (ran = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(ran).toBe(false);
+    term.abort();
+    await t.follower.stop();
+    await running;
+    expect(t.follower.state).toBe('stopped');
+    let closed = false;
+    opened({ next: () => new Promise(() => undefined), close: async () => void (closed = true) });
+    await until(() => closed);
+    await t.engine.close(100);
   });
 });

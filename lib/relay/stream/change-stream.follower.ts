@@ -24,7 +24,7 @@ export interface FollowerDeps {
   random: () => number;
   logger: RelayLogger;
   metrics: OutboxRelayMetrics;
-  /** Aborted when the term ends: ends the backoff before a reopen at once. */
+  /** Aborted when the term ends: ends the backoff before a reopen, and a pending opening, at once. */
   stopped: AbortSignal;
   /** A scheduled event was committed, due at `availableAt` (the due reader publishes it). */
   scheduled: (availableAt: Date) => void;
@@ -65,7 +65,9 @@ export class ChangeStreamFollower {
     let failures = 0;
     while (active()) {
       try {
-        this.cursor = await this.deps.changes.open(position);
+        const cursor = await this.opened(this.deps.changes.open(position));
+        if (!cursor) break;
+        this.cursor = cursor;
         if (!active()) break;
         if (position === undefined) {
           this.streamState = 'draining';
@@ -108,6 +110,38 @@ export class ChangeStreamFollower {
     }
     await this.closeCursor();
     this.streamState = 'stopped';
+  }
+
+  /**
+   * The stream `opening` gives, or undefined once the term ended first: an opening may wait for
+   * long (the cluster-wide stream's hub reopening for another database, a server that does not
+   * answer), and no wait of a term outlasts it. A stream opened too late is closed when it comes.
+   */
+  private async opened(opening: Promise<ChangeCursor>): Promise<ChangeCursor | undefined> {
+    const stopped = this.deps.stopped;
+    if (stopped.aborted) {
+      void opening.then(
+        (late) => late.close(),
+        () => undefined,
+      );
+      return undefined;
+    }
+    let onAbort: (() => void) | undefined;
+    const ended = new Promise<undefined>((resolve) => {
+      onAbort = () => resolve(undefined);
+      stopped.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const cursor = await Promise.race([opening, ended]);
+      if (!cursor)
+        void opening.then(
+          (late) => late.close(),
+          () => undefined,
+        );
+      return cursor;
+    } finally {
+      stopped.removeEventListener('abort', onAbort as () => void);
+    }
   }
 
   /** Unblocks `run` (closes the open stream). */
