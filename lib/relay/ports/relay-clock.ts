@@ -87,3 +87,25 @@ export function abortableSleep(clock: RelayClock, ms: number, signal: AbortSigna
     signal.addEventListener('abort', done, { once: true });
   });
 }
+
+/**
+ * What `promise` gives, or undefined as soon as `signal` is aborted (at once when it already is):
+ * a wait that may never end (a stream's opening) does not outlast its term. `promise` is left to
+ * settle on its own; the caller disposes of what it gives late.
+ */
+export async function untilAborted<T>(
+  promise: Promise<T>,
+  signal: AbortSignal,
+): Promise<T | undefined> {
+  if (signal.aborted) return undefined;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([promise, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort as () => void);
+  }
+}

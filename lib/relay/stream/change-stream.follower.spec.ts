@@ -254,7 +254,8 @@ describe('ChangeStreamFollower (the stream path never stops on its own)', () => 
 
   it('a term that ends while its stream is still opening does not wait for the opening; a stream opened too late is closed', async () => {
     // Defect: the follower awaited `open()` past the end of its term; a cluster-wide stream's
-    // hub stuck reopening held the term's end, and with it the app's shutdown, for good.
+    // hub that never covered the term's database held the term's end, and with it the app's
+    // shutdown, for good.
     let opened: (cursor: ChangeCursor) => void = () => undefined;
     const opening = new Promise<ChangeCursor>((resolve) => (opened = resolve));
     const term = new AbortController();

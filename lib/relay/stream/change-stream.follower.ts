@@ -5,7 +5,7 @@ import type { RelayEngine, Offer } from '../engine/relay.engine';
 import { ChangeSourceError } from '../ports/change-source';
 import type { ChangeCursor, ChangeSource, OutboxChange, ResumeToken } from '../ports/change-source';
 import type { OutboxRelayStore } from '../ports/outbox-relay.store';
-import { abortableSleep } from '../ports/relay-clock';
+import { abortableSleep, untilAborted } from '../ports/relay-clock';
 import type { RelayClock } from '../ports/relay-clock';
 import type { RelayLogger } from '../ports/relay-logger';
 import type { CollectionDrain } from '../recovery/collection.drain';
@@ -118,30 +118,13 @@ export class ChangeStreamFollower {
    * answer), and no wait of a term outlasts it. A stream opened too late is closed when it comes.
    */
   private async opened(opening: Promise<ChangeCursor>): Promise<ChangeCursor | undefined> {
-    const stopped = this.deps.stopped;
-    if (stopped.aborted) {
+    const cursor = await untilAborted(opening, this.deps.stopped);
+    if (!cursor)
       void opening.then(
         (late) => late.close(),
         () => undefined,
       );
-      return undefined;
-    }
-    let onAbort: (() => void) | undefined;
-    const ended = new Promise<undefined>((resolve) => {
-      onAbort = () => resolve(undefined);
-      stopped.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      const cursor = await Promise.race([opening, ended]);
-      if (!cursor)
-        void opening.then(
-          (late) => late.close(),
-          () => undefined,
-        );
-      return cursor;
-    } finally {
-      stopped.removeEventListener('abort', onAbort as () => void);
-    }
+    return cursor;
   }
 
   /** Unblocks `run` (closes the open stream). */
