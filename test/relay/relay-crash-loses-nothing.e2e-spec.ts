@@ -32,10 +32,15 @@ async function crashRun(run: CrashRun, state: { writer?: RelayTestApp; child?: C
   const writer = await startRelayApp(db, false);
   state.writer = writer;
 
-  const { commitOrder, written, done: writing } = writeOrders(writer, run, { every: 50, ms: 150 });
+  const {
+    commitOrder,
+    written,
+    refused,
+    done: writing,
+  } = writeOrders(writer, run, { every: 50, ms: 150 });
 
-  // A writer that fails (the server refused a transaction) ends the run at once, with its error,
-  // not after the test's timeout.
+  // A writer that fails (the server refused one order's transaction three times) ends the run at
+  // once, with its error, not after the test's timeout.
   let writerFailed = false;
   writing.catch(() => (writerFailed = true));
 
@@ -60,7 +65,8 @@ async function crashRun(run: CrashRun, state: { writer?: RelayTestApp; child?: C
   const result = checkFirstOccurrences(records, commitOrder);
   process.stdout.write(
     `[relay-crash ${run.label}] ${run.total} events, ${kills} SIGKILLs, ${records.length} records, ` +
-      `${result.duplicates} duplicates, ${result.outOfOrder.length} aggregates out of order\n`,
+      `${result.duplicates} duplicates, ${result.outOfOrder.length} aggregates out of order, ` +
+      `${refused()} transactions refused by the server and placed again\n`,
   );
   return { ...result, kills };
 }

@@ -69,7 +69,12 @@ function suite(needs: Need[], name: string, run: Run, checkOrder: boolean): void
       for (let i = 0; i < 3; i++) await start();
       await evenly('3 relays, 2 partitions each');
 
-      const { commitOrder, written, done: writing } = writeOrders(w, run, { every: 20, ms: 50 });
+      const {
+        commitOrder,
+        written,
+        refused,
+        done: writing,
+      } = writeOrders(w, run, { every: 20, ms: 50 });
 
       await waitFor(async () => written() >= run.total / 3, 120_000, 'a third of the events');
       const victim = live()[0];
@@ -94,7 +99,8 @@ function suite(needs: Need[], name: string, run: Run, checkOrder: boolean): void
       const result = checkFirstOccurrences(records, commitOrder);
       log(
         `${run.total} events, ${records.length} records, ${result.duplicates} duplicates, ` +
-          `${result.missing.length} missing, ${result.outOfOrder.length} aggregates out of order`,
+          `${result.missing.length} missing, ${result.outOfOrder.length} aggregates out of order, ` +
+          `${refused()} transactions refused by the server and placed again`,
       );
       for (const child of live()) child.process.kill('SIGTERM');
       await Promise.all(children.map((c) => c.exited));

@@ -10,6 +10,7 @@ import {
   SchemaFactory,
 } from '@nestjs/mongoose';
 import { Test } from '@nestjs/testing';
+import { mongo } from 'mongoose';
 import type { Connection, Model } from 'mongoose';
 import {
   EmitsEvent,
@@ -210,35 +211,66 @@ export interface OrderWriting {
  * writing them one call at a time, so per aggregate the order in which calls return is the
  * commit order (`commitOrder`, eventIds by aggregate). Each worker pauses `pause.ms` every
  * `pause.every` orders, so relays can be killed and started while it writes.
+ *
+ * An order whose transaction the server refused (a `MongoServerError` without a transient
+ * label, which `@Transactional` rightly does not retry) is placed again, as a client would, at
+ * most twice, and counted in `refused`: the claims judged here are the relay's, and a refused
+ * transaction commits nothing. If its event is in the outbox after all (a commit whose answer
+ * was lost), the order counts as written and is not placed again.
  */
 export function writeOrders(
   app: RelayTestApp,
   run: OrderWriting,
   pause: { every: number; ms: number },
-): { commitOrder: Map<string, string[]>; written: () => number; done: Promise<void> } {
+): {
+  commitOrder: Map<string, string[]>;
+  written: () => number;
+  refused: () => number;
+  done: Promise<void>;
+} {
   const commitOrder = new Map<string, string[]>();
   const width = String(run.aggregates - 1).length;
   let written = 0;
+  let refused = 0;
   // PoppyDB binds a transaction to the TCP connection (its writer has one, see startRelayApp):
   // transactions of several workers interleaved on it lose writes (an order read back without
   // its event), so there the workers take turns; each still owns its aggregates.
   let turn: Promise<unknown> = Promise.resolve();
   const oneAtATime = testServers().mongoKind === 'poppydb';
-  const place = (n: number, aggregate: string): Promise<unknown> => {
-    if (!oneAtATime) return app.orders.place(`o-${n}`, aggregate, n);
-    turn = turn.then(() => app.orders.place(`o-${n}`, aggregate, n));
-    return turn;
+  const placeOnce = (n: number, aggregate: string): Promise<unknown> => {
+    const call = () => app.orders.place(`o-${n}`, aggregate, n);
+    if (!oneAtATime) return call();
+    const mine = turn.then(call);
+    turn = mine.catch(() => undefined);
+    return mine;
+  };
+  const eventOf = async (n: number) => {
+    const [doc] = await app.connection
+      .collection('outbox')
+      .find({ 'payload.orderId': `o-${n}` })
+      .toArray();
+    return doc?.eventId as string | undefined;
+  };
+  const place = async (n: number, aggregate: string): Promise<string | undefined> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await placeOnce(n, aggregate);
+        return await eventOf(n);
+      } catch (error) {
+        if (!(error instanceof mongo.MongoServerError) || attempt === 3) throw error;
+        refused++;
+        const committed = await eventOf(n);
+        if (committed) return committed;
+      }
+    }
   };
   const write = async (worker: number): Promise<void> => {
     for (let n = worker; n < run.total; n += run.workers) {
       const aggregate = `agg-${(n % run.aggregates).toString().padStart(width, '0')}`;
-      await place(n, aggregate);
-      const [doc] = await app.connection
-        .collection('outbox')
-        .find({ 'payload.orderId': `o-${n}` })
-        .toArray();
+      const eventId = await place(n, aggregate);
+      if (!eventId) throw new Error(`order o-${n} was placed, but its event is not in the outbox`);
       const list = commitOrder.get(aggregate) ?? [];
-      list.push(doc.eventId as string);
+      list.push(eventId);
       commitOrder.set(aggregate, list);
       written++;
       if (n % pause.every === worker) await sleep(pause.ms);
@@ -247,7 +279,7 @@ export function writeOrders(
   const done = Promise.all(Array.from({ length: run.workers }, (_, w) => write(w))).then(
     () => undefined,
   );
-  return { commitOrder, written: () => written, done };
+  return { commitOrder, written: () => written, refused: () => refused, done };
 }
 
 /** Per aggregate, checks the first occurrence of each event is in commit order; returns duplicates. */
