@@ -15,7 +15,7 @@ const IDLE_PASSES = 16;
 
 /**
  * Several budgets that share one bound (a partitioned relay: one budget per owned partition).
- * See `SharedInFlight` in `relay/partitions`.
+ * See `InFlightShares` (`in-flight.shares.ts`).
  */
 export interface InFlightPool {
   /** The share's own limits now (they change as partitions come and go). */

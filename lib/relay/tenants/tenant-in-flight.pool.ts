@@ -1,4 +1,4 @@
-import { InFlightBudget, type InFlightPool } from '../engine/in-flight.budget';
+import { InFlightShares } from '../engine/in-flight.shares';
 
 /**
  * `maxInFlight` and `maxInFlightBytes` of one relay instance, shared by the engines of its tenant
@@ -9,59 +9,29 @@ import { InFlightBudget, type InFlightPool } from '../engine/in-flight.budget';
  * on an idle read: so reads in flight are not counted against the whole, and memory is bounded
  * by `maxInFlight` plus at most one page read per database.
  */
-export class TenantInFlight implements InFlightPool {
-  private readonly shares = new Set<InFlightBudget>();
-
+export class TenantInFlight extends InFlightShares {
   constructor(
-    readonly maxEvents: number,
-    readonly maxBytes: number,
+    maxEvents: number,
+    maxBytes: number,
     private readonly page: { events: number; bytes: number },
-  ) {}
-
-  /** A budget for one more database; closing it gives its part back. */
-  share(): InFlightBudget {
-    const budget = new InFlightBudget(this.maxEvents, this.maxBytes, this);
-    this.shares.add(budget);
-    return budget;
-  }
-
-  get events(): number {
-    return this.total((share) => share.events);
-  }
-
-  get bytes(): number {
-    return this.total((share) => share.bytes);
+  ) {
+    super(maxEvents, maxBytes);
   }
 
   limitOf(): { events: number; bytes: number } {
-    const count = Math.max(1, this.shares.size);
     return {
       events: Math.min(
         this.maxEvents,
-        Math.max(2 * this.page.events, Math.floor(this.maxEvents / count)),
+        Math.max(2 * this.page.events, Math.floor(this.maxEvents / this.sharing)),
       ),
       bytes: Math.min(
         this.maxBytes,
-        Math.max(2 * this.page.bytes, Math.floor(this.maxBytes / count)),
+        Math.max(2 * this.page.bytes, Math.floor(this.maxBytes / this.sharing)),
       ),
     };
   }
 
   allows(events: number): boolean {
     return this.events + events <= this.maxEvents && this.bytes < this.maxBytes;
-  }
-
-  freed(from: InFlightBudget): void {
-    for (const share of this.shares) if (share !== from) share.wake();
-  }
-
-  detach(share: InFlightBudget): void {
-    if (this.shares.delete(share)) this.freed(share);
-  }
-
-  private total(of: (share: InFlightBudget) => number): number {
-    let total = 0;
-    for (const share of this.shares) total += of(share);
-    return total;
   }
 }
