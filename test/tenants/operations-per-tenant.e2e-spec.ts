@@ -78,13 +78,7 @@ describeWith(
         .insertOne(scheduled('ss-1', 'small-1', HOUR));
     }, 60_000);
     afterAll(async () => {
-      for (const db of [acme, globex, shared])
-        await ctx
-          ?.db(db)
-          .dropDatabase()
-          .catch(() => {});
-      await ctx?.connection.dropDatabase().catch(() => {});
-      await ctx?.close();
+      await ctx?.dropAndClose();
     });
 
     it("OutboxDeadLetters.forTenant: lists and requeues only that tenant's letters, into its outbox", async () => {

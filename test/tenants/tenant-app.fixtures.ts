@@ -125,7 +125,8 @@ export interface TenantApp {
   orders: TenantOrders;
   /** A database of the same client (to read what landed where). */
   db(name: string): Connection;
-  close(): Promise<void>;
+  /** Drops the tenant databases it was started with (a list) and its app database, then closes. */
+  dropAndClose(): Promise<void>;
 }
 
 /** An HTTP app: MongooseModule on the app database, OutboxModule with `tenants`, the orders. */
@@ -149,7 +150,12 @@ export async function startTenantApp(tenants: OutboxTenantsOptions): Promise<Ten
     connection,
     orders: app.get(TenantOrders),
     db,
-    close: async () => {
+    dropAndClose: async () => {
+      const listed = Array.isArray(tenants.databases) ? tenants.databases : [];
+      for (const name of [...listed, appDb])
+        await db(name)
+          .dropDatabase()
+          .catch(() => undefined);
       await app.close();
     },
   };

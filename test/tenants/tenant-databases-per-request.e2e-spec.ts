@@ -24,13 +24,7 @@ describeWith(['mongodb'], 'tenants: each request writes into its tenant database
     ctx = await startTenantApp({ databases: [acme, globex, shared], databaseOf });
   }, 60_000);
   afterAll(async () => {
-    for (const db of [acme, globex, shared])
-      await ctx
-        ?.db(db)
-        .dropDatabase()
-        .catch(() => {});
-    await ctx?.connection.dropDatabase().catch(() => {});
-    await ctx?.close();
+    await ctx?.dropAndClose();
   });
 
   it("a request's order and its event land together in its tenant's database", async () => {
@@ -113,13 +107,7 @@ describeWith(
       await ctx.db(b).collection('outbox').insertOne({ aggregateId: 'taken', tenant: b });
     }, 60_000);
     afterAll(async () => {
-      for (const db of [a, b])
-        await ctx
-          ?.db(db)
-          .dropDatabase()
-          .catch(() => {});
-      await ctx?.connection.dropDatabase().catch(() => {});
-      await ctx?.close();
+      await ctx?.dropAndClose();
     });
 
     it('a method that throws: neither the order nor the event', async () => {
@@ -162,13 +150,7 @@ describeWith(['real-mongodb'], 'tenants: a scheduled event cancelled in a non-fi
     ctx = await startTenantApp({ databases: [acme, globex] });
   }, 60_000);
   afterAll(async () => {
-    for (const db of [acme, globex])
-      await ctx
-        ?.db(db)
-        .dropDatabase()
-        .catch(() => {});
-    await ctx?.connection.dropDatabase().catch(() => {});
-    await ctx?.close();
+    await ctx?.dropAndClose();
   });
 
   it("a scheduled event is cancelled in its tenant's database (a non-first tenant)", async () => {

@@ -51,6 +51,41 @@ function memoryTenants(name: string, databases: string[]) {
   return { ports, stores, asked, within };
 }
 
+/**
+ * Partition `partition` of `layout`, its terms made by `tenantTermsOver(tenants.ports)`: its own
+ * scope (lease, checkpoint) is the app database's, nothing per tenant.
+ */
+function partitionOverTenants(
+  tenants: ReturnType<typeof memoryTenants>,
+  publisher: ScriptedPublisher,
+  options: ReturnType<typeof resolveRelayOptions>,
+  layout: RelayLayout,
+  partition: number,
+) {
+  const metrics = new OutboxRelayMetrics();
+  const scope = {
+    outbox: new InMemoryRelayStore(),
+    changes: new ScriptedChangeSource(),
+    state: new InMemoryRelayStateStore(),
+  };
+  const base = {
+    owner: 'a',
+    ...scope,
+    publisher,
+    clock: systemClock,
+    loggers: () => silent,
+    metrics,
+    ...tenantTermsOver(tenants.ports),
+  };
+  const relay = new PartitionRelay(layout, partition, scope, {
+    options,
+    base,
+    budget: new SharedInFlight(options.maxInFlight, options.maxInFlightBytes),
+    metrics,
+  });
+  return { relay, scope };
+}
+
 describe('tenantTermsOver', () => {
   it("makes a partition's term a TenantsTerm over the tenant ports narrowed to that partition", async () => {
     const publisher = new ScriptedPublisher();
@@ -63,29 +98,8 @@ describe('tenantTermsOver', () => {
       sweepIntervalMs: 100,
     });
     const tenants = memoryTenants('all', ['t1', 't2']);
-    const metrics = new OutboxRelayMetrics();
-    // The partition's own scope (lease, checkpoint): the app database's, nothing per tenant.
-    const scope = {
-      outbox: new InMemoryRelayStore(),
-      changes: new ScriptedChangeSource(),
-      state: new InMemoryRelayStateStore(),
-    };
-    const base = {
-      owner: 'a',
-      ...scope,
-      publisher,
-      clock: systemClock,
-      loggers: () => silent,
-      metrics,
-      ...tenantTermsOver(tenants.ports),
-    };
     const layout = { partitions: 3, generation: 4 };
-    const relay = new PartitionRelay(layout, 1, scope, {
-      options,
-      base,
-      budget: new SharedInFlight(options.maxInFlight, options.maxInFlightBytes),
-      metrics,
-    });
+    const { relay, scope } = partitionOverTenants(tenants, publisher, options, layout, 1);
     // Only the narrowed ports' outboxes are read: the unscoped ones' events stay pending.
     tenants.stores.get('t1')?.insert({ aggregateId: 'not-this-partition' });
     tenants.within(1).stores.get('t2')?.insert({ aggregateId: 'this-partition' });
@@ -123,27 +137,8 @@ describe('tenantTermsOver', () => {
         .within(0)
         .stores.get('t1')
         ?.insert({ aggregateId: `a${n}` });
-    const metrics = new OutboxRelayMetrics();
-    const scope = {
-      outbox: new InMemoryRelayStore(),
-      changes: new ScriptedChangeSource(),
-      state: new InMemoryRelayStateStore(),
-    };
-    const base = {
-      owner: 'a',
-      ...scope,
-      publisher,
-      clock: systemClock,
-      loggers: () => silent,
-      metrics,
-      ...tenantTermsOver(tenants.ports),
-    };
-    const relay = new PartitionRelay({ partitions: 3, generation: 1 }, 0, scope, {
-      options,
-      base,
-      budget: new SharedInFlight(options.maxInFlight, options.maxInFlightBytes),
-      metrics,
-    });
+    const layout = { partitions: 3, generation: 1 };
+    const { relay } = partitionOverTenants(tenants, publisher, options, layout, 0);
     await relay.start();
     try {
       await until(() => publisher.calls.length > 0);
