@@ -27,15 +27,20 @@ function scriptedOutbox(reads: Read[]): mongo.Collection<OutboxDoc> {
       stream.closed = true;
     },
   };
-  return { watch: () => stream } as unknown as mongo.Collection<OutboxDoc>;
+  return {
+    watch: () => stream,
+    dbName: 'shop',
+    collectionName: 'outbox',
+  } as unknown as mongo.Collection<OutboxDoc>;
 }
 
 const serverError = (code: number, codeName: string) =>
   new mongo.MongoServerError({ errmsg: `${codeName} from the server`, code, codeName });
 
-const insert = (n: number) => ({
+const insert = (n: number, ns = { db: 'shop', coll: 'outbox' }) => ({
   _id: { _data: `token-${n}` },
   operationType: 'insert',
+  ns,
   fullDocument: { _id: `event-${n}`, eventId: `event-${n}`, status: 'pending' },
 });
 
@@ -92,5 +97,26 @@ describe('MongoChangeSource: the driver errors it classifies', () => {
       expect(kind).toBe('transient');
       await cursor.close();
     }
+  });
+});
+
+describe('MongoChangeSource: what it keeps of what the server sends', () => {
+  it("keeps only its own collection's inserts, whatever the server's filter let through", async () => {
+    // PoppyDB's change streams apply only the operationType of a $match of several fields: a
+    // relay state document of another collection came through and was taken for an event.
+    const cursor = await source([
+      { change: insert(1, { db: 'shop', coll: 'outbox_relay_state' }) },
+      { change: insert(2, { db: 'other', coll: 'outbox' }) },
+      { change: insert(3) },
+    ]).open({ _data: 'old' });
+    const ids: string[] = [];
+    try {
+      for (let read = 0; read < 10 && ids.length === 0; read++) {
+        ids.push(...(await cursor.next(10)).changes.map((change) => change.event.eventId));
+      }
+    } finally {
+      await cursor.close();
+    }
+    expect(ids).toEqual(['event-3']);
   });
 });

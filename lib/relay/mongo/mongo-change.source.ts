@@ -22,8 +22,20 @@ export interface StreamChange {
   _id: ResumeToken;
   operationType: string;
   fullDocument?: OutboxEventRecord;
-  /** The database and collection of the change (used by a cluster-wide stream). */
+  /** The database and collection of the change. */
   ns?: { db?: string; coll?: string };
+}
+
+/**
+ * What a stream keeps of the inserts the server sends: those of the outbox collections it was
+ * opened for (`follows`) and, with a `range` (one relay partition), those of its slots. The
+ * server's `$match` is the filter; this check is what the relay relies on, so that a change
+ * of another collection (a relay state document, a tenant's own data) is never taken for an
+ * event, whatever a server's filter lets through.
+ */
+export interface StreamScope {
+  follows(ns: StreamChange['ns']): boolean;
+  range?: SlotRange;
 }
 
 /**
@@ -80,12 +92,13 @@ export class MongoChangeSource implements ChangeSource {
   }
 
   open(from: ResumeToken | undefined): Promise<ChangeCursor> {
+    const { dbName, collectionName } = this.outbox;
     return openChangeCursor(
       (options) => this.outbox.watch<OutboxDoc, StreamChange>(this.pipeline, options),
       this.outbox.db,
       from,
       this.options,
-      this.range,
+      { follows: (ns) => ns?.db === dbName && ns?.coll === collectionName, range: this.range },
     );
   }
 }
@@ -101,14 +114,14 @@ export async function openChangeCursor(
   clockDb: mongo.Db,
   from: ResumeToken | undefined,
   options: { batchSize: number; idleMs: number },
-  range: SlotRange | undefined,
+  scope: StreamScope,
 ): Promise<ChangeCursor> {
   const start =
     from !== undefined
       ? { startAfter: from as mongo.ResumeToken }
       : await majorityCommitPoint(clockDb);
   const stream = watch({ maxAwaitTimeMS: options.idleMs, batchSize: options.batchSize, ...start });
-  const cursor = new MongoChangeCursor(stream, options, range);
+  const cursor = new MongoChangeCursor(stream, options, scope);
   try {
     await cursor.establish();
   } catch (error) {
@@ -151,7 +164,7 @@ export class MongoChangeCursor implements ChangeCursor {
   constructor(
     private readonly stream: mongo.ChangeStream<OutboxDoc, StreamChange>,
     private readonly options: { batchSize: number; idleMs: number },
-    private readonly range?: SlotRange,
+    private readonly scope: StreamScope,
   ) {}
 
   async establish(): Promise<void> {
@@ -196,9 +209,11 @@ export class MongoChangeCursor implements ChangeCursor {
         `the change stream was invalidated (${change.operationType} of the outbox collection)`,
       );
     }
+    if (!this.scope.follows(change.ns)) return;
     // An insert always carries its document; without one the sweep publishes the event.
     const event = change.fullDocument;
-    if (!event || (this.range && !inSlotRange(this.range, event))) return;
+    const { range } = this.scope;
+    if (!event || (range && !inSlotRange(range, event))) return;
     const database = change.ns?.db;
     this.queue.push(
       database === undefined

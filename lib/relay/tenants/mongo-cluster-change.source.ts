@@ -2,7 +2,11 @@ import type { mongo } from 'mongoose';
 import type { OutboxDoc } from '../../documents/outbox-event.document';
 import type { ChangeCursor, ChangeSource, ResumeToken } from '../ports/change-source';
 import type { SlotRange } from '../ports/partition-layout';
-import { openChangeCursor, type StreamChange } from '../mongo/mongo-change.source';
+import {
+  openChangeCursor,
+  type StreamChange,
+  type StreamScope,
+} from '../mongo/mongo-change.source';
 import { streamedToPartition } from '../mongo/slot-range.filters';
 
 /**
@@ -19,13 +23,14 @@ import { streamedToPartition } from '../mongo/slot-range.filters';
  */
 export class MongoClusterChangeSource implements ChangeSource {
   private readonly pipeline: mongo.Document[];
+  private readonly scope: StreamScope;
 
   constructor(
     private readonly client: mongo.MongoClient,
     outboxCollection: string,
     databases: readonly string[],
     private readonly options: { batchSize: number; idleMs: number },
-    private readonly range?: SlotRange,
+    range?: SlotRange,
   ) {
     const match: mongo.Document = {
       operationType: 'insert',
@@ -34,6 +39,11 @@ export class MongoClusterChangeSource implements ChangeSource {
     };
     if (range) match.$or = streamedToPartition(range);
     this.pipeline = [{ $match: match }];
+    const followed = new Set(databases);
+    this.scope = {
+      follows: (ns) => ns?.coll === outboxCollection && followed.has(ns.db ?? ''),
+      range,
+    };
   }
 
   open(from: ResumeToken | undefined): Promise<ChangeCursor> {
@@ -42,7 +52,7 @@ export class MongoClusterChangeSource implements ChangeSource {
       this.client.db('admin'),
       from,
       this.options,
-      this.range,
+      this.scope,
     );
   }
 }
