@@ -667,6 +667,19 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
     checks: [{ jest: ['lib/relay/tenants/cluster-stream.hub.spec.ts'] }, 'simulation'],
   },
+  {
+    id: 'stream-keeps-foreign-namespaces',
+    description:
+      "a change stream keeps whatever insert the server sends: where the server's filter lets other collections through, their documents are taken for events (or fail a partition's stream on their slot, at every reopening)",
+    file: 'lib/relay/mongo/mongo-change.source.ts',
+    edits: [
+      {
+        find: '    if (!this.scope.follows(change.ns)) return;\n',
+        replace: '',
+      },
+    ],
+    checks: [{ jest: ['lib/relay/mongo/mongo-change.source.spec.ts'] }],
+  },
 ];
 
 /** How often `find` occurs in `text` (non-overlapping). */
