@@ -26,6 +26,8 @@ class MemoryPartitions implements RelayPartitionPorts, RelayMembershipStore {
   readonly outbox = new InMemoryRelayStore();
   stored?: RelayLayout;
   members = new Map<string, RelayMember>();
+  /** How often a node read the live members (once per tick). */
+  memberReads = 0;
   get membership(): RelayMembershipStore {
     return this;
   }
@@ -48,6 +50,7 @@ class MemoryPartitions implements RelayPartitionPorts, RelayMembershipStore {
     this.members.set(member.owner, { ...member });
   }
   async liveMembers(serverNow: Date): Promise<RelayMember[]> {
+    this.memberReads++;
     return [...this.members.values()]
       .filter((m) => m.expiresAt > serverNow)
       .sort((a, b) => (a.owner < b.owner ? -1 : 1));
@@ -168,7 +171,20 @@ describe('PartitionedRelayNode', () => {
       const handedOver = [...releasing];
       const fencings = handedOver.map((partition) => ports.state(layout, partition).lease?.fencing);
       await b.stop(); // b leaves before taking them: a's fair share is all four again
-      await new Promise((resolve) => setTimeout(resolve, 500)); // several of a's ticks
+      // Their relays renew them no more: once the leases expired, several of a's ticks (waited
+      // for, not timed: a fixed wait let the defect pass on a loaded machine).
+      const lease = (partition: number) => ports.state(layout, partition).lease;
+      const taken = () =>
+        handedOver.some((partition, i) => lease(partition)?.fencing !== fencings[i]);
+      await until(
+        () =>
+          taken() ||
+          handedOver.every(
+            (partition) => (lease(partition)?.expiresAt.getTime() ?? 0) < Date.now(),
+          ),
+      );
+      const reads = ports.memberReads;
+      await until(() => taken() || ports.memberReads >= reads + 3);
       expect(handedOver.map((partition) => ports.state(layout, partition).lease?.fencing)).toEqual(
         fencings,
       );
